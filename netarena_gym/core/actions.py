@@ -1,0 +1,105 @@
+"""Interface helpers shared by tasks: text actions (JSON or dict) and discrete catalogues.
+
+A text action is a JSON object (or a dict) with the task's keys, e.g. routing's
+``{"machine": "r0", "command": "ip addr show"}``. Anything else is an invalid action with a
+clear message, never an exception. A discrete catalogue is a fixed list of atomic commands,
+each rendering to exactly the text command an LLM would type, plus a validity mask."""
+from __future__ import annotations
+
+import json
+import re
+import string
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+from gymnasium import spaces
+
+TEXT_CHARSET = frozenset(string.printable)
+MAX_ACTION_CHARS = 4096
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
+
+
+class ActionError(ValueError):
+    """An action that cannot be interpreted; the message goes into the observation."""
+
+
+def text_space(max_length: int) -> spaces.Text:
+    return spaces.Text(max_length=max_length, min_length=0, charset=string.printable)
+
+
+def parse_json_action(action: Any, keys: Sequence[str],
+                      optional: Sequence[str] = ()) -> dict[str, Any]:
+    """Decode a text action into a dict holding string values for ``keys``."""
+    if isinstance(action, bytes):
+        action = action.decode("utf-8", "replace")
+    if isinstance(action, np.str_):
+        action = str(action)
+    if isinstance(action, str):
+        if len(action) > MAX_ACTION_CHARS:
+            raise ActionError(f"action too long ({len(action)} characters, at most "
+                              f"{MAX_ACTION_CHARS})")
+        text = action.strip()
+        m = _FENCE.match(text)
+        if m:
+            text = m.group(1)
+        try:
+            action = json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as e:
+            want = ", ".join(f'"{k}": "..."' for k in keys)
+            raise ActionError(f"action is not valid JSON ({e.msg}); expected {{{want}}}") from None
+    if not isinstance(action, dict):
+        raise ActionError(f"action must be a JSON object with keys {list(keys)}, "
+                          f"got {type(action).__name__}")
+    out = {}
+    for k in keys:
+        v = action.get(k)
+        if not isinstance(v, str) or not v.strip():
+            raise ActionError(f'action needs a non-empty string "{k}"')
+        out[k] = v.strip()
+    for k in optional:
+        if k in action:
+            out[k] = action[k]
+    return out
+
+
+@dataclass(frozen=True)
+class CatalogueEntry:
+    """One atomic action: a label, the text action it renders to, and its group."""
+    label: str
+    action: dict[str, str]
+    group: str = ""
+
+
+class Catalogue:
+    """A fixed, padded list of atomic actions with a validity mask.
+
+    ``size`` is fixed by the env's maximum dimensions so the action space never changes;
+    entries beyond what the current episode has are masked out."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.entries: list[CatalogueEntry | None] = [None] * size
+        self.mask = np.zeros(size, dtype=np.int8)
+
+    def set(self, index: int, entry: CatalogueEntry | None, valid: bool = True) -> None:
+        self.entries[index] = entry
+        self.mask[index] = 1 if (entry is not None and valid) else 0
+
+    def clear(self) -> None:
+        self.entries = [None] * self.size
+        self.mask[:] = 0
+
+    def render(self, index: int) -> dict[str, str]:
+        if not 0 <= index < self.size:
+            raise ActionError(f"action index {index} is outside 0..{self.size - 1}")
+        e = self.entries[index]
+        if e is None or not self.mask[index]:
+            raise ActionError(f"action {index} is not available in this episode (masked)")
+        return e.action
+
+    def labels(self) -> list[str]:
+        return [e.label if e else "" for e in self.entries]
+
+
+Renderer = Callable[[dict[str, str]], str]

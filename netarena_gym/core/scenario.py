@@ -1,0 +1,57 @@
+"""Scenario records: the unit of replay, datasets and comparison with upstream.
+
+A scenario is pure, JSON-serialisable data: which task, which level, the parameters of the
+healthy system (topology/workload) and every fault with every parameter. It is sufficient to
+rebuild the episode without the seed (the seed is kept for provenance)."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Scenario:
+    task: str
+    level: int | str
+    params: dict[str, Any]
+    faults: tuple[dict[str, Any], ...]
+    seed: int | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["faults"] = [dict(f) for f in self.faults]
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Scenario":
+        if d.get("version", SCHEMA_VERSION) > SCHEMA_VERSION:
+            raise ValueError(f"scenario schema {d['version']} is newer than this library "
+                             f"({SCHEMA_VERSION})")
+        missing = {"task", "level", "params", "faults"} - set(d)
+        if missing:
+            raise ValueError(f"scenario record lacks {sorted(missing)}")
+        return cls(task=d["task"], level=d["level"], params=dict(d["params"]),
+                   faults=tuple(dict(f) for f in d["faults"]), seed=d.get("seed"),
+                   meta=dict(d.get("meta", {})), version=d.get("version", SCHEMA_VERSION))
+
+    @classmethod
+    def from_json(cls, s: str) -> "Scenario":
+        return cls.from_dict(json.loads(s))
+
+    @classmethod
+    def coerce(cls, obj: "Scenario | dict | str") -> "Scenario":
+        if isinstance(obj, Scenario):
+            return obj
+        if isinstance(obj, str):
+            return cls.from_json(obj)
+        if isinstance(obj, dict):
+            return cls.from_dict(obj)
+        raise TypeError(f"cannot make a Scenario from {type(obj).__name__}")

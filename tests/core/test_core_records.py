@@ -1,0 +1,85 @@
+import json
+
+import numpy as np
+import pytest
+
+from netarena_gym.core.actions import ActionError, Catalogue, CatalogueEntry, parse_json_action
+from netarena_gym.core.metrics import EpisodeMetrics, loss_percent
+from netarena_gym.core.reward import RewardConfig
+from netarena_gym.core.scenario import Scenario
+from netarena_gym.core.stats import wilson_interval
+
+
+def test_parse_json_action_accepts_json_dict_and_fences():
+    keys = ("machine", "command")
+    assert parse_json_action('{"machine": "r0", "command": "ip a"}', keys) == {"machine": "r0", "command": "ip a"}
+    assert parse_json_action({"machine": " r0 ", "command": "ip a"}, keys)["machine"] == "r0"
+    fenced = '```json\n{"machine": "h1", "command": "ip r"}\n```'
+    assert parse_json_action(fenced, keys)["machine"] == "h1"
+
+
+@pytest.mark.parametrize("bad", ["not json", "[1,2]", '{"machine": "r0"}', '{"machine": 3, "command": "x"}',
+                                 "x" * 5000, b"\xff\xfe", 42])
+def test_parse_json_action_rejects_with_message(bad):
+    with pytest.raises(ActionError) as e:
+        parse_json_action(bad, ("machine", "command"))
+    assert str(e.value)
+
+
+def test_catalogue_mask_and_render():
+    c = Catalogue(4)
+    c.set(1, CatalogueEntry("a", {"command": "x"}))
+    c.set(2, CatalogueEntry("b", {"command": "y"}), valid=False)
+    assert c.mask.tolist() == [0, 1, 0, 0]
+    assert c.render(1) == {"command": "x"}
+    for i in (0, 2, 7, -1):
+        with pytest.raises(ActionError):
+            c.render(i)
+
+
+def test_metrics_per_pair_safety_vs_compat():
+    m0 = np.array([[1, 0, 1], [0, 1, 1], [1, 1, 1]], bool)
+    met = EpisodeMetrics(initial=m0)
+    # fix one pair, break another: loss unchanged, per-pair safety violated
+    m1 = np.array([[1, 1, 0], [0, 1, 1], [1, 1, 1]], bool)
+    assert met.update(m1) == 1
+    assert not met.safe and met.safe_compat
+    m2 = np.ones((3, 3), bool)
+    assert met.update(m2) == 0 and met.correct
+    assert met.loss_history == [33, 33, 0]
+
+
+def test_compat_safety_flags_aggregate_increase():
+    m0 = np.array([[1, 0], [1, 1]], bool)
+    met = EpisodeMetrics(initial=m0)
+    met.update(np.array([[1, 0], [0, 1]], bool))
+    assert not met.safe_compat and not met.safe
+    assert loss_percent(np.ones((4, 4), bool)) == 0
+
+
+def test_reward_components_and_validation():
+    rc = RewardConfig(step=-0.5)
+    comps = rc.components(kind="refused", newly_broken=2, solved_now=False, progress_delta=0.0)
+    assert comps["refused"] == rc.refused and comps["safety"] == 2 * rc.broken_pair and comps["step"] == -0.5
+    assert RewardConfig.coerce({"success": 5}).success == 5
+    with pytest.raises(ValueError):
+        RewardConfig.coerce({"nope": 1})
+
+
+def test_scenario_roundtrip_and_validation():
+    s = Scenario(task="routing", level=2, params={"topology": {"hosts": [[1, 2]], "parents": []}},
+                 faults=({"type": "remove_ip", "method": 1, "router": "r0", "params": {"interface": "r0-eth1"}},),
+                 seed=5, meta={"category": "remove_ip"})
+    assert Scenario.from_json(s.to_json()) == s
+    assert Scenario.coerce(json.loads(s.to_json())) == s
+    with pytest.raises(ValueError):
+        Scenario.from_dict({"task": "routing"})
+    with pytest.raises(ValueError):
+        Scenario.from_dict({**s.to_dict(), "version": 99})
+
+
+def test_wilson_interval():
+    lo, hi = wilson_interval(50, 100)
+    assert lo < 0.5 < hi and abs((lo + hi) / 2 - 0.5) < 1e-9
+    lo, hi = wilson_interval(100, 100)
+    assert hi == 1.0 and 0.95 < lo < 1.0

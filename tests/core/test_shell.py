@@ -1,0 +1,76 @@
+import pytest
+
+from netarena_gym.core.shell import (
+    ERROR, INVALID, OK, REFUSED, CommandResult, ShellSyntaxError, parse_command_line,
+    run_command_line)
+
+
+def argvs(line):
+    return [[c.argv for c in p.commands] for _, p in parse_command_line(line).items]
+
+
+def test_quotes_escapes_and_operators():
+    assert argvs("ip addr show") == [[["ip", "addr", "show"]]]
+    assert argvs("echo 'a; b' \"c|d\" e\\ f") == [[["echo", "a; b", "c|d", "e f"]]]
+    assert argvs("ip a; ip r && ip ru || true") == [[["ip", "a"]], [["ip", "r"]], [["ip", "ru"]], [["true"]]]
+    assert argvs("ip a | grep inet | head -n 2") == [[["ip", "a"], ["grep", "inet"], ["head", "-n", "2"]]]
+    cl = parse_command_line("ip link set r0-eth1 alias \"LAN s1 192.168.1.1/24\"")
+    assert cl.items[0][1].commands[0].argv[-1] == "LAN s1 192.168.1.1/24"
+
+
+def test_redirects():
+    cmd = parse_command_line("echo 1 > /proc/sys/net/ipv4/ip_forward").items[0][1].commands[0]
+    assert cmd.argv == ["echo", "1"] and cmd.redirect == (">", "/proc/sys/net/ipv4/ip_forward")
+    cmd = parse_command_line("ping -c1 10.0.0.1 2>&1").items[0][1].commands[0]
+    assert cmd.stderr == "stdout"
+    with pytest.raises(ShellSyntaxError) as e:
+        parse_command_line("ls 2> /tmp/x")
+    assert e.value.refused
+
+
+@pytest.mark.parametrize("line", ["echo $(id)", "echo `id`", "echo $HOME", "sleep 1 &",
+                                  "(ip a)", "cat < /etc/passwd", 'echo "$x"'])
+def test_refused_shell_features(line):
+    with pytest.raises(ShellSyntaxError) as e:
+        parse_command_line(line)
+    assert e.value.refused
+
+
+@pytest.mark.parametrize("line,msg", [
+    ("ip a ;; ip r", "syntax error near unexpected token `;'"),
+    ("| grep x", "syntax error near unexpected token `|'"),
+    ("echo 'open", "unexpected EOF"),
+    ("ip a &&", "unexpected end of file"),
+])
+def test_syntax_errors_use_bash_wording(line, msg):
+    with pytest.raises(ShellSyntaxError) as e:
+        parse_command_line(line)
+    assert msg in str(e.value) and not e.value.refused
+
+
+def test_run_command_line_connectors_and_pipes():
+    calls = []
+
+    def ex(cmd, stdin):
+        calls.append((cmd.argv[0], stdin))
+        if cmd.argv[0] == "fail":
+            return CommandResult("boom\n", 2, ERROR)
+        if cmd.argv[0] == "up":
+            return CommandResult(stdin.upper(), 0, OK)
+        return CommandResult(" ".join(cmd.argv[1:]) + "\n", 0, OK)
+
+    r = run_command_line(parse_command_line("fail && echo no || echo yes"), ex)
+    assert r.output == "boom\nyes\n" and r.status == 0 and r.kind == ERROR
+    r = run_command_line(parse_command_line("echo hi | up"), ex)
+    assert r.output == "HI\n"
+    assert ("up", "hi\n") in calls
+
+
+def test_refusal_stops_the_rest():
+    def ex(cmd, stdin):
+        if cmd.argv[0] == "bad":
+            return CommandResult("no\n", 126, REFUSED)
+        return CommandResult("ran\n", 0, OK)
+    r = run_command_line(parse_command_line("bad; echo x"), ex)
+    assert r.kind == REFUSED and "ran" not in r.output
+    assert CommandResult.worst(OK, INVALID) == INVALID
