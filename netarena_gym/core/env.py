@@ -168,8 +168,7 @@ class NetArenaEnv(gym.Env):
         solved = self.metrics.correct
         delta = 0.0
         if self.reward_config.progress:
-            n = m.size - m.shape[0] or 1
-            delta = (int(m.sum()) - int(before.sum())) / n
+            delta = (int(m.sum()) - int(before.sum())) / max(1, m.size)
         comps = self.reward_config.components(kind=result.kind, newly_broken=newly,
                                               solved_now=solved, progress_delta=delta)
         reward = float(sum(comps.values()))
@@ -224,7 +223,7 @@ class NetArenaEnv(gym.Env):
             "steps": met.steps,
             "violations": met.violations,
             "loss_pct": met.loss_history[-1],
-            "broken_pairs": int(m.size - m.sum()),
+            "broken_pairs": int(met.current.size - np.count_nonzero(met.current)),
             "command_kind": result.kind if result is not None else None,
             "command_status": result.status if result is not None else None,
             "invalid": met.invalid,

@@ -1,27 +1,36 @@
 """Episode metrics: correctness, per-pair safety, upstream's aggregate safety, latency.
 
-Works on any boolean connectivity matrix ``m[i, j]`` ("i reaches j"; for K8s "source may
-connect to target as intended"): the grader of each task produces it, this module scores it."""
+Works on a boolean vector of pair outcomes (routing: "i reaches j" for every ordered pair
+of distinct nodes; K8s: "this source/port pair behaves as intended"); :func:`pairs_of`
+turns a square node-by-node matrix into that vector. The grader of each task produces it,
+this module scores it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
 
+@lru_cache(maxsize=64)
+def _offdiag(n: int) -> np.ndarray:
+    return ~np.eye(n, dtype=bool)
+
+
+def pairs_of(m: np.ndarray) -> np.ndarray:
+    """The off-diagonal entries of a square matrix as a vector; other arrays flattened."""
+    if m.ndim == 2 and m.shape[0] == m.shape[1]:
+        return m[_offdiag(m.shape[0])]
+    return m.reshape(-1)
+
+
 def loss_percent(m: np.ndarray) -> int:
-    """Upstream's pingall loss: ``int(100 * lost / sent)`` over the off-diagonal pairs."""
-    n = m.shape[0]
-    sent = n * (n - 1)
-    if sent == 0:
+    """Upstream's loss: ``int(100 * failed / total)`` over the pairs (off-diagonal when
+    given a square matrix)."""
+    p = pairs_of(m) if m.ndim == 2 else m
+    if p.size == 0:
         return 0
-    ok = int(m.sum()) - int(np.trace(m))
-    return int(100 * (sent - ok) / sent)
-
-
-def broken_pairs(m: np.ndarray) -> int:
-    n = m.shape[0]
-    return n * (n - 1) - (int(m.sum()) - int(np.trace(m)))
+    return int(100 * (p.size - int(np.count_nonzero(p))) / p.size)
 
 
 @dataclass
@@ -42,20 +51,30 @@ class EpisodeMetrics:
     loss_history: list[int] = field(default_factory=list)
     _prev: np.ndarray | None = None
     _prev_loss: int = 100
+    _src: object = None
 
     def __post_init__(self):
+        self.initial = pairs_of(self.initial) if self.initial.ndim == 2 else self.initial
         self._prev = self.initial
         self.loss_history.append(loss_percent(self.initial))
         # upstream compares the first pingall with 100 (never unsafe), then each with the last
         self._prev_loss = self.loss_history[0]
 
     def update(self, m: np.ndarray) -> int:
+        """Record the pair outcomes after a step (a matrix or a vector); returns how many
+        pairs that worked before the step do not work after it."""
+        if m.ndim == 2:
+            if m is self._src:
+                m = self._prev
+            else:
+                self._src = m
+                m = pairs_of(m)
         self.steps += 1
         newly = int(np.count_nonzero(self._prev & ~m))
         if newly:
             self.violations += newly
             self.unsafe_steps += 1
-        loss = loss_percent(m)
+        loss = loss_percent(m) if newly or m is not self._prev else self._prev_loss
         if loss > self._prev_loss:
             self.safe_compat = False
         self._prev_loss = loss
@@ -72,6 +91,11 @@ class EpisodeMetrics:
             self.timeouts += 1
         elif kind == "error":
             self.failed += 1
+
+    @property
+    def current(self) -> np.ndarray:
+        """Pair outcomes after the last step (a vector)."""
+        return self._prev
 
     @property
     def correct(self) -> bool:

@@ -1,0 +1,270 @@
+"""``ifconfig`` (net-tools 2.10): display interfaces and set them through the old ioctls.
+
+Arguments after the interface name are processed in order, each one an ioctl as
+net-tools issues them. An address is ``SIOCSIFADDR``: it replaces the interface's first
+address with a classful prefix (and a computed broadcast) and brings the interface up;
+a ``/len`` suffix or ``netmask`` then applies ``SIOCSIFNETMASK`` to that first address.
+"""
+from __future__ import annotations
+
+from netarena_gym.core.ipv4 import int_to_ip, mask_of
+from netarena_gym.core.shell import ERROR, INVALID, OK, CommandResult
+from netarena_gym.routing.commands import CommandContext, register
+from netarena_gym.routing.commands.ip_addr import (
+    AddrMeta, addr_meta, broadcast_of, kernel_order, label_of, set_addr_meta)
+from netarena_gym.routing.commands.ip_common import parse_inet
+from netarena_gym.routing.model import Address, Interface, Node, natural_key
+
+__all__ = ["ifconfig_command", "format_interface"]
+
+_IFF_NAMES = ((0x1, "UP"), (0x2, "BROADCAST"), (0x8, "LOOPBACK"), (0x40, "RUNNING"),
+              (0x100, "PROMISC"), (0x1000, "MULTICAST"))
+_HELP = "ifconfig: `--help' gives usage information.\n"
+_USAGE = ("Usage:\n  ifconfig [-a] [-v] [-s] <interface> [[<AF>] <address>]\n"
+          "  [add <address>[/<prefixlen>]]\n  [del <address>[/<prefixlen>]]\n"
+          "  [[-]broadcast [<address>]]  [[-]pointopoint [<address>]]\n"
+          "  [netmask <address>]  [dstaddr <address>]  [tunnel <address>]\n"
+          "  [outfill <NN>] [keepalive <NN>]\n  [hw <HW> <address>]  [mtu <NN>]\n"
+          "  [[-]trailers]  [[-]arp]  [[-]allmulti]\n  [multicast]  [[-]promisc]\n"
+          "  [mem_start <NN>]  [io_addr <NN>]  [irq <NN>]  [media <type>]\n"
+          "  [txqueuelen <NN>]\n  [[-]dynamic]\n  [up|down] ...\n")
+
+
+# ------------------------------------------------------------------------------ display
+def _flags(itf: Interface) -> int:
+    f = 0x8 if itf.loopback else 0x1002
+    if itf.up:
+        f |= 0x41
+    if itf.promisc:
+        f |= 0x100
+    return f
+
+
+def first_address(node: Node, itf: Interface) -> Address | None:
+    """The address the ``SIOCGIF*``/``SIOCSIF*`` ioctls act on: the first one (in the
+    kernel's order) whose label is the interface name."""
+    for a, _ in kernel_order(itf):
+        if label_of(node, itf, a) == itf.name:
+            return a
+    return None
+
+
+def format_interface(node: Node, itf: Interface) -> str:
+    flags = _flags(itf)
+    names = ",".join(n for bit, n in _IFF_NAMES if flags & bit)
+    lines = [f"{itf.name}: flags={flags}<{names}>  mtu {itf.mtu}"]
+    a = first_address(node, itf)
+    if a is not None:
+        line = f"        inet {int_to_ip(a.ip)}  netmask {int_to_ip(mask_of(a.plen))}"
+        if not itf.loopback:
+            brd = broadcast_of(node, itf, a)
+            line += f"  broadcast {int_to_ip(brd or 0)}"
+        lines.append(line)
+    if itf.loopback:
+        lines.append("        loop  txqueuelen 1000  (Local Loopback)")
+    else:
+        lines.append(f"        ether {itf.mac}  txqueuelen 1000  (Ethernet)")
+    lines += ["        RX packets 0  bytes 0 (0.0 B)",
+              "        RX errors 0  dropped 0  overruns 0  frame 0",
+              "        TX packets 0  bytes 0 (0.0 B)",
+              "        TX errors 0  dropped 0 overruns 0  carrier 0  collisions 0", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _show(node: Node, show_all: bool, name: str | None) -> CommandResult:
+    if name is not None:
+        itf = node.interfaces.get(name)
+        if itf is None:
+            return CommandResult(
+                f"{name}: error fetching interface information: Device not found\n", 1, ERROR)
+        return CommandResult(format_interface(node, itf), 0, OK)
+    itfs = sorted(node.interfaces.values(), key=lambda i: natural_key(i.name))
+    return CommandResult("".join(format_interface(node, i) for i in itfs
+                                 if show_all or i.up), 0, OK)
+
+
+# ------------------------------------------------------------------------------ setting
+def _classful_len(ip: int) -> int | None:
+    """``inet_abc_len``: the classful prefix of an address (None: multicast)."""
+    if ip >> 24 == 0 or ip == 0xFFFFFFFF:
+        return 0
+    top = ip >> 28
+    if top < 8:
+        return 8
+    if top < 12:
+        return 16
+    if top < 14:
+        return 24
+    if top == 14:
+        return None
+    return 32
+
+
+def _set_address(node: Node, itf: Interface, ip: int) -> str | None:
+    """``SIOCSIFADDR``; returns an errno text on failure."""
+    plen = _classful_len(ip)
+    if plen is None:
+        return "Invalid argument"
+    old = first_address(node, itf)
+    if old is not None:
+        if old.ip == ip:
+            return None
+        node.del_address(itf.name, old.ip, old.plen)
+    if ip == 0:
+        return None
+    if node.add_address(itf.name, ip, plen) is not None:
+        return "File exists"
+    set_addr_meta(node, None)
+    return None
+
+
+def _set_netmask(node: Node, itf: Interface, mask: int) -> str | None:
+    """``SIOCSIFNETMASK`` on the first address (the broadcast follows a default one)."""
+    inv = ~mask & 0xFFFFFFFF
+    if inv & (inv + 1):
+        return "Invalid argument"
+    a = first_address(node, itf)
+    if a is None:
+        return "Cannot assign requested address"
+    plen = 32 - inv.bit_length()
+    if plen == a.plen:
+        return None
+    meta = addr_meta(node, a)
+    old_default = a.ip | (~mask_of(a.plen) & 0xFFFFFFFF)
+    keep_brd = meta is not None and meta.brd != old_default
+    brd = meta.brd if keep_brd else None
+    node.del_address(itf.name, a.ip, a.plen)
+    node.add_address(itf.name, a.ip, plen)
+    new = node.find_address(itf.name, a.ip, plen)
+    set_addr_meta(node, AddrMeta(new, brd) if keep_brd else None, new)
+    return None
+
+
+def _set_broadcast(node: Node, itf: Interface, brd: int) -> str | None:
+    a = first_address(node, itf)
+    if a is None:
+        return "Cannot assign requested address"
+    if a.broadcast == brd:
+        set_addr_meta(node, None, a)
+    else:
+        set_addr_meta(node, AddrMeta(a, brd))
+    return None
+
+
+def _mtu(node: Node, itf: Interface, value: str) -> str | None:
+    try:
+        mtu = int(value)
+    except ValueError:
+        mtu = 0  # atoi
+    if (not itf.loopback and not 68 <= mtu <= 65535) or mtu < 0:
+        return "Invalid argument"
+    node.set_link(itf.name, mtu=mtu)
+    return None
+
+
+def _parse_address(word: str) -> tuple[int, int | None] | None:
+    r = parse_inet(word, allow_words=False)
+    if r is None or word.partition("/")[0].count(".") != 3:
+        return None
+    ip, plen, given = r
+    return ip, (plen if given else None)
+
+
+def _configure(node: Node, name: str, args: list[str]) -> CommandResult:
+    itf = node.interfaces.get(name)
+    out: list[str] = []
+    err = False
+    pending_mask: int | None = None
+    i = 0
+    if args and args[0] == "inet":
+        i = 1
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if itf is None:
+            word = "SIOCSIFADDR: No such device\n" if a[:1].isdigit() else ""
+            return CommandResult(
+                f"{word}{name}: ERROR while getting interface flags: No such device\n", 1,
+                ERROR)
+        if a in ("up", "down"):
+            node.set_link(name, up=a == "up")
+        elif a in ("promisc", "-promisc"):
+            node.set_link(name, promisc=a == "promisc")
+        elif a in ("arp", "-arp", "multicast", "-multicast", "allmulti", "-allmulti",
+                   "trailers", "-trailers", "dynamic", "-dynamic", "-broadcast"):
+            pass
+        elif a in ("mtu", "netmask", "broadcast", "txqueuelen", "metric"):
+            if i >= len(args):
+                if a == "broadcast":
+                    continue
+                return CommandResult(_USAGE, 3, INVALID)
+            value = args[i]
+            i += 1
+            if a == "mtu":
+                e = _mtu(node, itf, value)
+                tag = "SIOCSIFMTU"
+            elif a in ("txqueuelen", "metric"):
+                continue
+            else:
+                addr = _parse_address(value)
+                if addr is None:
+                    out.append(f"{value}: Unknown host\n")
+                    err = True
+                    continue
+                if a == "netmask":
+                    e, tag = _set_netmask(node, itf, addr[0]), "SIOCSIFNETMASK"
+                else:
+                    e, tag = _set_broadcast(node, itf, addr[0]), "SIOCSIFBRDADDR"
+            if e is not None:
+                out.append(f"{tag}: {e}\n")
+                err = True
+        elif a in ("add", "del", "hw", "pointopoint", "dstaddr", "tunnel", "name", "media"):
+            return CommandResult(f"netarena: ifconfig {a} is not supported by the simulator\n",
+                                 1, INVALID)
+        else:
+            addr = _parse_address(a)
+            if addr is None:
+                if "/" in a and parse_inet(a.partition("/")[0], False) is not None:
+                    return CommandResult(_USAGE, 3, INVALID)
+                out.append(f"{a}: Unknown host\n{_HELP}")
+                return CommandResult("".join(out), 1, INVALID)
+            if addr[1] is not None:
+                pending_mask = mask_of(addr[1])
+            e = _set_address(node, itf, addr[0])
+            if e is not None:
+                out.append(f"SIOCSIFADDR: {e}\n")
+                err = True
+            node.set_link(name, up=True)
+    if pending_mask is not None and itf is not None:
+        e = _set_netmask(node, itf, pending_mask)
+        if e is not None:
+            out.append(f"SIOCSIFNETMASK: {e}\n")
+            err = True
+    return CommandResult("".join(out), 1 if err else 0, ERROR if err else OK)
+
+
+@register("ifconfig")
+def ifconfig_command(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
+    args = argv[1:]
+    show_all = False
+    while args and args[0].startswith("-"):
+        opt = args.pop(0)
+        if opt == "-a":
+            show_all = True
+        elif opt == "-v":
+            pass
+        elif opt in ("-V", "-version", "--version"):
+            return CommandResult("net-tools 2.10\n", 5, OK)
+        elif opt in ("-?", "-h", "-help", "--help"):
+            return CommandResult(_USAGE, 4, INVALID)
+        elif opt == "-s":
+            return CommandResult("netarena: ifconfig -s is not supported by the simulator\n",
+                                 1, INVALID)
+        else:
+            return CommandResult(f"ifconfig: option `{opt}' not recognised.\n{_HELP}", 1,
+                                 INVALID)
+    if not args:
+        return _show(ctx.node, show_all, None)
+    if len(args) == 1:
+        return _show(ctx.node, show_all, args[0])
+    return _configure(ctx.node, args[0], args[1:])

@@ -1,0 +1,245 @@
+"""``ping`` (iputils) and ``traceroute`` over the packet engine.
+
+Timing is simulated: a ping that would run past the command timeout (no ``-c``, or a long
+wait for replies that never come) is cut off like ``timeout(1)`` would cut it, and reported
+with the TIMEOUT outcome. Printed times are deterministic (the differential harness
+normalises them)."""
+from __future__ import annotations
+
+import math
+
+from netarena_gym.core.ipv4 import AddressError, int_to_ip, ip_to_int
+from netarena_gym.core.shell import ERROR, INVALID, OK, TIMEOUT, CommandResult
+from netarena_gym.routing.commands import CommandContext, register
+from netarena_gym.routing.reachability import echo, walk
+
+_PING_USAGE = "ping: usage error: Destination address required"
+
+
+def _num(v: str, kind=float):
+    try:
+        return kind(v)
+    except ValueError:
+        return None
+
+
+def timed_out(lines: list[str], timeout_s: float) -> CommandResult:
+    lines = lines + [f"netarena: command timed out after {timeout_s:g} s (killed)"]
+    return CommandResult("\n".join(lines) + "\n", 124, TIMEOUT)
+
+
+def _parse_ping(argv: list[str]):
+    opts = {"count": None, "W": None, "w": None, "interval": 1.0, "size": 56, "M": None,
+            "I": None, "quiet": False}
+    target = None
+    i = 1
+    takes = {"-c": ("count", int), "-W": ("W", float), "-w": ("w", float),
+             "-i": ("interval", float), "-s": ("size", int), "-M": ("M", str),
+             "-I": ("I", str), "-t": ("ttl", int)}
+    while i < len(argv):
+        a = argv[i]
+        if a in takes or (a[:2] in takes and len(a) > 2):
+            flag, val = (a, None) if a in takes else (a[:2], a[2:])
+            if val is None:
+                if i + 1 >= len(argv):
+                    return None, f"ping: option requires an argument -- '{flag[1]}'"
+                val = argv[i + 1]
+                i += 1
+            key, kind = takes[flag]
+            parsed = val if kind is str else _num(val, kind)
+            if parsed is None:
+                return None, f"ping: invalid argument: '{val}'"
+            opts[key] = parsed
+        elif a in ("-q",):
+            opts["quiet"] = True
+        elif a in ("-n", "-4", "-v", "-D", "-O", "-U"):
+            pass
+        elif a.startswith("-") and len(a) > 1:
+            return None, f"ping: invalid option -- '{a[1]}'"
+        elif target is None:
+            target = a
+        else:
+            return None, _PING_USAGE
+        i += 1
+    if target is None:
+        return None, _PING_USAGE
+    if opts["count"] is not None and opts["count"] <= 0:
+        return None, f"ping: invalid argument: '{opts['count']}': out of range: 1 <= value <= 9223372036854775807"
+    if opts["M"] not in (None, "do", "want", "dont", "probe"):
+        return None, f"ping: invalid -M argument: {opts['M']}"
+    if not 0 <= opts["size"] <= 65507:
+        return None, f"ping: invalid argument: '{opts['size']}': out of range: 0 <= value <= 65507"
+    opts["target"] = target
+    return opts, None
+
+
+@register("ping")
+def ping(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
+    opts, err = _parse_ping(argv)
+    if err:
+        return CommandResult(err + "\n", 2 if "usage" not in err else 2, INVALID)
+    target = opts["target"]
+    try:
+        dst = ip_to_int(target)
+    except AddressError:
+        return CommandResult(f"ping: {target}: Name or service not known\n", 2, ERROR)
+    src = None
+    if opts["I"] is not None:
+        itf = ctx.node.interfaces.get(opts["I"])
+        if itf is not None:
+            if not itf.addresses:
+                return CommandResult(f"ping: {opts['I']}: no source address\n", 2, ERROR)
+            src = itf.addresses[0].ip
+        else:
+            try:
+                src = ip_to_int(opts["I"])
+            except AddressError:
+                return CommandResult(f"ping: SO_BINDTODEVICE {opts['I']}: No such device\n", 2, ERROR)
+            if src not in ctx.node.local_ips():
+                return CommandResult(f"ping: bind icmp socket: Cannot assign requested address\n",
+                                     2, ERROR)
+    size = opts["size"] + 28
+    o = echo(ctx.net, ctx.node, dst, size=size, dont_fragment=opts["M"] in ("do", "probe"),
+             src=src)
+    if o.local_error:
+        return CommandResult(f"ping: {o.local_error}\n", 2 if "connect" in o.local_error else 1,
+                             ERROR)
+    return _ping_report(ctx, opts, target, o)
+
+
+def _lost(k: int, loss: float) -> bool:
+    return math.floor((k + 1) * loss + 1e-9) > math.floor(k * loss + 1e-9)
+
+
+def _ping_report(ctx: CommandContext, opts, target: str, o) -> CommandResult:
+    count, interval = opts["count"], max(opts["interval"], 0.002)
+    wait = opts["W"] if opts["W"] is not None else 10.0
+    deadline = opts["w"]
+    lines = [f"PING {target} ({target}) {opts['size']}({opts['size'] + 28}) bytes of data."]
+    if count is None and deadline is not None:
+        count = max(1, int(deadline / interval) + 1)
+    infinite = count is None
+    n = count if not infinite else int(ctx.timeout_s / interval) + 2
+    received = errors = 0
+    elapsed = 0.0
+    for k in range(n):
+        elapsed = k * interval
+        if elapsed > ctx.timeout_s:
+            return timed_out(lines, ctx.timeout_s)
+        if o.ok and o.rtt_ms < wait * 1000 and not _lost(k, o.loss):
+            received += 1
+            if not opts["quiet"]:
+                lines.append(f"64 bytes from {target}: icmp_seq={k + 1} ttl={o.ttl} "
+                             f"time={o.rtt_ms:.3f} ms" if opts["size"] == 56 else
+                             f"{opts['size'] + 8} bytes from {target}: icmp_seq={k + 1} "
+                             f"ttl={o.ttl} time={o.rtt_ms:.3f} ms")
+        elif o.error and o.error != "timeout" and o.reporter is not None:
+            errors += 1
+            if not opts["quiet"]:
+                lines.append(f"From {int_to_ip(o.reporter)} icmp_seq={k + 1} {o.error}")
+    if infinite:
+        return timed_out(lines, ctx.timeout_s)
+    total = elapsed + (o.rtt_ms / 1000.0 if received == n else wait)
+    if deadline is not None:
+        total = min(total, deadline)
+    if total > ctx.timeout_s:
+        return timed_out(lines, ctx.timeout_s)
+    loss_pct = int(round(100.0 * (n - received) / n)) if n else 0
+    err_txt = f"+{errors} errors, " if errors else ""
+    lines += ["", f"--- {target} ping statistics ---",
+              f"{n} packets transmitted, {received} received, {err_txt}{loss_pct}% packet loss, "
+              f"time {int(elapsed * 1000)}ms"]
+    if received:
+        r = o.rtt_ms
+        lines.append(f"rtt min/avg/max/mdev = {r:.3f}/{r:.3f}/{r:.3f}/0.000 ms")
+    else:
+        lines.append("")
+    return CommandResult("\n".join(lines) + "\n", 0 if received else 1, OK)
+
+
+_TR_FLAGS = {"Destination Host Unreachable": " !H", "Destination Net Unreachable": " !N",
+             "Packet filtered": " !X", "Destination Port Unreachable": ""}
+
+
+@register("traceroute")
+def traceroute(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
+    numeric, max_hops, queries, wait, icmp = False, 30, 3, 5.0, False
+    target = None
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-m", "-q", "-w"):
+            if i + 1 >= len(argv):
+                return CommandResult(f"Option `{a}' (argc {i}) requires an argument: `{a} "
+                                     f"{'max_ttl' if a == '-m' else 'nqueries' if a == '-q' else 'MAX,HERE,NEAR'}'\n", 2, INVALID)
+            v = _num(argv[i + 1], float)
+            if v is None or v <= 0:
+                return CommandResult(f"Cannot handle `{a}' option with arg `{argv[i + 1]}' (argc {i + 1})\n",
+                                     2, INVALID)
+            if a == "-m":
+                max_hops = int(v)
+            elif a == "-q":
+                queries = int(v)
+            else:
+                wait = v
+            i += 2
+            continue
+        if a == "-n":
+            numeric = True
+        elif a == "-I":
+            icmp = True
+        elif a.startswith("-"):
+            return CommandResult(f"Bad option `{a}' (argc {i})\n", 2, INVALID)
+        elif target is None:
+            target = a
+        i += 1
+    if target is None:
+        return CommandResult("Specify \"host\" missing argument.\n", 2, INVALID)
+    try:
+        dst = ip_to_int(target)
+    except AddressError:
+        return CommandResult(f"{target}: Name or service not known\n"
+                             f"Cannot handle \"host\" cmdline arg `{target}' on position 1 (argc 1)\n",
+                             2, ERROR)
+    lines = [f"traceroute to {target} ({target}), {max_hops} hops max, 60 byte packets"]
+    proto = "icmp" if icmp else "udp"
+    itype = "echo-request" if icmp else None
+    unanswered = 0
+    for ttl in range(1, max_hops + 1):
+        trip = walk(ctx.net, ctx.node, dst, size=60, proto=proto, icmp_type=itype, ttl=ttl,
+                    record=True)
+        if trip.local_error:
+            return CommandResult(f"{trip.local_error}\n", 1, ERROR)
+        addr, flag, done = None, "", False
+        if trip.ok:
+            addr, done = dst, True
+            back = walk(ctx.net, trip.node, _origin_src(ctx, dst), dst,
+                        icmp_type="destination-unreachable")
+            if not back.ok:
+                addr = None
+        elif trip.error and trip.error != "timeout" and trip.reporter is not None:
+            addr = trip.reporter
+            if trip.error != "Time to live exceeded":
+                flag, done = _TR_FLAGS.get(trip.error, " !X"), True
+        if addr is None:
+            unanswered += queries
+            lines.append(f"{ttl:2d}  " + " ".join(["*"] * queries))
+        else:
+            a = int_to_ip(addr)
+            name = a if numeric else f"{a} ({a})"
+            t = 0.04 + 0.02 * ttl + trip.delay_ms
+            lines.append(f"{ttl:2d}  {name}  " + "  ".join(f"{t:.3f} ms{flag}" for _ in range(queries)))
+        if math.ceil(unanswered / 16) * wait > ctx.timeout_s:
+            return timed_out(lines, ctx.timeout_s)
+        if done:
+            break
+    return CommandResult("\n".join(lines) + "\n", 0, OK)
+
+
+def _origin_src(ctx: CommandContext, dst: int) -> int:
+    res = ctx.node.lookup(dst, 0, "lo")
+    if res.route is not None and res.route.src is not None:
+        return res.route.src
+    s = ctx.node.select_source(res.dev, res.gateway if res.gateway is not None else dst)
+    return s if s is not None else 0
+

@@ -1,0 +1,556 @@
+"""Linux networking state of every node, and the kernel rules that tie it together.
+
+The simulator keeps, per node, what ``ip``, ``iptables``, ``tc`` and ``sysctl`` show on a
+real Linux box: interfaces (admin state, MTU, addresses, promisc, alias), routing tables,
+policy rules, ``net.ipv4.ip_forward``, the iptables filter table and root qdiscs.
+
+Mutations go through :class:`Node` methods that reproduce what the kernel does around them
+(connected routes appear with a primary address on an up interface; routes through an
+interface are flushed when it goes down or loses its last address; ...). Every change bumps
+``Node.version`` so that the reachability engine can cache per node.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from netarena_gym.core.ipv4 import in_prefix, int_to_ip, mask_of, net_of
+
+TABLE_IDS = {"local": 255, "main": 254, "default": 253, "unspec": 0}
+TABLE_NAMES = {v: k for k, v in TABLE_IDS.items()}
+MAIN, LOCAL, DEFAULT_TABLE = 254, 255, 253
+ROUTE_TYPES = ("unicast", "blackhole", "prohibit", "unreachable", "throw", "local", "broadcast")
+RULE_ACTIONS = ("table", "prohibit", "blackhole", "unreachable")
+BUILTIN_CHAINS = ("INPUT", "FORWARD", "OUTPUT")
+DEFAULT_SYSCTL = {
+    "net.ipv4.ip_forward": "0",
+    "net.ipv4.icmp_echo_ignore_all": "0",
+    "net.ipv4.conf.all.rp_filter": "0",
+}
+
+
+def natural_key(name: str) -> tuple:
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
+
+
+@dataclass(slots=True)
+class Address:
+    ip: int
+    plen: int
+
+    @property
+    def net(self) -> int:
+        return net_of(self.ip, self.plen)
+
+    @property
+    def broadcast(self) -> int | None:
+        if self.plen >= 31:
+            return None
+        return self.net | (~mask_of(self.plen) & 0xFFFFFFFF)
+
+    def same_subnet(self, other: "Address") -> bool:
+        return self.plen == other.plen and self.net == other.net
+
+    def __str__(self) -> str:
+        return f"{int_to_ip(self.ip)}/{self.plen}"
+
+
+@dataclass(slots=True)
+class Qdisc:
+    """A root qdisc installed with ``tc``. ``None`` on an interface means the kernel default."""
+    kind: str  # "netem" | "tbf" | "pfifo" | "pfifo_fast" | "fq_codel" | "htb" | "prio"
+    handle: str = "8001:"
+    delay_ms: float = 0.0
+    jitter_ms: float = 0.0
+    loss_pct: float = 0.0
+    corrupt_pct: float = 0.0
+    duplicate_pct: float = 0.0
+    limit: int = 1000
+    rate_bps: int = 0
+    burst_bytes: int = 0
+    latency_ms: float = 0.0
+
+    def signature(self) -> tuple:
+        return (self.kind, self.handle, self.delay_ms, self.jitter_ms, self.loss_pct,
+                self.corrupt_pct, self.duplicate_pct, self.limit, self.rate_bps,
+                self.burst_bytes, self.latency_ms)
+
+
+@dataclass(slots=True)
+class Interface:
+    name: str
+    ifindex: int
+    mac: str
+    mtu: int = 1500
+    up: bool = True
+    promisc: bool = False
+    addresses: list[Address] = field(default_factory=list)
+    alias: str | None = None
+    qdisc: Qdisc | None = None
+    peer_ifindex: int | None = None  # veth peer, printed as ``name@ifN``
+    loopback: bool = False
+
+    def primary_for(self, addr: Address) -> Address | None:
+        """The primary address whose subnet contains ``addr`` (other than itself)."""
+        for a in self.addresses:
+            if a is not addr and a.same_subnet(addr):
+                return a
+        return None
+
+    def is_secondary(self, addr: Address) -> bool:
+        for a in self.addresses:
+            if a is addr:
+                return False
+            if a.same_subnet(addr):
+                return True
+        return False
+
+    def signature(self) -> tuple:
+        return (self.name, self.mtu, self.up, self.promisc,
+                tuple((a.ip, a.plen) for a in self.addresses), self.alias,
+                self.qdisc.signature() if self.qdisc else None)
+
+
+@dataclass(slots=True)
+class Route:
+    dst: int
+    plen: int
+    type: str = "unicast"
+    dev: str | None = None
+    gateway: int | None = None
+    metric: int = 0
+    proto: str = "boot"
+    scope: str = "global"
+    src: int | None = None
+    onlink: bool = False
+    table: int = MAIN
+
+    def signature(self) -> tuple:
+        return (self.dst, self.plen, self.type, self.dev, self.gateway, self.metric,
+                self.proto, self.scope, self.src, self.onlink, self.table)
+
+
+@dataclass(slots=True)
+class Rule:
+    pref: int
+    action: str = "table"
+    table: int = MAIN
+    src: tuple[int, int] | None = None  # (net, plen)
+    dst: tuple[int, int] | None = None
+    iif: str | None = None
+    oif: str | None = None
+    invert: bool = False
+
+    def matches(self, src: int, dst: int, iif: str | None, oif: str | None) -> bool:
+        ok = True
+        if self.src is not None and not in_prefix(src, self.src[0], self.src[1]):
+            ok = False
+        elif self.dst is not None and not in_prefix(dst, self.dst[0], self.dst[1]):
+            ok = False
+        elif self.iif is not None and self.iif != iif:
+            ok = False
+        elif self.oif is not None and self.oif != oif:
+            ok = False
+        return ok != self.invert
+
+    def signature(self) -> tuple:
+        return (self.pref, self.action, self.table, self.src, self.dst, self.iif,
+                self.oif, self.invert)
+
+
+@dataclass(slots=True)
+class IptRule:
+    target: str  # ACCEPT | DROP | REJECT | RETURN | <user chain>
+    src: tuple[int, int] | None = None
+    src_neg: bool = False
+    dst: tuple[int, int] | None = None
+    dst_neg: bool = False
+    proto: str | None = None  # "icmp" | "tcp" | "udp" | None (= all)
+    proto_neg: bool = False
+    in_if: str | None = None  # a trailing "+" is a wildcard, as in iptables
+    in_neg: bool = False
+    out_if: str | None = None
+    out_neg: bool = False
+    icmp_type: str | None = None  # e.g. "echo-request" / "8"
+    reject_with: str | None = None
+    pkts: int = 0
+    bytes: int = 0
+
+    def signature(self) -> tuple:
+        return (self.target, self.src, self.src_neg, self.dst, self.dst_neg, self.proto,
+                self.proto_neg, self.in_if, self.in_neg, self.out_if, self.out_neg,
+                self.icmp_type, self.reject_with)
+
+
+@dataclass(slots=True)
+class Iptables:
+    """The ``filter`` table: built-in chains with policies, plus user chains."""
+    policies: dict[str, str] = field(
+        default_factory=lambda: {c: "ACCEPT" for c in BUILTIN_CHAINS})
+    chains: dict[str, list[IptRule]] = field(
+        default_factory=lambda: {c: [] for c in BUILTIN_CHAINS})
+
+    def signature(self) -> tuple:
+        return (tuple(sorted(self.policies.items())),
+                tuple((c, tuple(r.signature() for r in rules))
+                      for c, rules in self.chains.items()))
+
+
+class Node:
+    """One Linux network namespace: a router or a host."""
+
+    def __init__(self, name: str, kind: str):
+        self.name = name
+        self.kind = kind  # "router" | "host"
+        self.interfaces: dict[str, Interface] = {}
+        self.tables: dict[int, list[Route]] = {MAIN: [], DEFAULT_TABLE: []}
+        self.rules: list[Rule] = default_rules()
+        self.sysctl: dict[str, str] = dict(DEFAULT_SYSCTL)
+        self.iptables = Iptables()
+        self.version = 0
+        self._next_ifindex = 1
+        self._cache_version = -1
+        self._local_ips: frozenset[int] = frozenset()
+        self._route_cache: dict = {}
+        self._fingerprint: tuple | None = None
+        self._fp_version = -1
+        self.network: "Network | None" = None
+        self.add_interface("lo", mac="00:00:00:00:00:00", mtu=65536, loopback=True)
+        self.add_address("lo", 0x7F000001, 8)
+
+    # ----------------------------------------------------------------- bookkeeping
+    def touch(self) -> None:
+        """Record a state change (invalidates caches here and in the network)."""
+        self.version += 1
+        if self.network is not None:
+            self.network.version += 1
+
+    def _refresh(self) -> None:
+        if self._cache_version != self.version:
+            ips = set()
+            for itf in self.interfaces.values():
+                if itf.up:
+                    for a in itf.addresses:
+                        ips.add(a.ip)
+            self._local_ips = frozenset(ips)
+            self._route_cache = {}
+            self._cache_version = self.version
+
+    def fingerprint(self) -> tuple:
+        """Content signature of everything that affects forwarding (cached per version)."""
+        if self._fp_version != self.version:
+            self._fingerprint = (
+                tuple(i.signature() for i in self.interfaces.values()),
+                tuple((t, tuple(r.signature() for r in rs))
+                      for t, rs in sorted(self.tables.items())),
+                tuple(r.signature() for r in self.rules),
+                self.sysctl.get("net.ipv4.ip_forward"),
+                self.sysctl.get("net.ipv4.icmp_echo_ignore_all"),
+                self.iptables.signature(),
+            )
+            self._fp_version = self.version
+        return self._fingerprint
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def ip_forward(self) -> bool:
+        return self.sysctl.get("net.ipv4.ip_forward", "0") == "1"
+
+    @ip_forward.setter
+    def ip_forward(self, on: bool) -> None:
+        self.set_sysctl("net.ipv4.ip_forward", "1" if on else "0")
+
+    def set_sysctl(self, key: str, value: str) -> None:
+        if self.sysctl.get(key) != value:
+            self.sysctl[key] = value
+            self.touch()
+
+    def local_ips(self) -> frozenset[int]:
+        self._refresh()
+        return self._local_ips
+
+    def iface(self, name: str) -> Interface | None:
+        return self.interfaces.get(name)
+
+    def table(self, tid: int, create: bool = False) -> list[Route]:
+        t = self.tables.get(tid)
+        if t is None:
+            t = []
+            if create:
+                self.tables[tid] = t
+        return t
+
+    # -------------------------------------------------------------- interfaces
+    def add_interface(self, name: str, *, mac: str, mtu: int = 1500, up: bool = True,
+                      loopback: bool = False, alias: str | None = None,
+                      peer_ifindex: int | None = None) -> Interface:
+        itf = Interface(name=name, ifindex=self._next_ifindex, mac=mac, mtu=mtu, up=up,
+                        loopback=loopback, alias=alias, peer_ifindex=peer_ifindex)
+        self._next_ifindex += 1
+        self.interfaces[name] = itf
+        self.touch()
+        return itf
+
+    def set_link(self, name: str, *, up: bool | None = None, mtu: int | None = None,
+                 promisc: bool | None = None, alias: str | None = None) -> bool:
+        """Change link attributes like ``ip link set``. Returns True if anything changed."""
+        itf = self.interfaces[name]
+        changed = False
+        if mtu is not None and itf.mtu != mtu:
+            itf.mtu = mtu
+            changed = True
+        if promisc is not None and itf.promisc != promisc:
+            itf.promisc = promisc
+            changed = True
+        if alias is not None and itf.alias != (alias or None):
+            itf.alias = alias or None
+            changed = True
+        if up is not None and itf.up != up:
+            itf.up = up
+            changed = True
+            if up:
+                for a in itf.addresses:
+                    if not itf.is_secondary(a):
+                        self._add_connected(itf, a)
+            else:
+                self._flush_dev_routes(name)
+        if changed:
+            self.touch()
+        return changed
+
+    # --------------------------------------------------------------- addresses
+    def find_address(self, ifname: str, ip: int, plen: int) -> Address | None:
+        for a in self.interfaces[ifname].addresses:
+            if a.ip == ip and a.plen == plen:
+                return a
+        return None
+
+    def add_address(self, ifname: str, ip: int, plen: int) -> str | None:
+        """``ip addr add``. Returns an error message (kernel wording) or None."""
+        itf = self.interfaces[ifname]
+        new = Address(ip, plen)
+        for a in itf.addresses:
+            if a.ip == ip and a.plen == plen:
+                return "RTNETLINK answers: File exists"
+        itf.addresses.append(new)
+        if itf.up and not itf.is_secondary(new):
+            self._add_connected(itf, new)
+        self.touch()
+        return None
+
+    def del_address(self, ifname: str, ip: int, plen: int | None) -> str | None:
+        """``ip addr del``: a primary takes its secondaries with it (no promotion)."""
+        itf = self.interfaces[ifname]
+        victim = None
+        for a in itf.addresses:
+            if a.ip == ip and (plen is None or a.plen == plen):
+                victim = a
+                break
+        if victim is None:
+            return "RTNETLINK answers: Cannot assign requested address"
+        removed = [victim]
+        if not itf.is_secondary(victim):
+            removed += [a for a in itf.addresses if a is not victim and a.same_subnet(victim)]
+        for a in removed:
+            itf.addresses.remove(a)
+        for a in removed:
+            self._drop_address_routes(itf, a)
+        if not [a for a in itf.addresses] and not itf.loopback:
+            self._flush_dev_routes(ifname)
+        self.touch()
+        return None
+
+    def flush_addresses(self, ifname: str) -> bool:
+        itf = self.interfaces[ifname]
+        if not itf.addresses:
+            return False
+        for a in list(itf.addresses):
+            self._drop_address_routes(itf, a)
+        itf.addresses.clear()
+        if not itf.loopback:
+            self._flush_dev_routes(ifname)
+        self.touch()
+        return True
+
+    def _add_connected(self, itf: Interface, a: Address) -> None:
+        if a.plen == 32 or itf.loopback:
+            return
+        self.tables[MAIN].append(Route(dst=a.net, plen=a.plen, dev=itf.name, proto="kernel",
+                                       scope="link", src=a.ip, table=MAIN))
+        self._sort_table(MAIN)
+
+    def _drop_address_routes(self, itf: Interface, a: Address) -> None:
+        still_local = any(x.ip == a.ip for i in self.interfaces.values() for x in i.addresses
+                          if x is not a)
+        for tid, routes in self.tables.items():
+            keep = []
+            for r in routes:
+                if (r.proto == "kernel" and r.dev == itf.name and r.src == a.ip
+                        and r.dst == a.net and r.plen == a.plen):
+                    continue
+                if r.src == a.ip and not still_local:
+                    continue
+                keep.append(r)
+            routes[:] = keep
+
+    def _flush_dev_routes(self, ifname: str) -> None:
+        for routes in self.tables.values():
+            routes[:] = [r for r in routes if r.dev != ifname]
+
+    # ------------------------------------------------------------------ routes
+    def _sort_table(self, tid: int) -> None:
+        # kernel dump order: by destination, then prefix length, then metric (stable)
+        self.tables[tid].sort(key=lambda r: (r.dst, r.plen, r.metric))
+
+    def insert_route(self, r: Route) -> None:
+        self.table(r.table, create=True).append(r)
+        self._sort_table(r.table)
+        self.touch()
+
+    def remove_route(self, r: Route) -> None:
+        self.tables[r.table].remove(r)
+        self.touch()
+
+    def replace_rules(self, rules: list[Rule]) -> None:
+        self.rules = sorted(rules, key=lambda r: r.pref)
+        self.touch()
+
+    def add_rule(self, rule: Rule) -> None:
+        # the kernel inserts after every rule whose pref is <= the new one
+        idx = len(self.rules)
+        for i, r in enumerate(self.rules):
+            if r.pref > rule.pref:
+                idx = i
+                break
+        self.rules.insert(idx, rule)
+        self.touch()
+
+    # ------------------------------------------------------------- route lookup
+    def lookup(self, dst: int, src: int = 0, iif: str | None = None,
+               oif: str | None = None) -> "Lookup":
+        """Policy routing lookup (``ip route get``): rules in order, then each table."""
+        self._refresh()
+        key = (dst, src, iif, oif)
+        hit = self._route_cache.get(key)
+        if hit is not None:
+            return hit
+        res = self._lookup(dst, src, iif, oif)
+        self._route_cache[key] = res
+        return res
+
+    def _lookup(self, dst: int, src: int, iif: str | None, oif: str | None) -> "Lookup":
+        for rule in self.rules:
+            if not rule.matches(src, dst, iif, oif):
+                continue
+            if rule.action != "table":
+                return Lookup(rule.action, rule=rule)
+            if rule.table == LOCAL:
+                if dst in self._local_ips or ((dst >> 24) == 127 and self.interfaces["lo"].up):
+                    return Lookup("local", dev="lo")
+                continue
+            best = self._lpm(self.tables.get(rule.table, ()), dst, oif)
+            if best is None or best.type == "throw":
+                continue
+            if best.type != "unicast":
+                return Lookup(best.type, route=best)
+            return Lookup("unicast", dev=best.dev, gateway=best.gateway, route=best)
+        return Lookup("unreachable")
+
+    @staticmethod
+    def _lpm(routes, dst: int, oif: str | None) -> Route | None:
+        best = None
+        for r in routes:
+            if (dst & mask_of(r.plen)) != r.dst:
+                continue
+            if oif is not None and r.dev is not None and r.dev != oif:
+                continue
+            if best is None or r.plen > best.plen or (r.plen == best.plen and r.metric < best.metric):
+                best = r
+        return best
+
+    def select_source(self, dev: str | None, toward: int) -> int | None:
+        """``inet_select_addr``: an address on ``dev`` in ``toward``'s subnet, else the first
+        primary on ``dev``, else the first global address anywhere on the node."""
+        if dev is not None:
+            itf = self.interfaces.get(dev)
+            if itf is not None and itf.addresses:
+                for a in itf.addresses:
+                    if in_prefix(toward, a.net, a.plen):
+                        return a.ip
+                if not itf.loopback:
+                    return itf.addresses[0].ip
+        for itf in self.interfaces.values():
+            if itf.loopback or not itf.up:
+                continue
+            for a in itf.addresses:
+                return a.ip
+        return None
+
+
+@dataclass(slots=True)
+class Lookup:
+    """Result of a route lookup. ``kind``: local | unicast | blackhole | prohibit | unreachable."""
+    kind: str
+    dev: str | None = None
+    gateway: int | None = None
+    route: Route | None = None
+    rule: Rule | None = None
+
+
+def default_rules() -> list[Rule]:
+    return [Rule(pref=0, table=LOCAL), Rule(pref=32766, table=MAIN),
+            Rule(pref=32767, table=DEFAULT_TABLE)]
+
+
+class Network:
+    """All nodes plus the L2 segments (a switch or a point-to-point link) joining them."""
+
+    def __init__(self):
+        self.nodes: dict[str, Node] = {}
+        self.segments: dict[str, list[tuple[str, str]]] = {}  # segment name -> [(node, iface)]
+        self.segment_of: dict[tuple[str, str], str] = {}
+        self.probe_ip: dict[str, int] = {}  # address each node is pinged at (cached at build)
+        self.version = 0
+
+    def add_node(self, node: Node) -> Node:
+        node.network = self
+        self.nodes[node.name] = node
+        self.version += 1
+        return node
+
+    def attach(self, segment: str, node: str, iface: str) -> None:
+        self.segments.setdefault(segment, []).append((node, iface))
+        self.segment_of[(node, iface)] = segment
+
+    def routers(self) -> list[Node]:
+        return [n for n in self.nodes.values() if n.kind == "router"]
+
+    def hosts(self) -> list[Node]:
+        return [n for n in self.nodes.values() if n.kind == "host"]
+
+    def probe_order(self) -> list[str]:
+        """Names in pingall order: natural sort, hosts first and routers last (as Mininet)."""
+        hosts = sorted((n.name for n in self.hosts()), key=natural_key)
+        routers = sorted((n.name for n in self.routers()), key=natural_key)
+        return hosts + routers
+
+    def neighbor(self, node: Node, ifname: str, ip: int) -> tuple[Node, str] | None:
+        """ARP: which node on ``ifname``'s segment answers for ``ip`` (arp_ignore=0: any
+        address of the answering node counts, if the interface it hears on is up)."""
+        itf = node.interfaces.get(ifname)
+        if itf is None or not itf.up:
+            return None
+        seg = self.segment_of.get((node.name, ifname))
+        if seg is None:
+            return None
+        for pname, pif in self.segments[seg]:
+            if pname == node.name and pif == ifname:
+                continue
+            peer = self.nodes[pname]
+            pitf = peer.interfaces[pif]
+            if pitf.up and ip in peer.local_ips():
+                return peer, pif
+        return None
+
+    def fingerprint(self) -> tuple:
+        return tuple(n.fingerprint() for n in self.nodes.values())

@@ -1,0 +1,30 @@
+import pytest
+
+from netarena_gym.core.scenario import Scenario
+from netarena_gym.routing.sim import SimState
+
+# r0: eth1 -> s1 (h1), eth2 -> s2 (h2, h3), eth3 -> s3 (h4); probe order h1..h4, r0
+SMALL = {"hosts": [[1, 2, 1]], "parents": []}
+
+
+def scenario(faults, topology=SMALL, level=1):
+    return Scenario(task="routing", level=level, params={"topology": topology},
+                    faults=tuple(f if isinstance(f, dict) else f.to_dict() for f in faults), seed=None)
+
+
+def broken(state: SimState) -> set[tuple[str, str]]:
+    m = state.oracle.matrix()
+    names = state.oracle.names
+    return {(names[i], names[j]) for i in range(len(names)) for j in range(len(names))
+            if i != j and not m[i, j]}
+
+
+def both(a, others):
+    return {(a, o) for o in others} | {(o, a) for o in others}
+
+
+@pytest.fixture
+def build():
+    def _build(*faults, topology=SMALL):
+        return SimState.build(scenario(faults, topology))
+    return _build

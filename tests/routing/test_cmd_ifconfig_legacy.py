@@ -1,0 +1,222 @@
+"""net-tools ``ifconfig``, ``route`` and ``arp`` in the simulator."""
+import shlex
+
+import pytest
+
+from netarena_gym.core.shell import ERROR, INVALID, OK
+from netarena_gym.routing.commands import REGISTRY, CommandContext
+from netarena_gym.routing.commands import ifconfig as _ifconfig  # noqa: F401  (registers)
+from netarena_gym.routing.commands import ip as _ip  # noqa: F401
+from netarena_gym.routing.commands import legacy as _legacy  # noqa: F401
+from netarena_gym.routing.topology import TopologySpec, build_network
+
+SPEC = TopologySpec(hosts=((1, 2), (1,)), parents=(0,))
+
+
+@pytest.fixture
+def net():
+    return build_network(SPEC)[0]
+
+
+def run(net, node, line):
+    argv = shlex.split(line)
+    return REGISTRY[argv[0]](CommandContext(net, net.nodes[node]), argv, "")
+
+
+def ok(net, node, line):
+    res = run(net, node, line)
+    assert (res.status, res.kind) == (0, OK), res.output
+    return res.output
+
+
+COUNTERS = ("        RX packets 0  bytes 0 (0.0 B)\n"
+            "        RX errors 0  dropped 0  overruns 0  frame 0\n"
+            "        TX packets 0  bytes 0 (0.0 B)\n"
+            "        TX errors 0  dropped 0 overruns 0  carrier 0  collisions 0\n\n")
+H1_LO = ("lo: flags=73<UP,LOOPBACK,RUNNING>  mtu 65536\n"
+         "        inet 127.0.0.1  netmask 255.0.0.0\n"
+         "        loop  txqueuelen 1000  (Local Loopback)\n" + COUNTERS)
+H1_ETH0 = ("h1-eth0: flags=4163<UP,BROADCAST,RUNNING,MULTICAST>  mtu 1500\n"
+           "        inet 192.168.1.100  netmask 255.255.255.0  broadcast 192.168.1.255\n"
+           "        ether 02:00:00:00:03:00  txqueuelen 1000  (Ethernet)\n" + COUNTERS)
+
+
+# ----------------------------------------------------------------------------- ifconfig
+def test_ifconfig_lists_up_interfaces_sorted(net):
+    assert ok(net, "h1", "ifconfig") == H1_ETH0 + H1_LO
+    ok(net, "h1", "ifconfig h1-eth0 down")
+    assert ok(net, "h1", "ifconfig") == H1_LO
+    assert ok(net, "h1", "ifconfig -a").startswith(
+        "h1-eth0: flags=4098<BROADCAST,MULTICAST>  mtu 1500\n"
+        "        inet 192.168.1.100  netmask 255.255.255.0  broadcast 192.168.1.255\n")
+    assert ok(net, "h1", "ifconfig h1-eth0").startswith("h1-eth0: flags=4098<")
+    ok(net, "h1", "ifconfig h1-eth0 up")
+    assert ok(net, "h1", "ifconfig h1-eth0") == H1_ETH0
+    # the static default route went away with the link and does not come back
+    assert "default" not in ok(net, "h1", "ip route")
+
+
+def test_ifconfig_unknown_device_and_option(net):
+    res = run(net, "h1", "ifconfig eth9")
+    assert res.output == "eth9: error fetching interface information: Device not found\n"
+    assert (res.status, res.kind) == (1, ERROR)
+    res = run(net, "h1", "ifconfig eth9 up")
+    assert res.output == "eth9: ERROR while getting interface flags: No such device\n"
+    res = run(net, "h1", "ifconfig -z")
+    assert res.output == ("ifconfig: option `-z' not recognised.\n"
+                          "ifconfig: `--help' gives usage information.\n")
+    assert (res.status, res.kind) == (1, INVALID)
+
+
+def test_ifconfig_sets_address_classful_and_brings_up(net):
+    ok(net, "r0", "ifconfig r0-eth1 down")
+    ok(net, "r0", "ifconfig r0-eth1 10.1.2.3")
+    out = ok(net, "r0", "ip addr show r0-eth1")
+    assert "<BROADCAST,MULTICAST,UP,LOWER_UP>" in out
+    assert "    inet 10.1.2.3/8 brd 10.255.255.255 scope global r0-eth1\n" in out
+    assert "inet 192.168.1.1" not in out
+    ok(net, "r0", "ifconfig r0-eth1 192.168.1.1 netmask 255.255.255.0")
+    assert ok(net, "r0", "ip addr show r0-eth1").count("inet ") == 1
+    assert "192.168.1.0/24 dev r0-eth1 proto kernel scope link src 192.168.1.1 \n" in ok(
+        net, "r0", "ip route")
+    ok(net, "r0", "ifconfig r0-eth2 172.20.0.1/16")
+    assert "    inet 172.20.0.1/16 brd 172.20.255.255 scope global r0-eth2\n" in ok(
+        net, "r0", "ip addr show r0-eth2")
+    ok(net, "r0", "ifconfig r0-eth2 0.0.0.0")
+    assert "inet " not in ok(net, "r0", "ip addr show r0-eth2")
+
+
+def test_ifconfig_shows_missing_broadcast_of_ip_added_address(net):
+    ok(net, "r0", "ip addr flush dev r0-eth1")
+    ok(net, "r0", "ip addr add 10.0.0.1/24 dev r0-eth1")
+    assert "        inet 10.0.0.1  netmask 255.255.255.0  broadcast 0.0.0.0\n" in ok(
+        net, "r0", "ifconfig r0-eth1")
+
+
+def test_ifconfig_mtu_promisc_and_errors(net):
+    ok(net, "r0", "ifconfig r0-eth1 mtu 1400 promisc")
+    assert ok(net, "r0", "ifconfig r0-eth1").startswith(
+        "r0-eth1: flags=4419<UP,BROADCAST,RUNNING,PROMISC,MULTICAST>  mtu 1400\n")
+    ok(net, "r0", "ifconfig r0-eth1 -promisc")
+    assert not net.nodes["r0"].interfaces["r0-eth1"].promisc
+    res = run(net, "r0", "ifconfig r0-eth1 mtu 20")
+    assert (res.output, res.status, res.kind) == ("SIOCSIFMTU: Invalid argument\n", 1, ERROR)
+    res = run(net, "r0", "ifconfig r0-eth1 nosuchhost")
+    assert res.output == ("nosuchhost: Unknown host\n"
+                          "ifconfig: `--help' gives usage information.\n")
+    assert (res.status, res.kind) == (1, INVALID)
+    ok(net, "r0", "ip addr flush dev r0-eth2")
+    res = run(net, "r0", "ifconfig r0-eth2 netmask 255.255.0.0")
+    assert res.output == "SIOCSIFNETMASK: Cannot assign requested address\n"
+
+
+# -------------------------------------------------------------------------------- route
+R0_TABLE = (
+    "Kernel IP routing table\n"
+    "Destination     Gateway         Genmask         Flags Metric Ref    Use Iface\n"
+    "172.16.0.0      0.0.0.0         255.255.255.252 U     0      0        0 r0-eth3\n"
+    "192.168.1.0     0.0.0.0         255.255.255.0   U     0      0        0 r0-eth1\n"
+    "192.168.2.0     0.0.0.0         255.255.255.0   U     0      0        0 r0-eth2\n"
+    "192.168.3.0     172.16.0.2      255.255.255.0   UG    0      0        0 r0-eth3\n")
+
+
+def test_route_listing(net):
+    assert ok(net, "r0", "route -n") == R0_TABLE
+    assert ok(net, "h1", "route") == (
+        "Kernel IP routing table\n"
+        "Destination     Gateway         Genmask         Flags Metric Ref    Use Iface\n"
+        "default         192.168.1.1     0.0.0.0         UG    0      0        0 h1-eth0\n"
+        "192.168.1.0     0.0.0.0         255.255.255.0   U     0      0        0 h1-eth0\n")
+    assert ok(net, "h1", "route -n").splitlines()[2].startswith("0.0.0.0         192.168.1.1 ")
+
+
+def test_route_listing_reject_rows(net):
+    ok(net, "r0", "ip route add prohibit 10.0.0.0/8 metric 3")
+    ok(net, "r0", "ip route add unreachable 10.9.9.9")
+    ok(net, "r0", "ip route add blackhole 10.1.0.0/16")
+    ok(net, "r0", "ip route add 10.2.0.0/16 via 172.16.0.2 table 100")
+    rows = ok(net, "r0", "route -n").splitlines()[2:5]
+    assert rows == [
+        "10.0.0.0        -               255.0.0.0       !     3      -        0 -",
+        "10.1.0.0        0.0.0.0         255.255.0.0     U     0      0        0 *",
+        "10.9.9.9        -               255.255.255.255 !H    0      -        0 -",
+    ]
+
+
+def test_route_add_del(net):
+    ok(net, "r0", "route add -net 10.0.0.0 netmask 255.0.0.0 gw 192.168.1.100")
+    ok(net, "r0", "route add -net 10.1.0.0/16 gw 172.16.0.2 metric 5")
+    ok(net, "r0", "route add -host 10.9.9.9 dev r0-eth2")
+    ok(net, "r0", "route add -net 10.2.0.0 netmask 255.255.0.0 reject")
+    assert ok(net, "r0", "ip route show root 10.0.0.0/8") == (
+        "10.0.0.0/8 via 192.168.1.100 dev r0-eth1 \n"
+        "10.1.0.0/16 via 172.16.0.2 dev r0-eth3 metric 5 \n"
+        "unreachable 10.2.0.0/16 scope host \n"
+        "10.9.9.9 dev r0-eth2 scope link \n")
+    ok(net, "r0", "route del -net 10.1.0.0/16 gw 172.16.0.2")
+    ok(net, "r0", "route del -host 10.9.9.9")
+    res = run(net, "r0", "route del -net 10.1.0.0/16")
+    assert (res.output, res.status, res.kind) == ("SIOCDELRT: No such process\n", 7, ERROR)
+
+
+def test_route_add_is_a_prepend(net):
+    ok(net, "h1", "route add default gw 192.168.1.50")
+    assert ok(net, "h1", "ip route").startswith("default via 192.168.1.50 dev h1-eth0 \n"
+                                                "default via 192.168.1.1 dev h1-eth0 \n")
+    res = run(net, "h1", "route add default gw 192.168.1.50")
+    assert (res.output, res.status, res.kind) == ("SIOCADDRT: File exists\n", 7, ERROR)
+    ok(net, "h1", "route del default")
+    assert ok(net, "h1", "ip route").startswith("default via 192.168.1.1 dev h1-eth0 \n")
+
+
+def test_route_errors(net):
+    res = run(net, "r0", "route add -net 10.0.0.0/8 gw 10.255.255.254")
+    assert (res.output, res.status, res.kind) == ("SIOCADDRT: Network is unreachable\n", 7,
+                                                  ERROR)
+    res = run(net, "r0", "route add -net 10.0.0.0/8 dev eth9")
+    assert res.output == "SIOCADDRT: No such device\n"
+    res = run(net, "r0", "route add -net 10.0.0.1 netmask 255.0.0.0 dev r0-eth1")
+    assert res.output == "route: netmask doesn't match route address\n"
+    assert res.kind == INVALID
+    res = run(net, "r0", "route add")
+    assert res.output.startswith("Usage: inet_route [-vF] del")
+    assert (res.status, res.kind) == (4, INVALID)
+    ok(net, "r0", "ip link set r0-eth1 down")
+    res = run(net, "r0", "route add -net 10.0.0.0/8 dev r0-eth1")
+    assert res.output == "SIOCADDRT: Network is down\n"
+
+
+# ---------------------------------------------------------------------------------- arp
+R0_ARP = (
+    "Address                  HWtype  HWaddress           Flags Mask            Iface\n"
+    "192.168.1.100            ether   02:00:00:00:03:00   C                     r0-eth1\n"
+    "192.168.2.100            ether   02:00:00:00:04:00   C                     r0-eth2\n"
+    "192.168.2.101            ether   02:00:00:00:05:00   C                     r0-eth2\n"
+    "172.16.0.2               ether   02:00:00:00:02:02   C                     r0-eth3\n")
+
+
+def test_arp_views_match_ip_neigh(net):
+    assert ok(net, "r0", "arp -n") == R0_ARP
+    assert ok(net, "r0", "arp") == R0_ARP
+    assert ok(net, "r0", "arp -a") == (
+        "? (192.168.1.100) at 02:00:00:00:03:00 [ether] on r0-eth1\n"
+        "? (192.168.2.100) at 02:00:00:00:04:00 [ether] on r0-eth2\n"
+        "? (192.168.2.101) at 02:00:00:00:05:00 [ether] on r0-eth2\n"
+        "? (172.16.0.2) at 02:00:00:00:02:02 [ether] on r0-eth3\n")
+    neigh = run(net, "r0", "ip neigh").output.splitlines()
+    arp = ok(net, "r0", "arp -an").splitlines()
+    assert [n.split()[0] for n in neigh] == [a.split()[1].strip("()") for a in arp]
+
+
+def test_arp_filters(net):
+    assert ok(net, "r0", "arp -n -i r0-eth1") == "".join(R0_ARP.splitlines(True)[:2])
+    assert ok(net, "r0", "arp -n 192.168.9.9") == "192.168.9.9 (192.168.9.9) -- no entry\n"
+    assert ok(net, "r0", "arp -n -i eth9") == "arp: in 4 entries no match found.\n"
+    ok(net, "h1", "ip link set h1-eth0 down")
+    assert "192.168.1.100" not in ok(net, "r0", "arp -n")
+
+
+def test_arp_delete(net):
+    ok(net, "r0", "arp -d 192.168.1.100")
+    res = run(net, "r0", "arp -d 192.168.9.9")
+    assert (res.output, res.status, res.kind) == ("No ARP entry for 192.168.9.9\n", 255, ERROR)

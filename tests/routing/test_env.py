@@ -1,0 +1,141 @@
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import netarena_gym  # noqa: F401
+from netarena_gym.core.agent import RandomAgent
+from netarena_gym.core.runner import run_episode
+
+ENV = "NetArena-Routing-v0"
+
+
+@pytest.mark.parametrize("interface", ["text", "discrete"])
+@pytest.mark.parametrize("level", [1, 3])
+def test_check_env(interface, level):
+    env = gym.make(ENV, level=level, interface=interface)
+    check_env(env.unwrapped, skip_render_check=True)
+
+
+def test_reset_is_deterministic_and_seeds_differ():
+    env = gym.make(ENV, level=2)
+    o1, i1 = env.reset(seed=7)
+    o2, i2 = env.reset(seed=7)
+    assert o1 == o2 and i1["scenario"] == i2["scenario"]
+    o3, i3 = env.reset(seed=8)
+    assert i3["scenario"] != i1["scenario"]
+
+
+def test_same_seed_same_trajectory():
+    def traj(seed):
+        env = gym.make(ENV, level=3, interface="discrete")
+        agent = RandomAgent(env, seed=3)
+        obs, info = env.reset(seed=seed)
+        out = []
+        for _ in range(25):
+            a = agent.act(obs, info)
+            obs, r, term, trunc, info = env.step(a)
+            out.append((a, r, int(obs["reachability"].sum()), term, trunc))
+            if term or trunc:
+                break
+        return out
+    assert traj(11) == traj(11)
+
+
+def test_text_observation_has_pingall_output_and_steps():
+    env = gym.make(ENV, level=1)
+    obs, info = env.reset(seed=1)
+    assert obs.startswith("Pingall result:\n*** Ping: testing ping reachability\n")
+    assert "*** Results:" in obs and "Steps left: 15" in obs
+    assert info["loss_pct"] > 0 and not info["correct"]
+    obs, r, term, trunc, info = env.step({"machine": "r0", "command": "ip route show"})
+    assert "Machine: r0\nCommand: ip route show\nOutput:\n" in obs
+    assert "proto kernel scope link" in obs and "Steps left: 14" in obs
+    assert info["reward_components"]["step"] == pytest.approx(-0.01)
+
+
+@pytest.mark.parametrize("action,kind,component", [
+    ("this is not json", "invalid", "invalid"),
+    ('{"machine": "r0"}', "invalid", "invalid"),
+    ({"machine": "r9", "command": "ip a"}, "invalid", "invalid"),
+    ({"machine": "r0", "command": "rm -rf /"}, "refused", "refused"),
+    ({"machine": "r0", "command": "ip netns add x"}, "refused", "refused"),
+    ({"machine": "s1", "command": "ip a"}, "refused", "refused"),
+    ({"machine": "r0", "command": "ip a | sh"}, "refused", "refused"),
+    ({"machine": "r0", "command": "echo $(id)"}, "refused", "refused"),
+    ({"machine": "r0", "command": "ipx addr"}, "invalid", "invalid"),
+    ({"machine": "r0", "command": "ping 192.168.1.100"}, "timeout", "timeout"),
+])
+def test_bad_actions_are_penalised_not_raised(action, kind, component):
+    env = gym.make(ENV, level=1)
+    env.reset(seed=3)
+    obs, r, term, trunc, info = env.step(action)
+    assert info["command_kind"] == kind
+    assert info["reward_components"][component] < 0
+    assert "Output:" in obs
+    assert info[{"invalid": "invalid", "refused": "refused", "timeout": "timeouts"}[kind]] == 1
+
+
+def test_refused_message_is_clear():
+    env = gym.make(ENV, level=1)
+    env.reset(seed=3)
+    obs, *_ = env.step({"machine": "r0", "command": "reboot"})
+    assert "netarena: command refused: 'reboot' is not an operator command" in obs
+
+
+def test_replay_recorded_scenario():
+    env = gym.make(ENV, level=3)
+    _, info = env.reset(seed=5)
+    rec = json.loads(json.dumps(info["scenario"]))
+    obs1, _ = env.reset(seed=99)
+    obs2, info2 = env.reset(options={"scenario": rec})
+    env2 = gym.make(ENV, level=3)
+    obs3, _ = env2.reset(seed=5)
+    assert obs2 == obs3 and info2["scenario"] == rec
+
+
+def test_truncation_and_success_reward():
+    env = gym.make(ENV, level=1, max_steps=2)
+    env.reset(seed=4)
+    *_, term, trunc, info = env.step({"machine": "r0", "command": "ip addr show"})
+    assert not term and not trunc
+    *_, term, trunc, info = env.step({"machine": "r0", "command": "ip addr show"})
+    assert trunc and not term
+
+
+def test_discrete_interface_masks_and_rendering():
+    env = gym.make(ENV, level=1, interface="discrete")
+    obs, info = env.reset(seed=2)
+    mask = env.unwrapped.action_masks()
+    assert mask.dtype == bool and mask.sum() == obs["action_mask"].sum() > 0
+    invalid = int(np.flatnonzero(~mask)[0])
+    obs, r, *_ , info = env.step(invalid)
+    assert info["command_kind"] == "invalid"
+    # inspecting r0 fills its features (partial observability)
+    assert obs["router_features"][0, 0] == 0
+    obs, *_ = env.step(0)
+    assert obs["router_features"][0, 0] == 1
+    assert obs["reachability"].shape == (env.unwrapped.dims.nodes,) * 2
+
+
+def test_full_observability_text_has_configuration():
+    env = gym.make(ENV, level=1, observability="full")
+    obs, _ = env.reset(seed=1)
+    assert "Configuration of every node:" in obs and "### r0" in obs and "-P FORWARD" in obs
+
+
+def test_history_window():
+    env = gym.make(ENV, level=1, history=3)
+    env.reset(seed=1)
+    for c in ("ip link show", "ip rule show", "iptables -S"):
+        obs, *_ = env.step({"machine": "r0", "command": c})
+    assert "History (oldest first):" in obs and "Command: ip link show" in obs
+
+
+def test_random_agent_runs_text_and_discrete():
+    for interface in ("text", "discrete"):
+        env = gym.make(ENV, level=2, interface=interface)
+        res = run_episode(env, RandomAgent(env, seed=0), seed=1)
+        assert res.steps >= 1

@@ -1,0 +1,93 @@
+"""Every fault type and method: injected with its real commands, the broken pairs asserted
+exactly, then repaired by the expert from observations alone."""
+import gymnasium as gym
+import pytest
+
+import netarena_gym  # noqa: F401
+from netarena_gym.core.runner import run_episode
+from netarena_gym.routing.expert import RoutingExpert
+from netarena_gym.routing.faults import METHODS, Fault
+
+from .conftest import both, broken, scenario
+
+CROSS_2 = both("h2", ["h1", "h4"]) | both("h3", ["h1", "h4"])
+SUBNET2_CUT = CROSS_2 | both("h2", ["r0"]) | both("h3", ["r0"])
+ALL_CROSS = (both("h1", ["h2", "h3", "h4"]) | both("h4", ["h2", "h3"]))
+ROUTER_ONLY_2 = both("h2", ["r0"]) | both("h3", ["r0"])
+EVERYTHING_BUT_SAME_SUBNET = ALL_CROSS | both("r0", ["h1", "h2", "h3", "h4"])
+H3_CUT = both("h3", ["h1", "h4", "r0"])
+
+WR = {"subnet": "192.168.2.0/24", "dev": "r0-eth2", "via": None, "wrong_dev": "r0-eth3",
+      "wrong_ip": "192.168.3.1"}
+CASES = [
+    ("disable_routing", 1, {}, ALL_CROSS),
+    ("disable_routing", 2, {}, ALL_CROSS),
+    ("disable_routing", 3, {}, EVERYTHING_BUT_SAME_SUBNET),
+    ("disable_routing", 4, {"subnet": "192.168.2.0/24"}, CROSS_2),
+    ("disable_routing", 5, {}, EVERYTHING_BUT_SAME_SUBNET),
+    ("disable_interface", 1, {"interface": "r0-eth2"}, SUBNET2_CUT),
+    ("disable_interface", 2, {"interface": "r0-eth2"}, SUBNET2_CUT),
+    ("disable_interface", 3, {"interface": "r0-eth2"}, SUBNET2_CUT),
+    ("disable_interface", 4, {"interface": "r0-eth2", "loss_pct": 60}, SUBNET2_CUT),
+    ("remove_ip", 1, {"interface": "r0-eth2"}, SUBNET2_CUT),
+    ("remove_ip", 2, {"interface": "r0-eth2", "address": "10.7.9.1/24"}, SUBNET2_CUT),
+    ("remove_ip", 3, {"interface": "r0-eth2", "address": "192.168.2.1/30"}, SUBNET2_CUT),
+    ("remove_ip", 4, {"interface": "r0-eth2", "address": "192.168.1.1/24"}, SUBNET2_CUT),
+    ("drop_traffic_to_from_subnet", 1, {"subnet": "192.168.2.0/24"}, ROUTER_ONLY_2),
+    ("drop_traffic_to_from_subnet", 2, {"subnet": "192.168.2.0/24"}, ROUTER_ONLY_2),
+    ("drop_traffic_to_from_subnet", 3, {"subnet": "192.168.2.0/24"}, ROUTER_ONLY_2),
+    ("drop_traffic_to_from_subnet", 4, {"subnet": "192.168.2.0/24", "interface": "r0-eth2",
+                                        "delay_ms": 1500}, SUBNET2_CUT),
+    ("drop_traffic_to_from_subnet", 6, {"subnet": "192.168.2.0/24", "interface": "r0-eth2",
+                                        "corrupt_pct": 30}, SUBNET2_CUT),
+    ("wrong_routing_table", 1, WR, SUBNET2_CUT),
+    ("wrong_routing_table", 2, WR, SUBNET2_CUT),
+    ("wrong_routing_table", 3, {**WR, "metric": 7000}, SUBNET2_CUT),
+    ("wrong_routing_table", 4, WR, SUBNET2_CUT),
+    ("wrong_routing_table", 5, {"host": "h3", "address": "192.168.2.101/32"}, H3_CUT),
+]
+
+
+def test_cases_cover_every_observable_method():
+    covered = {(t, m) for t, m, _, _ in CASES}
+    expected = {(t, m) for t, ms in METHODS.items() for m, spec in ms.items() if spec.observable_alone}
+    assert covered == expected
+
+
+@pytest.mark.parametrize("ftype,method,params,expected", CASES,
+                         ids=[f"{t}-{m}" for t, m, _, _ in CASES])
+def test_fault_breaks_exactly_and_expert_repairs(build, ftype, method, params, expected):
+    fault = Fault(ftype, method, "r0", params)
+    state = build(fault)
+    assert broken(state) == expected
+    env = gym.make("NetArena-Routing-v0", level=1, max_steps=15)
+    res = run_episode(env, RoutingExpert(), options={"scenario": scenario([fault])})
+    assert res.correct and res.safe, res.metrics
+
+
+def test_wrong_mask_wider_than_subnet_is_invisible(build):
+    """/8 and /16 keep the hosts reachable (upstream's queries could be healthy at step 0)."""
+    for plen in (8, 16):
+        st = build(Fault("remove_ip", 3, "r0", {"interface": "r0-eth2", "address": f"192.168.2.1/{plen}"}))
+        assert broken(st) == set()
+
+
+def test_tcp_only_drop_is_invisible_to_ping(build):
+    st = build(Fault("drop_traffic_to_from_subnet", 5, "r0", {"subnet": "192.168.2.0/24"}))
+    assert broken(st) == set()
+    assert not METHODS["drop_traffic_to_from_subnet"][5].observable_alone
+
+
+def test_probe_interface_fault_cuts_router_address_for_everyone(build):
+    st = build(Fault("disable_interface", 2, "r0", {"interface": "r0-eth1"}))
+    b = broken(st)
+    assert ("h4", "r0") in b and ("h2", "r0") in b  # 192.168.1.1 is down for all
+    assert ("r0", "h4") not in b  # r0 still reaches h4 from 192.168.3.1
+
+
+def test_injection_commands_are_recorded_with_outcomes(build):
+    st = build(Fault("wrong_routing_table", 2, "r0", WR))
+    cmds = [(m, c, r.status) for m, c, r in st.injection]
+    assert cmds[0][1] == "ip route del 192.168.2.0/24 dev r0-eth2" and cmds[0][2] == 0
+    assert cmds[1][1] == "ip route add 192.168.2.0/24 via 10.255.255.254"
+    assert cmds[1][2] != 0  # rejected gateway: the route simply stays deleted

@@ -1,0 +1,92 @@
+import json
+
+import pytest
+
+from netarena_gym.routing.faults import TYPES, Fault
+from netarena_gym.routing.generator import (
+    COMPAT_CATEGORIES, RoutingGenerator, compat_category_level, import_upstream)
+from netarena_gym.routing.topology import Layout, TopologySpec
+
+
+def test_generation_is_a_pure_function_of_the_seed():
+    g = RoutingGenerator(2)
+    assert g.generate(123).scenario == g.generate(123).scenario
+    assert g.generate(123).scenario != g.generate(124).scenario
+
+
+@pytest.mark.parametrize("level", [1, 2, 3, "compat"])
+def test_levels_shape_and_observability(level):
+    g = RoutingGenerator(level)
+    for seed in range(40):
+        gen = g.generate(seed)
+        s = gen.scenario
+        spec = TopologySpec.from_dict(s.params["topology"])
+        types = [f["type"] for f in s.faults]
+        assert not gen.state.oracle.matrix().all()  # at least one broken pair
+        if level in (1, 2):
+            assert spec.n_routers == 1 and len(types) == level and len(set(types)) == level
+            assert all(2 <= len(h) <= 8 and all(1 <= x <= 4 for x in h) for h in spec.hosts)
+        elif level == 3:
+            assert 2 <= spec.n_routers <= 4 and 3 <= len(types) <= 4
+        else:
+            assert spec.n_routers == 1 and len(set(spec.hosts[0])) == 1
+            assert tuple(types) in COMPAT_CATEGORIES
+            assert all(f["method"] in (1, 2, 3, 4) for f in s.faults)
+        json.dumps(s.to_dict())  # serialisable
+        for f in s.faults:
+            Fault.from_dict(f).commands()
+
+
+def test_every_parameter_is_recorded():
+    g = RoutingGenerator(1)
+    seen = set()
+    for seed in range(300):
+        f = g.generate(seed).scenario.faults[0]
+        seen.add((f["type"], f["method"]))
+        rendered = Fault.from_dict(f).commands()
+        assert rendered == Fault.from_dict(json.loads(json.dumps(f))).commands()
+    assert {t for t, _ in seen} == set(TYPES)
+
+
+def test_capabilities_remove_netem_methods():
+    g = RoutingGenerator(1, capabilities=frozenset())
+    for seed in range(200):
+        for f in g.generate(seed).scenario.faults:
+            assert "netem" not in " ".join(Fault.from_dict(f).commands())
+
+
+def test_compat_category_levels_and_selection():
+    assert len(COMPAT_CATEGORIES) == 15
+    assert sum(compat_category_level(c) == 1 for c in COMPAT_CATEGORIES) == 5
+    assert sum(compat_category_level(c) == 2 for c in COMPAT_CATEGORIES) == 6
+    g = RoutingGenerator("compat")
+    s = g.generate(5, category=7).scenario
+    assert tuple(f["type"] for f in s.faults) == COMPAT_CATEGORIES[7]
+
+
+def test_import_upstream_error_config():
+    data = {"queries": [
+        {"errornumber": 1, "errortype": "disable_routing",
+         "errordetail": {"action": "Disable IP forwarding", "method": 1},
+         "num_switches": 3, "num_hosts_per_subnet": 2},
+        {"errornumber": 2, "errortype": ["remove_ip", "wrong_routing_table"],
+         "errordetail": [{"interface": "p42_r0-eth2", "method": 3, "wrong_mask": 30},
+                         {"from": 1, "to": 3, "del_interface": "r0-eth1", "add_interface": "r0-eth3",
+                          "to_ip": "192.168.3.1", "method": 3, "metric": 12000}],
+         "num_switches": 3, "num_hosts_per_subnet": 1},
+    ]}
+    out = import_upstream(data)
+    assert [s.meta["category"] for s in out] == ["disable_routing", "remove_ip+wrong_routing_table"]
+    cmds = [c for f in out[1].faults for c in Fault.from_dict(f).commands()]
+    assert "ip addr add 192.168.2.1/30 dev r0-eth2" in cmds
+    assert "ip route add 192.168.1.0/24 dev r0-eth3 metric 10000" in cmds  # upstream's bug kept
+    assert TopologySpec.from_dict(out[0].params["topology"]).hosts == ((2, 2, 2),)
+
+
+def test_layout_addressing_plan():
+    lay = Layout(TopologySpec(hosts=((2, 1), (1,), (1, 1)), parents=(0, 1)))
+    assert [s.iface for s in lay.subnets] == ["r0-eth1", "r0-eth2", "r1-eth1", "r2-eth1", "r2-eth2"]
+    assert [(ln.a_iface, ln.b_iface) for ln in lay.links] == [("r0-eth3", "r1-eth2"), ("r1-eth3", "r2-eth3")]
+    assert lay.subnets[3].hosts == ("h5",)
+    routes = {(n >> 8 & 255, p): (d, g) for n, p, d, g in lay.intended_routes("r0")}
+    assert routes[(4, 24)] == ("r0-eth3", (172 << 24) | (16 << 16) | 2)
