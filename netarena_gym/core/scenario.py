@@ -6,10 +6,19 @@ rebuild the episode without the seed (the seed is kept for provenance)."""
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 SCHEMA_VERSION = 1
+
+
+def _copy(v):
+    """Deep copy of JSON-like data (dicts, lists, tuples, scalars)."""
+    if isinstance(v, dict):
+        return {k: _copy(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_copy(x) for x in v]
+    return v
 
 
 @dataclass(frozen=True)
@@ -23,9 +32,9 @@ class Scenario:
     version: int = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["faults"] = [dict(f) for f in self.faults]
-        return d
+        return {"task": self.task, "level": self.level, "params": _copy(self.params),
+                "faults": [_copy(f) for f in self.faults], "seed": self.seed,
+                "meta": _copy(self.meta), "version": self.version}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)

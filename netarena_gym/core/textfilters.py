@@ -15,12 +15,23 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Callable
+import warnings
+from collections.abc import Callable
 
 from netarena_gym.core.shell import ERROR, INVALID, OK, CommandResult
 
-__all__ = ["grep", "head", "tail", "wc", "sort", "uniq", "FILTERS", "translate_regex",
-           "RegexError", "Opener"]
+__all__ = [
+    "FILTERS",
+    "Opener",
+    "RegexError",
+    "grep",
+    "head",
+    "sort",
+    "tail",
+    "translate_regex",
+    "uniq",
+    "wc",
+]
 
 Opener = Callable[[str], "tuple[str | None, str | None]"]
 _STDIN = "(standard input)"
@@ -184,7 +195,7 @@ def _interval(pat: str, i: int, extended: bool, b: _Builder) -> int:
         raise RegexError("Regular expression too big")
     end = m.end() + len(close)
     if b.quantifiable:
-        b.quantify("{%s%s%s}" % (lo, comma, hi))
+        b.quantify(f"{{{lo}{comma}{hi}}}")
     else:
         b.atom(re.escape(pat[i - (1 if extended else 2):end]))
     return end
@@ -282,7 +293,9 @@ def _compile_grep(patterns: list[str], mode: str, icase: bool, word: bool,
     if line:
         body = rf"^(?:{body})$"
     try:
-        return re.compile(body, re.IGNORECASE if icase else 0), warn
+        with warnings.catch_warnings():  # -P patterns may trip Python's FutureWarnings
+            warnings.simplefilter("ignore")
+            return re.compile(body, re.IGNORECASE if icase else 0), warn
     except (re.error, RecursionError, OverflowError) as e:
         raise RegexError("Invalid regular expression") from e
 
@@ -292,7 +305,7 @@ def grep(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandRe
         opts, operands = _grep_opts("grep", argv, _GREP_ARG, _GREP_LONG)
     except _Usage as e:
         return e.result
-    f = {"mode": "G", "patterns": None, "after": 0, "before": 0, "max": None}
+    f = {"mode": "G", "patterns": None, "after": 0, "before": 0, "max": None, "ctx": False}
     flags: set[str] = set()
     for o, v in opts:
         if o in ("E", "F", "G", "P"):
@@ -307,6 +320,7 @@ def grep(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandRe
         elif o in ("A", "B", "C", "NUM"):
             if not v.isdigit():
                 return CommandResult(f"grep: {v}: invalid context length argument\n", 2, INVALID)
+            f["ctx"] = True  # even -A0 separates groups with --
             if o in ("A", "C", "NUM"):
                 f["after"] = int(v)
             if o in ("B", "C", "NUM"):
@@ -378,7 +392,7 @@ def _grep_text(rx: re.Pattern, lines: list[str], label: str | None, flags: set, 
         for k in range(lo, hi + 1):
             if k <= last:
                 continue
-            if (f["before"] or f["after"]) and last >= 0 and k > last + 1:
+            if f["ctx"] and last >= 0 and k > last + 1:
                 out.append("--\n")
             out.append(pre(k, ":" if k in shown else "-") + lines[k] + "\n")
             last = k
@@ -558,9 +572,7 @@ def sort(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandRe
             if len(v) != 1:
                 return CommandResult(f"sort: multi-character tab \u2018{v}\u2019\n", 2, INVALID)
             sep = v
-        elif o in ("o", "S", "T"):
-            continue
-        elif o == "z":
+        elif o in ("o", "S", "T") or o == "z":
             continue
         elif o in "rnufbsg":
             g.add("n" if o == "g" else o)
@@ -622,7 +634,7 @@ def uniq(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandRe
             return CommandResult(f"uniq: invalid option -- '{o}'\n"
                                  "Try 'uniq --help' for more information.\n", 1, INVALID)
         fl.add(o)
-    label, text, err = next(_read_inputs("uniq", operands[:1], stdin, opener))
+    _, text, err = next(_read_inputs("uniq", operands[:1], stdin, opener))
     if err:
         return CommandResult(err.replace("cannot open '", "").replace("' for reading", ""),
                              1, ERROR)

@@ -64,7 +64,25 @@ def subnet_slot(lay: Layout, dims: Dims, k: int) -> int:
     return r * dims.subnets + local
 
 
+_CACHE: dict[tuple, tuple[list, object]] = {}
+
+
 def fill(cat: Catalogue, lay: Layout, dims: Dims) -> None:
+    """Lay out the episode's entries. They depend only on the routers' interfaces and
+    links (not on host counts), so they are memoised by that structure."""
+    key = (tuple(len(h) for h in lay.spec.hosts), lay.spec.parents, dims)
+    hit = _CACHE.get(key)
+    if hit is None:
+        _build(cat, lay, dims)
+        if len(_CACHE) > 1024:
+            _CACHE.clear()
+        _CACHE[key] = (list(cat.entries), cat.mask.copy())
+    else:
+        cat.entries = list(hit[0])
+        cat.mask[:] = hit[1]
+
+
+def _build(cat: Catalogue, lay: Layout, dims: Dims) -> None:
     cat.clear()
     routes = {r: {} for r in lay.routers}
     for r in lay.routers:

@@ -212,11 +212,29 @@ class Node:
         self._cache_version = -1
         self._local_ips: frozenset[int] = frozenset()
         self._route_cache: dict = {}
+        self._dst_only = True
         self._fingerprint: tuple | None = None
         self._fp_version = -1
         self.network: "Network | None" = None
-        self.add_interface("lo", mac="00:00:00:00:00:00", mtu=65536, loopback=True)
-        self.add_address("lo", 0x7F000001, 8)
+        self.interfaces["lo"] = Interface(name="lo", ifindex=1, mac="00:00:00:00:00:00",
+                                          mtu=65536, loopback=True,
+                                          addresses=[Address(0x7F000001, 8)])
+        self._next_ifindex = 2
+
+    @classmethod
+    def host(cls, name: str, ifname: str, *, mac: str, peer_ifindex: int, ip: int, plen: int,
+             gateway: int) -> "Node":
+        """A host with one interface, one address and a default route (built directly:
+        the same state ``add_interface``/``add_address``/``ip route add default`` make)."""
+        node = cls(name, "host")
+        node.interfaces[ifname] = Interface(name=ifname, ifindex=2, mac=mac,
+                                            peer_ifindex=peer_ifindex, addresses=[Address(ip, plen)])
+        node._next_ifindex = 3
+        net = ip & mask_of(plen)
+        node.tables[MAIN] = [Route(dst=0, plen=0, dev=ifname, gateway=gateway, table=MAIN),
+                             Route(dst=net, plen=plen, dev=ifname, proto="kernel",
+                                   scope="link", src=ip, table=MAIN)]
+        return node
 
     # ----------------------------------------------------------------- bookkeeping
     def touch(self) -> None:
@@ -234,6 +252,9 @@ class Node:
                         ips.add(a.ip)
             self._local_ips = frozenset(ips)
             self._route_cache = {}
+            # with selector-free rules a lookup depends on the destination alone
+            self._dst_only = all(r.src is None and r.dst is None and r.iif is None
+                                 and r.oif is None and not r.invert for r in self.rules)
             self._cache_version = self.version
 
     def fingerprint(self) -> tuple:
@@ -266,7 +287,8 @@ class Node:
             self.touch()
 
     def local_ips(self) -> frozenset[int]:
-        self._refresh()
+        if self._cache_version != self.version:
+            self._refresh()
         return self._local_ips
 
     def iface(self, name: str) -> Interface | None:
@@ -429,8 +451,9 @@ class Node:
     def lookup(self, dst: int, src: int = 0, iif: str | None = None,
                oif: str | None = None) -> "Lookup":
         """Policy routing lookup (``ip route get``): rules in order, then each table."""
-        self._refresh()
-        key = (dst, src, iif, oif)
+        if self._cache_version != self.version:
+            self._refresh()
+        key = dst if (self._dst_only and oif is None) else (dst, src, iif, oif)
         hit = self._route_cache.get(key)
         if hit is not None:
             return hit
@@ -511,6 +534,8 @@ class Network:
         self.segment_of: dict[tuple[str, str], str] = {}
         self.probe_ip: dict[str, int] = {}  # address each node is pinged at (cached at build)
         self.version = 0
+        self._nb_cache: dict = {}
+        self._nb_version = -1
 
     def add_node(self, node: Node) -> Node:
         node.network = self
@@ -537,6 +562,17 @@ class Network:
     def neighbor(self, node: Node, ifname: str, ip: int) -> tuple[Node, str] | None:
         """ARP: which node on ``ifname``'s segment answers for ``ip`` (arp_ignore=0: any
         address of the answering node counts, if the interface it hears on is up)."""
+        if self._nb_version != self.version:
+            self._nb_cache.clear()
+            self._nb_version = self.version
+        key = (node.name, ifname, ip)
+        try:
+            return self._nb_cache[key]
+        except KeyError:
+            res = self._nb_cache[key] = self._resolve(node, ifname, ip)
+            return res
+
+    def _resolve(self, node: Node, ifname: str, ip: int) -> tuple[Node, str] | None:
         itf = node.interfaces.get(ifname)
         if itf is None or not itf.up:
             return None

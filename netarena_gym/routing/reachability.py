@@ -7,7 +7,7 @@ nothing, or that return the network to a state seen before, cost a dictionary lo
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,22 +21,24 @@ HOP_MS = 0.02
 BASE_MS = 0.04
 
 
-@dataclass(slots=True)
 class Trip:
     """One direction of a probe. ``ok``: delivered to the destination's stack.
 
     ``error`` names the failure as ping reports it (``None`` when ok, ``"timeout"`` when the
     packet vanished silently); ``reporter`` is the address an ICMP error came from;
-    ``local_error`` is set when the sender's own stack refused (printed as ``ping: ...``)."""
-    ok: bool
-    node: Node
-    error: str | None = None
-    reporter: int | None = None
-    local_error: str | None = None
-    delay_ms: float = 0.0
-    loss: float = 0.0
-    ttl: int = MAX_TTL
-    hops: list = field(default_factory=list)  # [(node, src address it would report)]
+    ``local_error`` is set when the sender's own stack refused (printed as ``ping: ...``);
+    ``src`` is the source address the packet carried; ``hops`` is filled when recording."""
+    __slots__ = ("ok", "node", "error", "reporter", "local_error", "delay_ms", "loss", "ttl",
+                 "hops", "src")
+
+    def __init__(self, node: Node, ttl: int, record: bool):
+        self.ok = False
+        self.node = node
+        self.error = self.reporter = self.local_error = self.src = None
+        self.delay_ms = 0.0
+        self.loss = 0.0
+        self.ttl = ttl
+        self.hops = [] if record else None
 
 
 _REJECT_TEXT = {
@@ -82,11 +84,12 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
          size: int = PING_PACKET, dont_fragment: bool = False, proto: str = "icmp",
          icmp_type: str = "echo-request", ttl: int = MAX_TTL, record: bool = False) -> Trip:
     """Send one packet from ``origin`` (locally generated) to ``dst``."""
-    trip = Trip(ok=False, node=origin, ttl=ttl)
+    trip = Trip(origin, ttl, record)
     node = origin
     res = node.lookup(dst, src or 0, "lo")
     if res.kind == "local":
         s = src if src is not None else dst
+        trip.src = s
         if _filter(node, "OUTPUT", s, dst, proto, None, "lo", icmp_type)[0] != "ACCEPT":
             trip.local_error = "sendmsg: Operation not permitted"
             return trip
@@ -96,7 +99,8 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
             trip.reporter = dst if v == "REJECT" else None
             return trip
         trip.ok = True
-        trip.hops.append((node, dst))
+        if record:
+            trip.hops.append((node, dst))
         return trip
     if res.kind != "unicast":
         trip.local_error = {"unreachable": "connect: Network is unreachable",
@@ -111,6 +115,7 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
         if src is None:
             trip.local_error = "connect: Network is unreachable"
             return trip
+    trip.src = src
     v, how = _filter(node, "OUTPUT", src, dst, proto, None, dev, icmp_type)
     if v == "DROP":
         trip.local_error = "sendmsg: Operation not permitted"
@@ -209,14 +214,7 @@ def echo(net: Network, origin: Node, dst: int, *, size: int = PING_PACKET,
     req = walk(net, origin, dst, src, size=size, dont_fragment=dont_fragment)
     if req.local_error:
         return PingOutcome(False, None, local_error=req.local_error)
-    res0 = origin.lookup(dst, src or 0, "lo")
-    if res0.kind == "local":
-        s = src if src is not None else dst
-    elif src is not None:
-        s = src
-    else:
-        s = res0.route.src if res0.route is not None and res0.route.src is not None else \
-            origin.select_source(res0.dev, res0.gateway if res0.gateway is not None else dst)
+    s = req.src
     if not req.ok:
         return PingOutcome(False, s, error=req.error, reporter=req.reporter)
     responder = req.node
@@ -234,8 +232,14 @@ def echo(net: Network, origin: Node, dst: int, *, size: int = PING_PACKET,
 def pair_ok(net: Network, a: Node, dst: int, timeout_s: float) -> bool:
     """Would ``ping -c1 -W<timeout_s>`` from ``a`` to ``dst`` succeed? Any netem loss or
     corruption on the path counts as failure: the oracle asks for reliable reachability."""
-    o = echo(net, a, dst)
-    return o.ok and o.loss == 0.0 and o.rtt_ms < timeout_s * 1000.0
+    req = walk(net, a, dst)
+    if not req.ok:
+        return False
+    if req.node is a:
+        return True
+    rep = walk(net, req.node, req.src, dst, icmp_type="echo-reply")
+    return (rep.ok and req.loss == 0.0 and rep.loss == 0.0
+            and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0)
 
 
 class ReachabilityOracle:
@@ -256,10 +260,16 @@ class ReachabilityOracle:
         self._last: np.ndarray | None = None
 
     def _key(self) -> tuple:
+        """One small int per node naming its configuration: negative for a node untouched
+        since the build (no fingerprint needed), else an id interned from its content."""
         key = []
         for i, node in enumerate(self._nodes):
             ver, sid = self._node_state[i]
             if ver != node.version:
+                if node.version == 0:
+                    self._node_state[i] = (0, -1 - i)
+                    key.append(-1 - i)
+                    continue
                 fp = node.fingerprint()
                 sid = self._state_ids.get(fp)
                 if sid is None:
@@ -307,6 +317,10 @@ class ReachabilityOracle:
         m.flags.writeable = False
         return m
 
+    def _pristine_ips(self) -> set[int]:
+        return {self._dst[i] for i, n in enumerate(self._nodes)
+                if n.kind == "host" and n.version == 0}
+
     def _classes(self) -> tuple[list[list[int]], np.ndarray]:
         long_prefixes: set[tuple[int, int]] = set()
         for node in self._nodes:
@@ -332,7 +346,15 @@ class ReachabilityOracle:
             for itf in node.interfaces.values():
                 for a in itf.addresses:
                     long_prefixes.add((a.ip, 32))
-        lp = sorted(long_prefixes)
+        # only prefixes that contain some pristine host can tell hosts apart
+        hosts = self._pristine_ips()
+        lp = []
+        for net_, pl in sorted(long_prefixes):
+            if pl == 32:
+                if net_ in hosts:
+                    lp.append((net_, pl))
+            elif any((h & mask_of(pl)) == net_ for h in hosts):
+                lp.append((net_ & mask_of(pl), pl))
         groups: dict[tuple, list[int]] = {}
         order: list[tuple] = []
         seg_of = self.net.segment_of
@@ -340,7 +362,7 @@ class ReachabilityOracle:
             if node.kind == "host" and node.version == 0:
                 ip = self._dst[i]
                 key = (seg_of.get((node.name, f"{node.name}-eth0")),
-                       tuple(((ip & mask_of(pl)) == (n & mask_of(pl))) for n, pl in lp))
+                       tuple((ip & mask_of(pl)) == n for n, pl in lp) if lp else ())
             else:
                 key = ("node", i)
             if key not in groups:

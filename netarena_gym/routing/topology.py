@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netarena_gym.core.ipv4 import int_to_ip
-from netarena_gym.routing.model import MAIN, Network, Node, Route
+from netarena_gym.routing.model import MAIN, Network, Node, Route  # noqa: F401
 
 MAX_ROUTERS = 4
 MAX_SUBNETS_PER_ROUTER = 8
@@ -218,13 +218,11 @@ def build_network(spec: TopologySpec) -> tuple[Network, Layout]:
         net.probe_ip.setdefault(s.router, s.gateway)
         for j, hn in enumerate(s.hosts):
             node_no += 1
-            host = net.add_node(Node(hn, "host"))
             hif = f"{hn}-eth0"
-            host.add_interface(hif, mac=_mac(node_no, 0), peer_ifindex=peer_ifindex)
-            peer_ifindex += 1
             ip = s.net + 100 + j
-            host.add_address(hif, ip, 24)
-            host.insert_route(Route(dst=0, plen=0, dev=hif, gateway=s.gateway, table=MAIN))
+            net.add_node(Node.host(hn, hif, mac=_mac(node_no, 0), peer_ifindex=peer_ifindex,
+                                   ip=ip, plen=24, gateway=s.gateway))
+            peer_ifindex += 1
             net.attach(s.switch, hn, hif)
             net.probe_ip[hn] = ip
     for ln in lay.links:
@@ -240,5 +238,6 @@ def build_network(spec: TopologySpec) -> tuple[Network, Layout]:
                 node.insert_route(Route(dst=dst, plen=plen, dev=dev, gateway=gw, table=MAIN))
     for node in net.nodes.values():
         node.version = 0
+        node._cache_version = node._fp_version = -1
     net.version = 0
     return net, lay

@@ -311,8 +311,10 @@ def test_verdict_negations_wildcards_and_icmp_types(ctx):
     ok(ctx, "iptables -A INPUT ! -p icmp -j REJECT --reject-with icmp-port-unreachable")
     t = ctx.node.iptables
     lan = A("192.168.1.100")
-    v = lambda src, proto, iif, icmp: ipt.verdict(t, "INPUT", src, A("192.168.1.1"), proto,
-                                                  iif, None, icmp)
+
+    def v(src, proto, iif, icmp):
+        return ipt.verdict(t, "INPUT", src, A("192.168.1.1"), proto, iif, None, icmp)
+
     assert v(A("10.0.0.1"), "icmp", "r0-eth1", "echo-request") == ("DROP", None)
     assert v(lan, "icmp", "r0-eth1", "echo-request") == ("ACCEPT", None)
     assert v(lan, "icmp", "r0-eth2", "echo-reply") == ("REJECT", "icmp-port-unreachable")
@@ -329,7 +331,10 @@ def test_verdict_user_chains_and_return(ctx):
                  "iptables -A DEEP -s 10.0.0.3 -j REJECT"):
         ok(ctx, line)
     t = ctx.node.iptables
-    v = lambda src: ipt.verdict(t, "FORWARD", A(src), A("1.1.1.1"), "icmp", "a", "b", None)
+
+    def v(src):
+        return ipt.verdict(t, "FORWARD", A(src), A("1.1.1.1"), "icmp", "a", "b", None)
+
     assert v("10.0.0.1") == ("DROP", None)  # RETURN, then FORWARD's final DROP
     assert v("10.0.0.2") == ("ACCEPT", None)
     assert v("10.0.0.3") == ("REJECT", "icmp-port-unreachable")

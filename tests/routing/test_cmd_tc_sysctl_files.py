@@ -5,8 +5,14 @@ import shlex
 import pytest
 
 from netarena_gym.core.shell import ERROR, INVALID, OK
-from netarena_gym.routing.commands import REGISTRY, CommandContext
-from netarena_gym.routing.commands import files, filters, sysctl, tc  # noqa: F401
+from netarena_gym.routing.commands import (  # noqa: F401
+    REGISTRY,
+    CommandContext,
+    files,
+    filters,
+    sysctl,
+    tc,
+)
 from netarena_gym.routing.model import Qdisc
 from netarena_gym.routing.topology import TopologySpec, build_network
 

@@ -18,10 +18,11 @@ from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.sysctl import proc_status, read_proc, write_proc
 from netarena_gym.routing.model import MAIN
 
-__all__ = ["cat_cmd", "echo_cmd", "write_redirect", "read_path", "proc_net_route"]
+__all__ = ["cat_cmd", "echo_cmd", "proc_net_route", "read_path", "write_redirect"]
 
 _RTF_UP, _RTF_GATEWAY, _RTF_HOST, _RTF_REJECT = 0x1, 0x2, 0x4, 0x200
-_ROUTE_HEADER = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT"
+_ROUTE_HEADER = ("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\t"
+                 "Window\tIRTT")
 _ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
             "t": "\t", "v": "\v", "\\": "\\"}
 

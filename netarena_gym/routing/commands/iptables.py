@@ -7,7 +7,8 @@ tool on Debian 12 (e.g. ``-L -n`` prints protocol numbers, ``-L NOPE`` prints th
 Simulator limits (the model stores only what :class:`~netarena_gym.routing.model.IptRule`
 holds): matches other than ``icmp`` (``-m state``, ``-m conntrack``, ``--dport`` ...) and targets
 other than ACCEPT/DROP/REJECT/RETURN/user chains are refused as if the extension were missing
-(``Couldn't load match `state':No such file or directory``, exit 2); so are ``-g`` and ``-f``.
+(``Couldn't load match `state':No such file or directory``, exit 2); ``-g`` and ``-f`` are
+refused with a note that the simulator lacks them.
 Non-contiguous dotted masks are refused as invalid masks. Only the filter table holds rules:
 listing ``nat``/``mangle``/``raw``/``security`` shows their empty built-in chains, and writing
 to them fails with ``table 'nat' does not exist`` (exit 3). Renaming a built-in chain is refused.
@@ -25,9 +26,9 @@ from dataclasses import dataclass, field
 from netarena_gym.core.ipv4 import int_to_ip, mask_of
 from netarena_gym.core.shell import ERROR, INVALID, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
-from netarena_gym.routing.model import BUILTIN_CHAINS, IptRule, Iptables
+from netarena_gym.routing.model import BUILTIN_CHAINS, Iptables, IptRule
 
-__all__ = ["verdict", "icmp_spec", "SAVE_DATE", "format_rule_spec"]
+__all__ = ["SAVE_DATE", "format_rule_spec", "icmp_spec", "verdict"]
 
 VERSION = "iptables v1.8.9 (nf_tables)"
 SAVE_DATE = "Mon Jan  1 00:00:00 2024"
@@ -52,21 +53,29 @@ _TCP_EXT = {"dport", "sport", "destination-port", "source-port", "tcp-flags", "s
 _HOSTS = {0x7F000001: "localhost"}
 _NETWORKS = {0: "default", 0x7F000000: "loopback", 0xA9FE0000: "link-local"}
 
-# iptables' ICMP names in its table order: NAME:TYPE (any code) or NAME:TYPE/CODE; an alias
-# (pong, ping, ttl-exceeded) follows the name it stands for
-_ICMP = [(n, int(t), int(c or 0), int(c or 255)) for n, t, _, c in (
-    (e.split(":")[0], *e.split(":")[1].partition("/")) for e in """any:255 echo-reply:0 pong:0
-    destination-unreachable:3 network-unreachable:3/0 host-unreachable:3/1
-    protocol-unreachable:3/2 port-unreachable:3/3 fragmentation-needed:3/4
+# iptables' ICMP type names in its table order: NAME:TYPE matches any code, NAME:TYPE/CODE one
+# code; the aliases pong, ping and ttl-exceeded follow the name they stand for
+_ICMP_TABLE = """
+    any:255 echo-reply:0 pong:0 destination-unreachable:3 network-unreachable:3/0
+    host-unreachable:3/1 protocol-unreachable:3/2 port-unreachable:3/3 fragmentation-needed:3/4
     source-route-failed:3/5 network-unknown:3/6 host-unknown:3/7 network-prohibited:3/9
     host-prohibited:3/10 TOS-network-unreachable:3/11 TOS-host-unreachable:3/12
     communication-prohibited:3/13 host-precedence-violation:3/14 precedence-cutoff:3/15
     source-quench:4 redirect:5 network-redirect:5/0 host-redirect:5/1 TOS-network-redirect:5/2
     TOS-host-redirect:5/3 echo-request:8 ping:8 router-advertisement:9 router-solicitation:10
-    time-exceeded:11 ttl-exceeded:11 ttl-zero-during-transit:11/0
-    ttl-zero-during-reassembly:11/1 parameter-problem:12 ip-header-bad:12/0
-    required-option-missing:12/1 timestamp-request:13 timestamp-reply:14
-    address-mask-request:17 address-mask-reply:18""".split())]
+    time-exceeded:11 ttl-exceeded:11 ttl-zero-during-transit:11/0 ttl-zero-during-reassembly:11/1
+    parameter-problem:12 ip-header-bad:12/0 required-option-missing:12/1 timestamp-request:13
+    timestamp-reply:14 address-mask-request:17 address-mask-reply:18
+"""
+
+
+def _icmp_entry(item: str) -> tuple[str, int, int, int]:
+    name, _, tc = item.partition(":")
+    t, _, c = tc.partition("/")
+    return name, int(t), int(c or 0), int(c or 255)
+
+
+_ICMP = [_icmp_entry(e) for e in _ICMP_TABLE.split()]
 _ICMP_BY_NAME = {n: (t, lo, hi) for n, t, lo, hi in _ICMP}
 _ICMP_NAME_OF: dict[tuple, str] = {}
 for _n, _t, _lo, _hi in _ICMP:
@@ -365,17 +374,16 @@ def _apply(a: _Args, opt: str, arg, inv: bool, argv, i: int, has_arg) -> int:
         if arg is None and opt in "LSFZX" and has_arg():
             arg, i = argv[i], i + 1
         a.chain = arg
-        if opt in "DLSZ" and arg is not None and i < len(argv) and argv[i][:1] not in ("-", "!"):
-            a.rulenum, i = _rulenum(argv[i]), i + 1
-        elif opt in "RI" and i < len(argv) and argv[i][:1] not in ("-", "!"):
-            a.rulenum, i = _rulenum(argv[i]), i + 1
+        nxt = argv[i] if i < len(argv) and argv[i][:1] not in ("-", "!") else None
+        if nxt is not None and (opt in "RI" or (opt in "DLSZ" and arg is not None)):
+            a.rulenum, i = _rulenum(nxt), i + 1
         elif opt == "R":
             raise _param("-R requires a rule number")
         elif opt in "EP":
-            if not (i < len(argv) and argv[i][:1] not in ("-", "!")):
+            if nxt is None:
                 raise _param("-E requires old-chain-name and new-chain-name" if opt == "E"
                              else "-P requires a chain and a policy")
-            a.extra, i = argv[i], i + 1
+            a.extra, i = nxt, i + 1
     elif opt == "h":
         a.help = True
     elif opt == "V":
@@ -464,7 +472,7 @@ def _parse_addrs(text: str) -> list[tuple[int, int]]:
         if slash:
             if "." in m:
                 mv = _dotted(m)
-                bits = bin(mv).count("1") if mv is not None else -1
+                bits = mv.bit_count() if mv is not None else -1
                 if mv is None or mv != mask_of(bits):
                     raise _param(f"invalid mask `{m}' specified")
                 plen = bits
@@ -695,7 +703,8 @@ def _build(a: _Args, ipt: Iptables, op: str | None) -> list[IptRule]:
                 dst_neg="d" in a.inv, proto=proto, proto_neg="p" in a.inv,
                 in_if=v.get("i"), in_neg="i" in a.inv, out_if=v.get("o"), out_neg="o" in a.inv,
                 icmp_type=v.get("icmp"),
-                reject_with=v.get("reject", "icmp-port-unreachable") if target == "REJECT" else None,
+                reject_with=(v.get("reject", "icmp-port-unreachable") if target == "REJECT"
+                             else None),
                 pkts=v.get("c", (0, 0))[0], bytes=v.get("c", (0, 0))[1]))
     if op is not None:
         for r in rules:
@@ -938,25 +947,35 @@ def iptables_save_cmd(ctx: CommandContext, argv: list[str], stdin: str) -> Comma
             counters = True
         elif arg in ("-t", "--table") and i + 1 < len(argv):
             table, i = argv[i + 1], i + 1
-        elif arg.startswith("--table="):
-            table = arg.split("=", 1)[1]
-        elif arg not in ("-4",):
-            return CommandResult(f"{VERSION.replace('iptables', 'iptables-save')}: unknown "
-                                 f"option \"{arg}\"\n", 1, INVALID)
+        elif arg.startswith(("--table=", "-t")) and len(arg) > 2:
+            table = arg.split("=", 1)[1] if arg.startswith("--") else arg[2:]
+        elif arg not in ("-4", "--ipv4"):
+            what = (f"unrecognized option '{arg}'" if arg.startswith("--") else
+                    f"invalid option -- '{arg[1:2] or arg}'")
+            return CommandResult(f"iptables-save: {what}\nLook at manual page "
+                                 "`iptables-save.8' for more information.\n", 1, INVALID)
         i += 1
+    if table is not None and table not in _TABLES:
+        return CommandResult(f"Table `{table}' does not exist\n", 1, ERROR)
     ipt = ctx.node.iptables
-    if table not in (None, "filter") or _is_pristine(ipt):
+    if table not in (None, "filter"):
+        empty = {c: "ACCEPT" for c in _TABLES[table]}
+        return CommandResult(_save_table(table, Iptables(policies=empty, chains={
+            c: [] for c in empty}), list(empty), counters))
+    if _is_pristine(ipt):
         return CommandResult("")
-    out = [f"# Generated by iptables-save v1.8.9 (nf_tables) on {SAVE_DATE}\n", "*filter\n"]
-    chains = _order(ipt)
-    for c in chains:
-        out.append(f":{c} {ipt.policies.get(c, '-')} [0:0]\n")
+    return CommandResult(_save_table("filter", ipt, _order(ipt), counters))
+
+
+def _save_table(name: str, ipt: Iptables, chains: list[str], counters: bool) -> str:
+    out = [f"# Generated by iptables-save v1.8.9 (nf_tables) on {SAVE_DATE}\n", f"*{name}\n"]
+    out += [f":{c} {ipt.policies.get(c, '-')} [0:0]\n" for c in chains]
     for c in chains:
         for r in ipt.chains[c]:
             prefix = f"[{r.pkts}:{r.bytes}] " if counters else ""
             out.append(f"{prefix}-A {c} {format_rule_spec(r)}".rstrip() + "\n")
     out.append(f"COMMIT\n# Completed on {SAVE_DATE}\n")
-    return CommandResult("".join(out))
+    return "".join(out)
 
 
 _HELP = """iptables v1.8.9 (nf_tables)

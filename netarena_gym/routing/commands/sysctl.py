@@ -19,8 +19,15 @@ import re
 from netarena_gym.core.shell import ERROR, INVALID, OK, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 
-__all__ = ["sysctl_cmd", "read_proc", "write_proc", "proc_status", "node_keys", "parse_int",
-           "ALIASES"]
+__all__ = [
+    "ALIASES",
+    "node_keys",
+    "parse_int",
+    "proc_status",
+    "read_proc",
+    "sysctl_cmd",
+    "write_proc",
+]
 
 ALIASES = {"net.ipv4.conf.all.forwarding": "net.ipv4.ip_forward"}
 _MINMAX = {"net.ipv4.icmp_echo_ignore_all": (0, 1)}

@@ -5,7 +5,9 @@ duplicate), ``tbf``, ``pfifo``, ``bfifo``, ``pfifo_fast``, ``fq_codel`` and ``no
 go through the same integer conversions as tc and the kernel (psched ticks, rate tables), so
 ``tc qdisc show`` prints what the real tool prints (``delay 2s``, ``loss 50%``,
 ``rate 1Mbit burst 4Kb lat 400ms``). The add/replace/change/del decisions follow the kernel's
-``tc_modify_qdisc``/``tc_get_qdisc`` (``Exclusivity flag on, cannot modify.`` ...).
+``tc_modify_qdisc``/``tc_get_qdisc`` of Linux 6.1 (``Exclusivity flag on, cannot modify.``
+for an ``add`` over any non-default root; newer kernels, e.g. 6.18, graft a different kind
+instead and say ``Invalid qdisc name: must match existing qdisc``).
 
 Capability switch: a backend without the netem module sets ``ctx.capabilities`` to a collection
 of supported optional features that lacks ``"netem"`` (e.g. ``frozenset()``); ``tc qdisc add ...
@@ -16,8 +18,9 @@ Simulator limits: one root qdisc per interface (no classes, ``parent``/``ingress
 refused as the kernel refuses an unknown parent or kind); netem correlations, ``rate``,
 ``reorder``, ``slot`` and ``distribution`` are not stored (correlations are accepted and not
 shown; the others are refused as unknown parameters). Handles are allocated per node from
-``8001:`` upward, like the kernel's counter. ``refcnt`` of a non-default root is
-``1 + TX queues`` on Linux; :data:`ROOT_REFCNT` assumes single-queue devices.
+``8001:`` upward; the kernel's counter is machine-wide, so real handles depend on history and a
+differential comparison must treat ``8xxx:`` handles loosely. ``refcnt`` of a non-default root
+is ``1 + TX queues`` on Linux (veth gets one queue per CPU); :data:`ROOT_REFCNT` assumes one.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from netarena_gym.core.shell import ERROR, INVALID, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.model import Interface, Qdisc
 
-__all__ = ["tc_cmd", "netem_supported", "format_qdisc", "ROOT_REFCNT", "NETEM"]
+__all__ = ["NETEM", "ROOT_REFCNT", "format_qdisc", "netem_supported", "tc_cmd"]
 
 NETEM = "netem"
 ROOT_REFCNT = 2
@@ -66,7 +69,8 @@ _NETEM_USAGE = (
 _TBF_USAGE = ("Usage: ... tbf limit BYTES burst BYTES[/BYTES] rate KBPS [ mtu BYTES[/BYTES] ]\n"
               "\t[ peakrate KBPS ] [ latency TIME ] [ overhead BYTES ] [ linklayer TYPE ]\n")
 _FIFO_USAGE = "Usage: ... <[p|b]fifo | pfifo_head_drop> [ limit NUMBER ]\n"
-_FQ_CODEL_USAGE = ("Usage: ... fq_codel\t[ limit PACKETS ] [ flows NUMBER ]\n[ memory_limit BYTES ]\n"
+_FQ_CODEL_USAGE = ("Usage: ... fq_codel\t[ limit PACKETS ] [ flows NUMBER ]\n"
+                   "[ memory_limit BYTES ]\n"
                    "[ target TIME ] [ interval TIME ]\n[ quantum BYTES ] [ [no]ecn ]\n"
                    "[ ce_threshold TIME ]\n[ ce_threshold_selector VALUE/MASK ]\n"
                    "[ drop_batch SIZE ]\n")
@@ -159,17 +163,17 @@ def _tick2time(ticks: int) -> int:
 
 def sprint_time(us: float) -> str:
     if us >= 1e6:
-        return "%.3gs" % (us / 1e6)
+        return f"{us / 1e6:.3g}s"
     if us >= 1e3:
-        return "%.3gms" % (us / 1e3)
-    return "%dus" % us
+        return f"{us / 1e3:.3g}ms"
+    return f"{int(us)}us"
 
 
 def sprint_size(sz: int) -> str:
     if sz >= 1 << 20 and abs((1 << 20) * round(sz / (1 << 20)) - sz) < 1024:
-        return "%gMb" % round(sz / (1 << 20))
+        return f"{round(sz / (1 << 20)):g}Mb"
     if sz >= 1024 and abs(1024 * round(sz / 1024) - sz) < 16:
-        return "%gKb" % round(sz / 1024)
+        return f"{round(sz / 1024):g}Kb"
     return f"{sz}b"
 
 
@@ -183,7 +187,7 @@ def sprint_rate(rate_bytes: int) -> str:
 
 def _print_percent(pct: float) -> str:
     per = round(pct / 100 * _U32)  # rint(): half to even, as Python's round
-    return "%g%%" % (100.0 * per / _U32)
+    return f"{100.0 * per / _U32:g}%"
 
 
 def _ms(us: int) -> float:
@@ -235,7 +239,8 @@ def _opts(q: Qdisc, itf: Interface, details: bool) -> str:
         rate, burst, lat = _tbf_view(q)
         s = f"rate {sprint_rate(rate)} burst {sprint_size(burst)}"
         s += "/1 mpu 0b " if details else " "
-        s += f"lat {sprint_time(int(lat) & _U32)} " if lat >= 0 else f"limit {sprint_size(q.limit)} "
+        s += (f"lat {sprint_time(int(lat) & _U32)} " if lat >= 0
+              else f"limit {sprint_size(q.limit)} ")
         return s + ("linklayer ethernet " if details else "")
     if k == "netem":
         s = f"limit {q.limit}"
@@ -259,7 +264,8 @@ def format_qdisc(itf: Interface, with_dev: bool = True, stats: bool = False,
     if q is None:
         line = f"qdisc noqueue 0: {dev}root refcnt 2 \n"
     else:
-        line = f"qdisc {q.kind} {q.handle} {dev}root refcnt {ROOT_REFCNT} {_opts(q, itf, details)}\n"
+        opts = _opts(q, itf, details)
+        line = f"qdisc {q.kind} {q.handle} {dev}root refcnt {ROOT_REFCNT} {opts}\n"
     if stats:
         line += " Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0) \n"
         line += " backlog 0b 0p requeues 0\n"
@@ -357,8 +363,7 @@ def _parse_tbf(words: list[str], itf: Interface) -> Qdisc:
         if key in vals:
             label = "buffer/burst/maxburst" if key == "burst" else key
             raise _Fail(f'tbf: duplicate "{label}" specification\n')
-        if {key, "limit", "latency"} == {"limit", "latency"} and (
-                "limit" in vals or "latency" in vals):
+        if key in ("limit", "latency") and ({"limit", "latency"} - {key}) & vals.keys():
             raise _Fail('tbf: specifying both "latency" and "limit" is not allowed\n'
                         if key == "limit" else
                         'tbf: specifying both "limit" and "/latency" is not allowed\n')
@@ -605,7 +610,8 @@ def _class_show(ctx: CommandContext, words: list[str], stats: bool) -> CommandRe
     q = itf.qdisc
     if q is None or q.kind != "tbf":
         return CommandResult("")
-    return CommandResult(f"class tbf {q.handle[:-1]}:1 parent {q.handle} \n" + ("\n" if stats else ""))
+    line = f"class tbf {q.handle[:-1]}:1 parent {q.handle} \n"
+    return CommandResult(line + ("\n" if stats else ""))
 
 
 def _do_qdisc(ctx: CommandContext, words: list[str], stats: bool, details: bool) -> CommandResult:
