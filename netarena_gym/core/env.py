@@ -126,6 +126,10 @@ class NetArenaEnv(gym.Env):
         """Full serialized configuration, for ``observability="full"``."""
         raise NotImplementedError
 
+    def _episode_info(self) -> dict:
+        """Extra ``info`` keys returned by ``reset`` (backend facts, ...)."""
+        return {}
+
     def _format_action(self, action: dict[str, str]) -> str:
         return " ".join(f"{k.capitalize()}: {action[k]}" for k in self.text_keys)
 
@@ -148,6 +152,7 @@ class NetArenaEnv(gym.Env):
         self._fill_catalogue()
         info = self._info(None)
         info["scenario"] = scenario.to_dict()
+        info.update(self._episode_info())
         return self._observation(), info
 
     def step(self, action: Any):

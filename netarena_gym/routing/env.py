@@ -118,6 +118,10 @@ class RoutingEnv(NetArenaEnv):
             parts.append(self.backend.run(r, INSPECT).output.rstrip("\n"))
         return "\n".join(parts)
 
+    def _episode_info(self) -> dict:
+        return {"backend": self.backend.name,
+                "capabilities": sorted(self.backend.capabilities)}
+
     def _format_action(self, action: dict[str, str]) -> str:
         return f"Machine: {action['machine']}\nCommand: {action['command']}"
 

@@ -89,6 +89,14 @@ class Interface:
     qdisc: Qdisc | None = None
     peer_ifindex: int | None = None  # veth peer, printed as ``name@ifN``
     loopback: bool = False
+    # the other end when it is another node's interface (transit links); LAN interfaces
+    # face a switch port, which is always up
+    peer: "Interface | None" = field(default=None, repr=False, compare=False)
+
+    @property
+    def carrier(self) -> bool:
+        """Admin up and the veth peer up (else the kernel shows NO-CARRIER/linkdown)."""
+        return self.up and (self.peer is None or self.peer.up)
 
     def primary_for(self, addr: Address) -> Address | None:
         """The primary address whose subnet contains ``addr`` (other than itself)."""
@@ -245,11 +253,12 @@ class Node:
 
     def _refresh(self) -> None:
         if self._cache_version != self.version:
+            # an address stays local while its link is down (the kernel keeps the local
+            # route), so other interfaces still answer for it
             ips = set()
             for itf in self.interfaces.values():
-                if itf.up:
-                    for a in itf.addresses:
-                        ips.add(a.ip)
+                for a in itf.addresses:
+                    ips.add(a.ip)
             self._local_ips = frozenset(ips)
             self._route_cache = {}
             # with selector-free rules a lookup depends on the destination alone

@@ -228,6 +228,8 @@ def build_network(spec: TopologySpec) -> tuple[Network, Layout]:
     for ln in lay.links:
         net.nodes[ln.a].add_address(ln.a_iface, ln.a_ip, 30)
         net.nodes[ln.b].add_address(ln.b_iface, ln.b_ip, 30)
+        ia, ib = net.nodes[ln.a].interfaces[ln.a_iface], net.nodes[ln.b].interfaces[ln.b_iface]
+        ia.peer, ib.peer = ib, ia
         seg = f"link{ln.index}"
         net.attach(seg, ln.a, ln.a_iface)
         net.attach(seg, ln.b, ln.b_iface)

@@ -34,7 +34,7 @@ _USAGE = ("Usage:\n  ifconfig [-a] [-v] [-s] <interface> [[<AF>] <address>]\n"
 def _flags(itf: Interface) -> int:
     f = 0x8 if itf.loopback else 0x1002
     if itf.up:
-        f |= 0x41
+        f |= 0x41 if itf.carrier else 0x1
     if itf.promisc:
         f |= 0x100
     return f

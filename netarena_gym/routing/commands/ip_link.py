@@ -21,17 +21,22 @@ _STATS_LINES = (
 def link_flags(itf: Interface) -> str:
     """The ``<...>`` flag list in iproute2's fixed order."""
     parts = ["LOOPBACK"] if itf.loopback else ["BROADCAST", "MULTICAST"]
+    if itf.up and not itf.carrier:
+        parts.insert(0, "NO-CARRIER")
     if itf.promisc:
         parts.append("PROMISC")
     if itf.up:
         parts.append("UP")
-        parts.append("LOWER_UP")
+        if itf.carrier:
+            parts.append("LOWER_UP")
     return ",".join(parts)
 
 
 def operstate(itf: Interface) -> str:
     if not itf.up:
         return "DOWN"
+    if not itf.carrier:
+        return "LOWERLAYERDOWN"
     return "UNKNOWN" if itf.loopback else "UP"
 
 

@@ -84,11 +84,11 @@ def local_table(node: Node) -> list[Route]:
                              table=LOCAL))
 
     for itf in node.interfaces.values():
-        if not itf.up:
-            continue
         for a in itf.addresses:
             prim = itf.primary_for(a) if itf.is_secondary(a) else a
-            put("local", a.ip, 32, itf.name, prim.ip)
+            put("local", a.ip, 32, itf.name, prim.ip)  # kept while the link is down
+            if not itf.up:
+                continue
             brd = broadcast_of(node, itf, a)
             if brd is not None and brd != 0xFFFFFFFF:
                 put("broadcast", brd, 32, itf.name, prim.ip)
@@ -169,7 +169,8 @@ class RouteFilter:
         return not self.from_len and not self.tos
 
 
-def format_route(r: Route, opts: IpOpts, f: RouteFilter | None = None) -> str:
+def format_route(r: Route, opts: IpOpts, f: RouteFilter | None = None,
+                 linkdown: bool = False) -> str:
     """One line of ``ip route show`` (iproute2 ends it with a space)."""
     parts: list[str] = []
     if r.type != "unicast" or opts.details:
@@ -191,7 +192,14 @@ def format_route(r: Route, opts: IpOpts, f: RouteFilter | None = None) -> str:
         parts.append(f"metric {r.metric}")
     if r.onlink:
         parts.append("onlink")
+    if linkdown:
+        parts.append("linkdown")
     return " ".join(parts) + " "
+
+
+def nocarrier_devs(node: Node) -> set[str]:
+    """Interfaces whose routes the kernel flags ``linkdown``."""
+    return {n for n, itf in node.interfaces.items() if itf.up and not itf.carrier}
 
 
 # ------------------------------------------------------------------- show / flush
@@ -298,7 +306,8 @@ def _selected(node: Node, f: RouteFilter) -> list[Route]:
 
 def show_routes(node: Node, opts: IpOpts, args: ArgReader) -> CommandResult:
     f = parse_filter(node, args, opts)
-    lines = [format_route(r, opts, f) for r in _selected(node, f)]
+    down = nocarrier_devs(node)
+    lines = [format_route(r, opts, f, r.dev in down) for r in _selected(node, f)]
     return CommandResult("".join(line + "\n" for line in lines), 0, OK)
 
 

@@ -195,6 +195,10 @@ def traceroute(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResul
         i += 1
     if target is None:
         return CommandResult("Specify \"host\" missing argument.\n", 2, INVALID)
+    if max_hops > 255:
+        return CommandResult("max hops cannot be more than 255\n", 2, INVALID)
+    if queries > 10:
+        return CommandResult("no more than 10 probes per hop\n", 2, INVALID)
     try:
         dst = ip_to_int(target)
     except AddressError:
