@@ -31,6 +31,9 @@ from netarena_gym.malt.kinds import (
 from netarena_gym.malt.model import Diff, Graph, describe
 
 
+_ONE = {k: (k,) for k in KINDS}
+
+
 class Scope:
     """Where a change can alter a rule's outcome: the nodes whose attributes changed, the
     nodes touching a changed edge, the edges to check, and the untouched neighbours whose
@@ -42,36 +45,49 @@ class Scope:
         self.changed = set(diff.nodes)
         touched = self.touched = diff.touched()
         edges = set(diff.edges)
-        for view in (base, after):
+        # a clean base is never evaluated, so only the edges that exist after matter
+        views = (after,) if not base_violations(base) and base_upstream_ok(base) else (base, after)
+        for view in views:
             for k in self.changed:
                 edges.update((k, z) for z in view.children(k))
                 edges.update((p, k) for p in view.parents(k))
         self.edges = edges
+        # an untouched node keeps its edges; its structural rules can only change when the
+        # kind of a neighbour changed: a switch above a changed node, a port below one
         near = set()
-        for k in touched:
-            near.update(p for p in base.parents(k) if SWITCH in kinds_of(base.attrs(p)))
-            near.update(c for c in base.children(k) if PORT in kinds_of(base.attrs(c)))
+        for k in self.changed:
+            near.update(p for p in base.parents(k) if SWITCH in self.kinds(base, p))
+            near.update(c for c in base.children(k) if PORT in self.kinds(base, c))
         self.near = near - touched
 
+    def kinds(self, view, k):
+        """A node's kinds. An unchanged node keyed ``(kind, name)`` has exactly its key's
+        kind (nodes are stored under the key their attributes imply)."""
+        if type(k) is tuple and k not in self.changed:
+            one = _ONE.get(k[0])
+            if one is not None:
+                return one
+        return kinds_of(view.attrs(k))
 
-def _node_rules(view, k, a, attrs_changed: bool, out: set) -> None:
+
+def _node_rules(view, scope: Scope, k, a, out: set) -> None:
     ks = kinds_of(a)
-    if attrs_changed:
+    if k in scope.changed:
         if not ks or any(x not in KIND_SET for x in ks) or not isinstance(a.get("name"), str):
             out.add(("bad_type", k))
         if PORT in ks and not valid_capacity(a.get(CAPACITY)):
             out.add(("port_capacity", k))
     if not view.children(k) and not view.parents(k):
         out.add(("isolated", k))
-    _structure(view, k, ks, out)
+    _structure(view, scope, k, ks, out)
 
 
-def _structure(view, k, ks, out: set) -> None:
-    if SWITCH in ks and not any(t == CONTAINS and PORT in kinds_of(view.attrs(z))
+def _structure(view, scope: Scope, k, ks, out: set) -> None:
+    if SWITCH in ks and not any(t == CONTAINS and PORT in scope.kinds(view, z)
                                 for z, t in view.children(k).items()):
         out.add(("switch_without_port", k))
     if PORT in ks and sum(1 for p, t in view.parents(k).items()
-                          if t == CONTAINS and SWITCH in kinds_of(view.attrs(p))) > 1:
+                          if t == CONTAINS and SWITCH in scope.kinds(view, p)) > 1:
         out.add(("port_parents", k))
 
 
@@ -81,16 +97,15 @@ def violations(view, scope: Scope) -> set[tuple]:
     for k in scope.touched:
         a = view.attrs(k)
         if a is not None:
-            _node_rules(view, k, a, k in scope.changed, out)
+            _node_rules(view, scope, k, a, out)
     for k in scope.near:  # untouched: kinds and edges as in the base
-        a = view.attrs(k)
-        if a is not None:
-            _structure(view, k, kinds_of(a), out)
+        if view.attrs(k) is not None:
+            _structure(view, scope, k, scope.kinds(view, k), out)
     for a, z in scope.edges:
         t = view.children(a).get(z) if view.attrs(a) is not None else None
         if t is None:
             continue
-        ka, kz = kinds_of(view.attrs(a)), kinds_of(view.attrs(z))
+        ka, kz = scope.kinds(view, a), scope.kinds(view, z)
         if t == CONTAINS:
             if not may_contain(ka, kz):
                 out.add(("hierarchy", a, z))
@@ -102,7 +117,7 @@ def violations(view, scope: Scope) -> set[tuple]:
     return out
 
 
-class _Everything:
+class _Everything(Scope):
     """A scope covering a whole graph (to check a base once)."""
 
     def __init__(self, view):

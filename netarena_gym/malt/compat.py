@@ -15,6 +15,7 @@ adjacency, which only needs checking where either graph differs from the shared 
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from netarena_gym.malt.kinds import (
@@ -247,3 +248,47 @@ def compare(answer_type: str, gt, agent) -> bool:
     if answer_type == "list":
         return list_equal(gt, agent)
     return True  # graphs are compared by graph_equal
+
+
+# ------------------------------------------------------------ reading questions
+_NAME = r"(\S+?)"
+_PARSERS = (
+    ("add", re.compile(rf"Add new node with name {_NAME} type {_NAME}, to {_NAME}\. Return a graph\.$")),
+    ("rank", re.compile(rf"Rank all child nodes of {_NAME} type {_NAME} based on ")),
+    ("remove", re.compile(rf"Remove {_NAME} from the graph\. Return a graph\.$")),
+    ("list", re.compile(rf"List all the child nodes of {_NAME}\. Return a list of child node names\.$")),
+    ("remove-list", re.compile(rf"Remove {_NAME} from the graph\. List direct child nodes of {_NAME} in ")),
+    ("remove-rank", re.compile(rf"Remove {_NAME} from the graph\. Rank direct child nodes of {_NAME} in ")),
+    ("remove-count", re.compile(rf"Remove {_NAME} from the graph\. Count the {_NAME} in {_NAME} in ")),
+    ("add-rank", re.compile(rf"Add node with name '{_NAME}' to {_NAME}\. Rank direct child nodes of ")),
+    ("add-list", re.compile(rf"Add {_NAME} to {_NAME}\. List direct child nodes of ")),
+    ("add-count", re.compile(rf"Add {_NAME} to {_NAME}\. Count the {_NAME} in ")),
+)
+_NEW = re.compile(r"new_(EK_[A-Z_]+)_\d+$")
+
+
+def parse(text: str) -> tuple[str, dict]:
+    """The template and names of an upstream question (the inverse of :func:`render`)."""
+    text = text.strip()
+    for template, rx in _PARSERS:
+        m = rx.match(text)
+        if not m:
+            continue
+        g = m.groups()
+        if template == "add":
+            return template, {"name": g[0], "type": g[1], "parent": g[2]}
+        if template == "rank":
+            return template, {"ptype": g[0], "parent": g[1]}
+        if template == "list":
+            return template, {"parent": g[0]}
+        if template.startswith("remove"):
+            p = {"name": g[0], "parent": g[-1] if template == "remove-count" else
+                 (g[1] if len(g) > 1 else parent_of(g[0]))}
+            if template == "remove-count":
+                p["type"] = g[1]
+            return template, p
+        new = _NEW.match(g[0])
+        if new is None:
+            raise ValueError(f"cannot tell the type of {g[0]!r}")
+        return template, {"name": g[0], "type": new.group(1), "parent": g[1]}
+    raise ValueError(f"not an upstream MALT question: {text[:80]!r}")

@@ -29,7 +29,7 @@ import numpy as np
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.core.seeding import rng_from_seed
 from netarena_gym.malt import compat
-from netarena_gym.malt.checks import assess
+from netarena_gym.malt.checks import assess, new_violations
 from netarena_gym.malt.kinds import (
     AGG_BLOCK, CAPACITY, CHASSIS, CONTAINS, CONTROL_DOMAIN, CONTROL_POINT, JUPITER, PORT, RACK,
     SPINEBLOCK, SUPERBLOCK, SWITCH)
@@ -65,8 +65,10 @@ def level_topologies(pool: int = 4) -> list[TopologySpec]:
     """The topology pool of levels 1-4: Google's structure, then random smaller ones."""
     specs = [TopologySpec(capacities=LEVEL_CAPACITIES, weights=LEVEL_WEIGHTS, capacity_seed=0)]
     for i in range(1, pool):
-        rng = rng_from_seed(7919 * i)
-        r = lambda lo, hi: int(rng.integers(lo, hi + 1))  # noqa: E731
+        draw = rng_from_seed(7919 * i)
+
+        def r(lo: int, hi: int, draw=draw) -> int:
+            return int(draw.integers(lo, hi + 1))
         specs.append(TopologySpec(
             superblocks=r(2, 4), aggs_per_superblock=r(2, 4), spineblocks=r(1, 4),
             agg_switches=(r(4, 8), r(4, 8)), spine_switches=(r(4, 8), r(4, 8)),
@@ -152,6 +154,8 @@ class QueryGenerator:
         return g
 
     def sample(self, rng: np.random.Generator, template: str | None = None) -> Drawn:
+        if template is not None and template not in self.templates:
+            raise ValueError(f"template {template!r} is not one of {self.templates}")
         d = Draws(rng)
         for _ in range(MAX_REDRAWS):
             i = d.index(len(self.topologies))
@@ -194,14 +198,13 @@ class QueryGenerator:
 
         _SAMPLERS[t](g, d, do)
         diff = g.net_diff()
-        unsafe, compat_ok, _ = assess(g, diff)
-        if unsafe:
+        if new_violations(g, diff):
             raise _Redraw
         q = Query(template=t, level=self.level, text=render(ops), ops=ops,
                   answer_type=answer_type(ops),
                   ground_truth={"answer": state["answer"], "graph": diff.to_json()},
-                  flags={"literal_unsafe": state["unsafe"], "gt_safe": True,
-                         "gt_safe_compat": compat_ok})
+                  # our rules are stricter than upstream's, so a safe ground truth passes both
+                flags={"literal_unsafe": state["unsafe"], "gt_safe": True, "gt_safe_compat": True})
         return q
 
     # ---------------------------------------------------------------- compat

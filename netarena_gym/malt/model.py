@@ -39,7 +39,8 @@ class Sub:
         if self._counts is None:
             c: dict[str, int] = {}
             for d in self.desc:
-                for k in kinds_of(attrs_of(d)):
+                # a (kind, name) key carries its node's kind
+                for k in ((d[0],) if type(d) is tuple else kinds_of(attrs_of(d))):
                     c[k] = c.get(k, 0) + 1
             self._counts = c
         return self._counts
@@ -339,6 +340,9 @@ class Graph:
         if z not in self.children(a):
             raise GraphError(f"no edge {a!r} -> {z!r}")
         self._invalidate(a)
+        self._unlink(a, z)
+
+    def _unlink(self, a, z) -> None:
         del self._w_out(a)[z]
         del self._w_inn(z)[a]
         self._edges.add((a, z))
@@ -346,12 +350,12 @@ class Graph:
     def remove_node(self, k) -> None:
         if not self.has(k):
             raise GraphError(f"no node {k!r}")
-        self._invalidate(k)
+        self._invalidate(k)  # k and everything above it; nothing below k changes
         for c in list(self.children(k)):
             if c != k:  # a self-loop goes with the parents below
-                self.remove_edge(k, c)
+                self._unlink(k, c)
         for p in list(self.parents(k)):
-            self.remove_edge(p, k)
+            self._unlink(p, k)
         self._nodes[k] = None
         self._memo[k] = None
 

@@ -292,12 +292,12 @@ def generate(spec: TopologySpec | None = None) -> Topology:
     """A MALT topology with the structure and file order of Google's example model."""
     spec = spec or TopologySpec()
     ju = spec.jupiter
-    ents: list[Entity] = [Entity(JUPITER, ju, {"jupiter_attr": {"jupiter_type": Ident("JDT_COLO")}})]
+    ents: list[Entity] = [Entity(JUPITER, ju, {ATTR_BLOCK[JUPITER]: {"jupiter_type": Ident("JDT_COLO")}})]
     rels: list[Relationship] = []
     sbs = [f"{ju}.a{i}" for i in range(1, spec.superblocks + 1)]
     sps = [f"{ju}.s{i}" for i in range(1, spec.spineblocks + 1)]
     for i, sb in enumerate(sbs, 1):
-        ents.append(Entity(SUPERBLOCK, sb, {"superblock_attr": {"index_within_jupiter": i}}))
+        ents.append(Entity(SUPERBLOCK, sb, {ATTR_BLOCK[SUPERBLOCK]: {"index_within_jupiter": i}}))
     for sp in sps:
         ents.append(Entity(SPINEBLOCK, sp))
     for sb in sbs:
@@ -361,13 +361,13 @@ def generate(spec: TopologySpec | None = None) -> Topology:
 def _block_members(block, spec, caps, k, overrides, ports_of, ents, rels) -> int:
     kind, bname, _, _, sw = block
     for name, stage in sw:
-        ents.append(Entity(SWITCH, name, {"packet_switch_attr": {"switch_loc": {"stage": stage}}}))
+        ents.append(Entity(SWITCH, name, {ATTR_BLOCK[SWITCH]: {"switch_loc": {"stage": stage}}}))
     start = k
     for name, _ in sw:
         for p in ports_of:
             pname = f"{name}.p{p}"
             cap = overrides.get(pname, int(caps[k]))
-            ents.append(Entity(PORT, pname, {"port_attr": {CAPACITY: cap}}))
+            ents.append(Entity(PORT, pname, {ATTR_BLOCK[PORT]: {CAPACITY: cap}}))
             k += 1
     for name, _ in sw:
         rels.append(Relationship(CONTAINS, (kind, bname), (SWITCH, name)))
@@ -385,4 +385,4 @@ def netarena_spec() -> TopologySpec:
 
 
 __all__ = ["Entity", "Relationship", "Topology", "TopologySpec", "generate", "netarena_spec",
-           "NETARENA_OVERRIDES", "SCHEMES", "ATTR_BLOCK"]
+           "NETARENA_OVERRIDES", "SCHEMES"]

@@ -1,0 +1,690 @@
+"""The sandbox worker: runs agents' ``process_graph(graph)`` code in isolated processes.
+
+This file is executed by path (``python -I sandbox_worker.py``) as a long-lived "zygote"
+process, and imports nothing from netarena_gym: only the standard library and networkx.
+The env talks to it over its stdin/stdout with length-prefixed JSON frames:
+
+* ``{"op": "load", "key": K, "scheme": S, "nodes": [[key, attrs]...], "edges": [[a, z, t]...]}``
+  builds and caches a base graph (the env sends each topology once);
+* ``{"op": "run", "key": K, "code": C, "limits": {...}, "guard": true}`` runs one submission.
+
+Each submission runs in a child forked from the zygote, so it gets its own copy-on-write
+copy of the cached graph and can mutate it freely. Before the agent's code runs, the child:
+
+1. points fds 0-2 at /dev/null, keeps only its result pipe (fd 3), closes everything else;
+2. moves to an empty scratch directory;
+3. sets resource limits: CPU seconds, address space, no file writes (RLIMIT_FSIZE 0), no
+   core dumps, no new processes (RLIMIT_NPROC 0), and RLIMIT_NOFILE 4, so no file, socket or
+   pipe can ever be opened (the kernel enforces this, whatever the Python code does);
+4. drops to uid/gid ``nobody`` when running as root (so it cannot raise its limits back or
+   signal the env);
+5. runs the code with restricted builtins (no ``open``/``eval``/``exec``/``compile``/
+   ``globals``...), an import allow-list served from preloaded modules through proxies that
+   never hand out other modules, and an AST check that refuses access to ``_``-prefixed and
+   frame/code attributes.
+
+The zygote kills the child at the wall-clock limit. The child never sees the query's answer
+or the grader: they exist only in the env process. It returns the result's type and data
+(tagged JSON, so tuples and floats survive) and the updated graph as a net diff against the
+base, with node identity taken from the ``type``/``name`` attributes.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import gc
+import io
+import json
+import os
+import resource
+import select
+import signal
+import struct
+import sys
+import tempfile
+import time
+import traceback
+import types
+
+MAX_FRAME = 64 << 20
+ALLOWED_MODULES = ("networkx", "math", "itertools", "functools", "collections", "heapq",
+                   "bisect", "operator", "json", "copy", "re", "string", "statistics",
+                   "random", "typing")
+BANNED_ATTRS = frozenset({
+    "gi_frame", "gi_code", "gi_yieldfrom", "gi_running", "cr_frame", "cr_code", "cr_await",
+    "ag_frame", "ag_code", "ag_await", "f_back", "f_globals", "f_locals", "f_builtins",
+    "f_code", "f_trace", "tb_frame", "tb_next", "co_code", "co_consts", "func_globals",
+    "func_code", "mro"})
+SAFE_BUILTINS = (
+    "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr",
+    "classmethod", "complex", "dict", "divmod", "enumerate", "filter", "float", "format",
+    "frozenset", "hash", "hex", "int", "isinstance", "issubclass", "iter", "len", "list", "map",
+    "max", "min", "next", "object", "oct", "ord", "pow", "print", "property", "range", "repr",
+    "reversed", "round", "set", "slice", "sorted", "staticmethod", "str", "sum", "super",
+    "tuple", "type", "zip", "__build_class__", "None", "True", "False", "NotImplemented",
+    "Ellipsis", "ArithmeticError", "AssertionError", "AttributeError", "BaseException",
+    "Exception", "IndexError", "KeyError", "LookupError", "NameError", "NotImplementedError",
+    "OverflowError", "RecursionError", "RuntimeError", "StopIteration", "TypeError",
+    "ValueError", "ZeroDivisionError", "MemoryError")
+
+
+# ------------------------------------------------------------------ framing
+def read_frame(f) -> dict | None:
+    head = f.read(4)
+    if len(head) < 4:
+        return None
+    (n,) = struct.unpack(">I", head)
+    if n > MAX_FRAME:
+        raise ValueError("frame too large")
+    body = f.read(n)
+    return json.loads(body.decode("utf-8"))
+
+
+def write_frame(f, obj) -> None:
+    body = json.dumps(obj).encode("utf-8")
+    f.write(struct.pack(">I", len(body)) + body)
+    f.flush()
+
+
+# ------------------------------------------------------------ tagged values
+def encode(v, depth: int = 0):
+    """JSON-safe encoding that keeps tuples, sets, non-finite floats and big ints apart."""
+    if depth > 40:
+        return {"$repr": "<too deep>"}
+    if v is None or isinstance(v, (bool, str)):
+        return v
+    if isinstance(v, int):
+        return v if -(1 << 63) <= v < (1 << 63) else {"$int": str(v)}
+    if isinstance(v, float):
+        return v if v == v and v not in (float("inf"), float("-inf")) else {"$float": repr(v)}
+    if isinstance(v, list):
+        return [encode(x, depth + 1) for x in v]
+    if isinstance(v, tuple):
+        return {"$tuple": [encode(x, depth + 1) for x in v]}
+    if isinstance(v, (set, frozenset)):
+        return {"$set": [encode(x, depth + 1) for x in v]}
+    if isinstance(v, dict):
+        if all(isinstance(k, str) and not k.startswith("$") for k in v):
+            return {k: encode(x, depth + 1) for k, x in v.items()}
+        return {"$dict": [[encode(k, depth + 1), encode(x, depth + 1)] for k, x in v.items()]}
+    try:
+        r = repr(v)
+    except Exception:  # noqa: BLE001 - agent objects may raise anything
+        r = "<unrepresentable>"
+    return {"$repr": r[:200], "$type": type(v).__name__}
+
+
+# ----------------------------------------------------------- base graphs
+class Base:
+    def __init__(self, scheme: str, nodes: list, edges: list):
+        import networkx as nx
+        self.scheme = scheme
+        g = nx.DiGraph()
+        self.snap_nodes: dict = {}
+        for key, attrs in nodes:
+            key = tuple(key) if isinstance(key, list) else key
+            g.add_node(key, **attrs)
+            self.snap_nodes[key] = json.loads(json.dumps(attrs))  # a private deep copy
+        self.snap_edges: dict = {}
+        self.snap_adj: dict = {k: {} for k in self.snap_nodes}  # private copy of g._adj
+        for a, z, t in edges:
+            a = tuple(a) if isinstance(a, list) else a
+            z = tuple(z) if isinstance(z, list) else z
+            g.add_edge(a, z, type=t)
+            self.snap_edges[(a, z)] = t
+            self.snap_adj[a][z] = {"type": t}
+        self.graph = g
+
+
+def identity(key, attrs: dict, scheme: str):
+    """A node's identity: ``(kind, name)`` from its attributes (our scheme) or its ``name``
+    (upstream's); the key is the fallback."""
+    name = attrs.get("name")
+    if scheme == "merged":
+        if isinstance(name, str):
+            return name
+        return key if isinstance(key, str) else "#" + repr(key)[:200]
+    t = attrs.get("type")
+    kind = t if isinstance(t, str) else (t[0] if isinstance(t, (list, tuple)) and t
+                                         and isinstance(t[0], str) else None)
+    if kind is not None and isinstance(name, str):
+        return (kind, name)
+    if isinstance(key, tuple) and len(key) == 2 and all(isinstance(x, str) for x in key):
+        return key
+    return ("?", repr(key)[:200])
+
+
+def _edge_type(attrs) -> str:
+    t = attrs.get("type") if isinstance(attrs, dict) else None
+    if t is None:
+        return ""
+    return t if isinstance(t, str) else "<" + type(t).__name__ + ">"
+
+
+def graph_items(obj):
+    """(nodes [(key, attrs)], edges [(u, v, attrs)]) of a networkx graph or node-link dict."""
+    if hasattr(obj, "nodes") and hasattr(obj, "edges") and not isinstance(obj, dict):
+        node_map = getattr(obj, "_node", None)
+        nodes = node_map.items() if isinstance(node_map, dict) else obj.nodes(data=True)
+        adj = getattr(obj, "_adj", None)
+        if isinstance(adj, dict) and not obj.is_multigraph():
+            edges = ((u, v, d) for u, nbrs in adj.items() for v, d in nbrs.items())
+        else:
+            edges = ((e[0], e[1], e[-1]) for e in obj.edges(data=True))
+        return nodes, edges
+    if isinstance(obj, dict) and isinstance(obj.get("nodes"), list):
+        nodes = []
+        for d in obj["nodes"]:
+            if not isinstance(d, dict):
+                raise ValueError("node-link 'nodes' entries must be dicts")
+            key = d.get("id")
+            key = tuple(key) if isinstance(key, list) else key
+            nodes.append((key, {k: v for k, v in d.items() if k != "id"}))
+        raw = obj.get("edges", obj.get("links", []))
+        if not isinstance(raw, list):
+            raise ValueError("node-link 'edges' must be a list")
+        edges = []
+        for d in raw:
+            if not isinstance(d, dict):
+                raise ValueError("node-link 'edges' entries must be dicts")
+            u, v = d.get("source"), d.get("target")
+            u = tuple(u) if isinstance(u, list) else u
+            v = tuple(v) if isinstance(v, list) else v
+            edges.append((u, v, {k: x for k, x in d.items() if k not in ("source", "target")}))
+        return nodes, edges
+    raise ValueError("updated_graph must be a networkx graph or node_link_data(graph)")
+
+
+def _plain_digraph(obj) -> bool:
+    return (isinstance(getattr(obj, "_node", None), dict) and isinstance(getattr(obj, "_adj", None), dict)
+            and isinstance(getattr(obj, "_pred", None), dict) and not isinstance(obj, dict)
+            and obj.is_directed() and not obj.is_multigraph())
+
+
+def diff_against(base: Base, obj) -> dict:
+    """The net change of ``obj`` against the base, keyed by node identity."""
+    if _plain_digraph(obj):
+        return _diff_digraph(base, obj)
+    return _diff_items(base, obj)
+
+
+def _diff_digraph(base: Base, g) -> dict:
+    """The same result as :func:`_diff_items` for a networkx DiGraph, touching in Python
+    only the nodes whose attributes or edges differ from the base (the rest is compared by
+    C-level dict equality against the private snapshot)."""
+    snap, snap_adj, scheme = base.snap_nodes, base.snap_adj, base.scheme
+    node_map, adj, pred = g._node, g._adj, g._pred
+    changed = {}
+    for key, attrs in node_map.items():
+        old = snap.get(key)
+        if old is None or old != attrs:
+            changed[key] = attrs
+    ident = {}
+    seen: dict = {}
+    duplicates = []
+    for key, attrs in changed.items():
+        if not isinstance(attrs, dict):
+            attrs = changed[key] = dict(attrs)
+        i = identity(key, attrs, scheme)
+        ident[key] = i
+        if i in seen or (i in node_map and i not in changed and i in snap):
+            duplicates.append(i)
+        seen[i] = attrs
+    out_nodes = []
+    for i, attrs in seen.items():
+        old = snap.get(i)
+        if old is None or old != attrs:
+            out_nodes.append([_jkey(i), encode(attrs)])
+    kept = len(node_map) - len(changed) + sum(1 for i in seen if i in snap and i not in node_map)
+    kept += sum(1 for i in seen if i in snap and i in changed)
+    if kept != len(snap):
+        out_nodes.extend([_jkey(k), None] for k in snap
+                         if not ((k in node_map and k not in changed) or k in seen))
+    # sources whose out-edges must be read: changed nodes, their predecessors, and any
+    # node whose adjacency differs from the base
+    dirty = set(changed)
+    for c in changed:
+        dirty.update(pred.get(c, ()))
+    for u, nbrs in adj.items():
+        if u not in dirty and nbrs != snap_adj.get(u):
+            dirty.add(u)
+    snap_edges = base.snap_edges
+    present = set()
+    out_edges = []
+    for u in dirty:
+        a = ident.get(u, u)
+        for v, d in adj[u].items():
+            e = (a, ident.get(v, v))
+            if e in present:
+                continue
+            present.add(e)
+            t = _edge_type(d)
+            if snap_edges.get(e) != t:
+                out_edges.append([_jkey(e[0]), _jkey(e[1]), t])
+    clean = {u for u in adj if u not in dirty}
+    for a, kids in snap_adj.items():
+        if a in clean:
+            continue
+        for z in kids:
+            if (a, z) not in present:
+                out_edges.append([_jkey(a), _jkey(z), None])
+    return {"nodes": out_nodes, "edges": out_edges,
+            "duplicates": [_jkey(d) for d in duplicates]}
+
+
+def _diff_items(base: Base, obj) -> dict:
+    nodes, edges = graph_items(obj)
+    scheme, snap = base.scheme, base.snap_nodes
+    ident_of: dict = {}
+    seen: dict = {}
+    duplicates = []
+    for key, attrs in nodes:
+        if not isinstance(attrs, dict):
+            attrs = dict(attrs)
+        name, t = attrs.get("name"), attrs.get("type")
+        if scheme == "kind_name" and type(t) is list and t and type(t[0]) is str \
+                and type(name) is str:
+            ident = (t[0], name)
+        else:
+            ident = identity(key, attrs, scheme)
+        try:
+            ident_of[key] = ident
+        except TypeError:
+            raise ValueError("node keys must be hashable") from None
+        if ident in seen:
+            duplicates.append(ident)
+        seen[ident] = attrs
+    out_nodes = []
+    kept = 0
+    for ident, attrs in seen.items():
+        old = snap.get(ident)
+        if old is None:
+            out_nodes.append([_jkey(ident), encode(attrs)])
+            continue
+        kept += 1
+        if old != attrs:
+            out_nodes.append([_jkey(ident), encode(attrs)])
+    if kept != len(snap):
+        out_nodes.extend([_jkey(i), None] for i in snap if i not in seen)
+    snap_edges = base.snap_edges
+    present = set()
+    matched = 0
+    out_edges = []
+    for u, v, attrs in edges:
+        try:
+            e = (ident_of[u], ident_of[v])
+        except KeyError:
+            raise ValueError("an edge refers to a node that is not in the graph") from None
+        t = _edge_type(attrs)
+        if e in present:
+            continue
+        present.add(e)
+        old = snap_edges.get(e)
+        if old is not None:
+            matched += 1
+        if old != t:
+            out_edges.append([_jkey(e[0]), _jkey(e[1]), t])
+    if matched != len(snap_edges):
+        out_edges.extend([_jkey(a), _jkey(z), None] for (a, z) in snap_edges
+                         if (a, z) not in present)
+    return {"nodes": out_nodes, "edges": out_edges,
+            "duplicates": [_jkey(d) for d in duplicates]}
+
+
+def _jkey(k):
+    return list(k) if isinstance(k, tuple) else k
+
+
+# ------------------------------------------------------- restricted runtime
+class SandboxViolation(Exception):
+    pass
+
+
+def _allowed(modname: str) -> bool:
+    return any(modname == m or modname.startswith(m + ".") for m in ALLOWED_MODULES)
+
+
+class ModuleProxy:
+    """A read-only view of an allowed module that never hands out other modules."""
+    __slots__ = ("_module",)
+
+    def __init__(self, module):
+        object.__setattr__(self, "_module", module)
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(f"'{name}' is not available in the sandbox")
+        return _wrap(getattr(object.__getattribute__(self, "_module"), name))
+
+    def __setattr__(self, name, value):
+        raise AttributeError("modules are read-only in the sandbox")
+
+    def __repr__(self):
+        return f"<module {object.__getattribute__(self, '_module').__name__!r} (sandboxed)>"
+
+
+def _wrap(v):
+    if isinstance(v, types.ModuleType):
+        if not _allowed(v.__name__):
+            raise AttributeError(f"module '{v.__name__}' is not available in the sandbox")
+        return ModuleProxy(v)
+    return v
+
+
+def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
+    if level:
+        raise ImportError("relative imports are not available in the sandbox")
+    if not _allowed(name):
+        raise ImportError(f"import of '{name}' is not allowed in the sandbox (allowed: "
+                          f"{', '.join(ALLOWED_MODULES)})")
+    target = name if fromlist else name.split(".")[0]
+    mod = sys.modules.get(target)
+    if mod is None:
+        raise ImportError(f"module '{target}' is not available in the sandbox")
+    return ModuleProxy(mod)
+
+
+def _safe_getattr(obj, name, *default):
+    if not isinstance(name, str) or name.startswith("_") or name in BANNED_ATTRS:
+        raise AttributeError(f"attribute {name!r} is not available in the sandbox")
+    return _wrap(getattr(obj, name, *default)) if default else _wrap(getattr(obj, name))
+
+
+def _safe_hasattr(obj, name):
+    try:
+        _safe_getattr(obj, name)
+        return True
+    except AttributeError:
+        return False
+
+
+def check_source(tree: ast.AST) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            if node.attr.startswith("_") or node.attr in BANNED_ATTRS:
+                raise SandboxViolation(f"line {node.lineno}: attribute '{node.attr}' is not "
+                                       "available in the sandbox")
+        elif isinstance(node, ast.Name):
+            if node.id.startswith("__") and node.id != "__name__":
+                raise SandboxViolation(f"line {node.lineno}: name '{node.id}' is not "
+                                       "available in the sandbox")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for m in mods:
+                if not _allowed(m):
+                    raise SandboxViolation(f"line {node.lineno}: import of '{m}' is not allowed"
+                                           f" in the sandbox (allowed: {', '.join(ALLOWED_MODULES)})")
+
+
+def restricted_globals(stdout) -> dict:
+    b = {name: getattr(builtins, name) for name in SAFE_BUILTINS}
+    b["__import__"] = _guarded_import
+    b["getattr"] = _safe_getattr
+    b["hasattr"] = _safe_hasattr
+
+    def _print(*args, **kw):
+        kw["file"] = stdout
+        print(*args, **kw)
+    b["print"] = _print
+    return {"__builtins__": b, "__name__": "__agent__"}
+
+
+# ------------------------------------------------------------------- child
+def _vm_bytes() -> int:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def child_main(base: Base, req: dict, wfd: int, scratch: str) -> None:
+    """Runs in the forked child; never returns."""
+    code = 1
+    try:
+        limits = req.get("limits", {})
+        w2 = os.dup(wfd)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        os.dup2(w2, 3)
+        os.closerange(4, 1 << 16)
+        os.chdir(scratch)
+        mem = int(limits.get("memory_mb", 1024)) << 20
+        cap = (_vm_bytes() or 1 << 30) + mem  # without /proc, assume a 1 GiB baseline
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        cpu = max(1, int(-(-float(limits.get("cpu_seconds", 2.0)) // 1)))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+        if os.geteuid() == 0:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (4, 4))
+        sys.setrecursionlimit(3000)
+        gc.disable()  # a short-lived process: no collector passes over the shared graph
+        result = _run_agent(base, req)
+        code = 0
+    except BaseException as e:  # noqa: BLE001 - report anything, never raise in a child
+        result = {"ok": False, "error": f"sandbox setup failed: {type(e).__name__}: {e}"}
+    try:
+        data = json.dumps(result).encode("utf-8")
+    except BaseException as e:  # noqa: BLE001
+        data = json.dumps({"ok": False, "error": f"result not serialisable: {e}"}).encode()
+    try:
+        view = memoryview(data)
+        while view:
+            n = os.write(3, view)
+            view = view[n:]
+    finally:
+        os._exit(code)
+
+
+def _run_agent(base: Base, req: dict) -> dict:
+    stdout = io.StringIO()
+    guard = req.get("guard", True)
+    src = req.get("code", "")
+    try:
+        tree = ast.parse(src, "<agent>", "exec")
+        if guard:
+            check_source(tree)
+        g = restricted_globals(stdout) if guard else {"__name__": "__agent__"}
+        exec(compile(tree, "<agent>", "exec"), g)
+        fn = g.get("process_graph")
+        if not callable(fn):
+            return {"ok": False, "error": "the code defines no function process_graph(graph)",
+                    "stdout": stdout.getvalue()[-2000:]}
+        t0 = time.perf_counter()
+        res = fn(base.graph)
+        t1 = time.perf_counter()
+        out = _package(base, res, stdout)
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        out["timings"] = {"agent": t1 - t0, "package": time.perf_counter() - t1,
+                          "cpu": ru.ru_utime + ru.ru_stime}
+        return out
+    except SandboxViolation as e:
+        return {"ok": False, "error": f"refused: {e}", "refused": True}
+    except MemoryError:
+        return {"ok": False, "error": "MemoryError: the memory limit was exceeded",
+                "memory": True, "stdout": stdout.getvalue()[-2000:]}
+    except RecursionError:
+        return {"ok": False, "error": "RecursionError: maximum recursion depth exceeded",
+                "stdout": stdout.getvalue()[-2000:]}
+    except BaseException:  # noqa: BLE001 - the agent's exception, reported as text
+        tb = traceback.format_exc(limit=-6)
+        return {"ok": False, "error": tb[-4000:], "stdout": stdout.getvalue()[-2000:]}
+
+
+def _package(base: Base, res, stdout) -> dict:
+    if isinstance(res, str):
+        try:
+            res = json.loads(res)
+        except ValueError:
+            return {"ok": False, "error": "process_graph returned a string that is not JSON"}
+    if not isinstance(res, dict) or "type" not in res or "data" not in res:
+        return {"ok": False, "error": "process_graph must return a dict with 'type', 'data' "
+                                      "and 'updated_graph'"}
+    rtype = res.get("type")
+    data = res.get("data")
+    updated = res.get("updated_graph")
+    if updated is None and rtype == "graph" and data is not None:
+        updated = data
+    out = {"ok": True, "type": rtype if isinstance(rtype, str) else repr(rtype)[:40],
+           "stdout": stdout.getvalue()[-2000:]}
+    is_graph = hasattr(data, "nodes") and hasattr(data, "edges") and not isinstance(data, dict)
+    out["data"] = {"$graph": True} if is_graph or (rtype == "graph" and data is updated) else encode(data)
+    if updated is None:
+        out["diff"] = None
+    else:
+        try:
+            out["diff"] = diff_against(base, updated)
+        except (ValueError, TypeError, AttributeError) as e:
+            return {"ok": False, "error": f"updated_graph could not be read: {e}"}
+    return out
+
+
+# ------------------------------------------------------------------ zygote
+def run_request(bases: dict, req: dict, scratch: str) -> dict:
+    base = bases.get(req.get("key"))
+    if base is None:
+        return {"status": "unknown_topology"}
+    limits = req.get("limits", {})
+    wall = float(limits.get("wall_seconds", 5.0))
+    max_out = int(limits.get("output_bytes", 16 << 20))
+    r, w = os.pipe()
+    t0 = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(r)
+        child_main(base, req, w, scratch)
+    os.close(w)
+    chunks, size, status = [], 0, None
+    deadline = t0 + wall
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                status = "timeout"
+                break
+            ready, _, _ = select.select([r], [], [], left)
+            if not ready:
+                continue
+            block = os.read(r, 1 << 16)
+            if not block:
+                break
+            size += len(block)
+            if size > max_out:
+                status = "too_large"
+                break
+            chunks.append(block)
+    finally:
+        os.close(r)
+    if status is not None:
+        _kill(pid)
+    else:
+        status = _reap(pid, deadline)
+    wall_used = time.monotonic() - t0
+    if status in ("timeout", "cpu"):
+        what = (f"CPU-time limit of {limits.get('cpu_seconds', 2.0):g} s" if status == "cpu"
+                else f"wall-clock limit of {wall:g} s")
+        return {"status": "timeout", "error": f"{what} exceeded", "seconds": wall_used}
+    if status == "too_large":
+        return {"status": "error", "error": f"result larger than {max_out} bytes", "seconds": wall_used}
+    raw = b"".join(chunks)
+    try:
+        result = json.loads(raw.decode("utf-8")) if raw else None
+    except ValueError:
+        result = None
+    if result is None:
+        return {"status": "crash", "error": status or "the child produced no result",
+                "seconds": wall_used}
+    return {"status": "ok", "result": result, "seconds": wall_used}
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
+
+
+def _reap(pid: int, deadline: float) -> str | None:
+    while True:
+        try:
+            done, st = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if done:
+            if os.WIFSIGNALED(st):
+                sig = os.WTERMSIG(st)
+                if sig == signal.SIGXCPU:
+                    return "cpu"
+                return f"killed by signal {signal.Signals(sig).name}"
+            return None
+        if time.monotonic() > deadline:
+            _kill(pid)
+            return "timeout"
+        time.sleep(0.0005)
+
+
+def main() -> None:
+    import networkx  # noqa: F401 - preloaded for every child
+    for m in ALLOWED_MODULES:
+        __import__(m)
+    import networkx.readwrite.json_graph  # noqa: F401
+    import collections.abc  # noqa: F401
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # stray prints must not corrupt the frame stream
+    if len(sys.argv) > 1 and os.path.isdir(sys.argv[1]):
+        scratch = sys.argv[1]  # made (and removed) by the env
+    else:
+        scratch = tempfile.mkdtemp(prefix="netarena-sandbox-")
+        os.chmod(scratch, 0o755)
+    bases: dict = {}
+    order: list = []
+    cache = int(os.environ.get("NETARENA_SANDBOX_CACHE", "8"))
+    write_frame(stdout, {"status": "ready", "pid": os.getpid()})
+    while True:
+        try:
+            req = read_frame(stdin)
+        except (ValueError, OSError):
+            break
+        if req is None:
+            break
+        try:
+            if req.get("op") == "load":
+                key = req["key"]
+                if key not in bases:
+                    bases[key] = Base(req["scheme"], req["nodes"], req["edges"])
+                    order.append(key)
+                    while len(order) > cache:
+                        bases.pop(order.pop(0), None)
+                    gc.collect()
+                    gc.freeze()  # children neither scan nor copy the cached graphs
+                reply = {"status": "loaded"}
+            elif req.get("op") == "run":
+                reply = run_request(bases, req, scratch)
+            elif req.get("op") == "ping":
+                reply = {"status": "pong"}
+            else:
+                reply = {"status": "error", "error": f"unknown op {req.get('op')!r}"}
+        except Exception as e:  # noqa: BLE001 - the zygote must survive anything
+            reply = {"status": "error", "error": f"sandbox worker: {type(e).__name__}: {e}"}
+        write_frame(stdout, reply)
+    try:
+        os.rmdir(scratch)
+    except OSError:
+        pass
+
+
+if __name__ == "__main__":
+    main()
