@@ -8,6 +8,7 @@ components, per-pair and upstream-compatible safety, latency, truncation, ``info
 """
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -29,14 +30,14 @@ except ImportError:  # pragma: no cover
 
 INTERFACES = ("text", "discrete")
 OBSERVABILITY = ("partial", "full")
-_PRINTABLE = {c for c in map(chr, range(32, 127))} | {"\n", "\t"}
+_UNPRINTABLE = re.compile(r"[^\x20-\x7e\n\t]")
 
 
 def sanitize(text: str, limit: int) -> str:
     """Keep observations inside the Text space: printable ASCII, bounded length (the head
     and the tail are kept, the middle elided)."""
-    if not text.isascii() or any(c not in _PRINTABLE for c in text):
-        text = "".join(c if c in _PRINTABLE else "?" for c in text)
+    if _UNPRINTABLE.search(text):
+        text = _UNPRINTABLE.sub("?", text)
     if len(text) > limit:
         cut = "\n[... output truncated ...]\n"
         keep = (limit - len(cut)) // 2

@@ -87,7 +87,8 @@ class RoutingEnv(NetArenaEnv):
                 or max(max(h) for h in lay.spec.hosts) > self.dims.hosts):
             raise ValueError("scenario topology exceeds this env's dimensions; make the env "
                              "with a matching level or topology")
-        self._features_builder = FeatureBuilder(lay, self.dims, self.backend.names)
+        self._features_builder = (FeatureBuilder(lay, self.dims, self.backend.names)
+                                  if self.interface == "discrete" else None)
         self._tokens = {}
         self._state_text_cache = None
         if self.interface == "discrete" and self.observability == "full":

@@ -30,7 +30,7 @@ from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.core.seeding import choice, draw_seed, rng_from_seed
 from netarena_gym.routing.faults import ABBREV, TYPES, UPSTREAM_METHODS, Fault, sample_fault
-from netarena_gym.routing.topology import Layout, TopologySpec
+from netarena_gym.routing.topology import Layout, TopologySpec, layout_of
 
 ALL_CAPABILITIES = frozenset({"netem"})
 MAX_RESAMPLES = 200
@@ -166,7 +166,7 @@ class RoutingGenerator:
     def _draw(self, rng, seed) -> Scenario:
         cfg = self.cfg
         spec = sample_topology(rng, cfg)
-        lay = Layout(spec)
+        lay = layout_of(spec)
         k = _randint(rng, cfg.faults)
         types = self._types(rng, k)
         faults: list[Fault] = []

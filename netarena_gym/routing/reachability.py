@@ -72,6 +72,10 @@ def _reply_source(node: Node, toward: int) -> int | None:
     return node.select_source(res.dev, res.gateway if res.gateway is not None else toward)
 
 
+def _no_source(node: Node, toward: int) -> None:
+    return None
+
+
 def _egress(trip: Trip, node: Node, dev: str) -> None:
     q = node.interfaces[dev].qdisc
     if q is not None and q.kind == "netem":
@@ -82,8 +86,11 @@ def _egress(trip: Trip, node: Node, dev: str) -> None:
 
 def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
          size: int = PING_PACKET, dont_fragment: bool = False, proto: str = "icmp",
-         icmp_type: str = "echo-request", ttl: int = MAX_TTL, record: bool = False) -> Trip:
-    """Send one packet from ``origin`` (locally generated) to ``dst``."""
+         icmp_type: str = "echo-request", ttl: int = MAX_TTL, record: bool = False,
+         detail: bool = True) -> Trip:
+    """Send one packet from ``origin`` (locally generated) to ``dst``. With
+    ``detail=False`` (the probe matrix) failures skip working out who reports them."""
+    reply_source = _reply_source if detail else _no_source
     trip = Trip(origin, ttl, record)
     node = origin
     res = node.lookup(dst, src or 0, "lo")
@@ -129,7 +136,8 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
             trip.local_error = f"local error: message too long, mtu={itf.mtu}"
             return trip
         size = itf.mtu  # fragmented locally; the largest fragment is what must fit
-    _egress(trip, node, dev)
+    if itf.qdisc is not None:
+        _egress(trip, node, dev)
     hop = net.neighbor(node, dev, gw if gw is not None else dst)
     if hop is None:
         trip.error, trip.reporter = "Destination Host Unreachable", src
@@ -158,9 +166,9 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
             return trip
         # forwarding path
         if record:
-            trip.hops.append((node, _reply_source(node, src)))
+            trip.hops.append((node, reply_source(node, src)))
         if not node.ip_forward:
-            trip.error, trip.reporter = "Destination Host Unreachable", _reply_source(node, src)
+            trip.error, trip.reporter = "Destination Host Unreachable", reply_source(node, src)
             return trip
         if res.kind != "unicast":
             if res.kind == "blackhole":
@@ -168,7 +176,7 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
             else:
                 trip.error = ("Destination Net Unreachable" if res.kind == "unreachable"
                               else "Packet filtered")
-                trip.reporter = _reply_source(node, src)
+                trip.reporter = reply_source(node, src)
             return trip
         dev, gw = res.dev, res.gateway
         v, how = _filter(node, "FORWARD", src, dst, proto, in_if, dev, icmp_type)
@@ -176,21 +184,22 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
             trip.error = "timeout"
             return trip
         if v == "REJECT":
-            trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), _reply_source(node, src)
+            trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), reply_source(node, src)
             return trip
         trip.ttl -= 1
         if trip.ttl <= 0:
-            trip.error, trip.reporter = "Time to live exceeded", _reply_source(node, src)
+            trip.error, trip.reporter = "Time to live exceeded", reply_source(node, src)
             return trip
         out = node.interfaces[dev]
         if size > out.mtu:
             trip.error = f"Frag needed and DF set (mtu = {out.mtu})"
-            trip.reporter = _reply_source(node, src)
+            trip.reporter = reply_source(node, src)
             return trip
-        _egress(trip, node, dev)
+        if out.qdisc is not None:
+            _egress(trip, node, dev)
         hop = net.neighbor(node, dev, gw if gw is not None else dst)
         if hop is None:
-            trip.error, trip.reporter = "Destination Host Unreachable", _reply_source(node, src)
+            trip.error, trip.reporter = "Destination Host Unreachable", reply_source(node, src)
             return trip
         node, in_if = hop
 
@@ -232,12 +241,12 @@ def echo(net: Network, origin: Node, dst: int, *, size: int = PING_PACKET,
 def pair_ok(net: Network, a: Node, dst: int, timeout_s: float) -> bool:
     """Would ``ping -c1 -W<timeout_s>`` from ``a`` to ``dst`` succeed? Any netem loss or
     corruption on the path counts as failure: the oracle asks for reliable reachability."""
-    req = walk(net, a, dst)
+    req = walk(net, a, dst, detail=False)
     if not req.ok:
         return False
     if req.node is a:
         return True
-    rep = walk(net, req.node, req.src, dst, icmp_type="echo-reply")
+    rep = walk(net, req.node, req.src, dst, icmp_type="echo-reply", detail=False)
     return (rep.ok and req.loss == 0.0 and rep.loss == 0.0
             and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0)
 

@@ -17,6 +17,7 @@ Naming and addressing plan (also what the real backend builds):
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.routing.model import MAIN, Network, Node, Route  # noqa: F401
@@ -197,9 +198,15 @@ def _mac(node_no: int, ifno: int) -> str:
     return f"02:00:00:{(node_no >> 8) & 255:02x}:{node_no & 255:02x}:{ifno:02x}"
 
 
+@lru_cache(maxsize=512)
+def layout_of(spec: TopologySpec) -> Layout:
+    """The (immutable) addressing plan of ``spec``, memoised."""
+    return Layout(spec)
+
+
 def build_network(spec: TopologySpec) -> tuple[Network, Layout]:
     """Build the healthy network for ``spec``."""
-    lay = Layout(spec)
+    lay = layout_of(spec)
     net = Network()
     node_no = 0
     peer_ifindex = 100
