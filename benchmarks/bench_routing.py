@@ -20,6 +20,7 @@ import gymnasium as gym
 import numpy as np
 
 import netarena_gym  # noqa: F401
+from netarena_gym.core.benchkit import report
 from netarena_gym.core.runner import run_episode
 from netarena_gym.routing.expert import RoutingExpert
 
@@ -95,16 +96,7 @@ def main():
     targets = {"discrete_steps_per_s_L1": (">=", 20000), "text_steps_per_s_L1": (">=", 5000),
                "reset_ms_L1": ("<=", 1.0), "reset_ms_L3": ("<=", 5.0),
                "expert_ms_per_decision_L1": ("<=", 1.0), "expert_ms_per_decision_L3": ("<=", 1.0)}
-    if a.json:
-        print(json.dumps(res))
-        return
-    for k, v in res.items():
-        t = targets.get(k)
-        mark = ""
-        if t:
-            ok = v >= t[1] if t[0] == ">=" else v <= t[1]
-            mark = f"  target {t[0]} {t[1]}  {'ok' if ok else 'MISSED'}  ratio {v / t[1]:.2f}"
-        print(f"{k:28s} {v:12.3f}{mark}")
+    print(json.dumps(res) if a.json else report(res, targets, width=36))
 
 
 if __name__ == "__main__":

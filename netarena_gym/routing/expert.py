@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from netarena_gym.core.observation import last_output as _last_output
 from netarena_gym.routing.model import natural_key
 from netarena_gym.routing.views import (
     DEFAULT_RULES, INSPECT, RouterView, derive_intent, parse_inspection)
@@ -26,6 +27,7 @@ from netarena_gym.routing.views import (
 _ROW = re.compile(r"^(\S+) -> ", re.M)
 _ROUTER = re.compile(r"^r\d+$")
 _HARMLESS_QDISCS = ("noqueue", "pfifo_fast", "fq_codel", "mq")
+_TRAILERS = ("\n\nConfiguration of every node:", "\n\nSteps left:")
 
 
 def routers_in(observation: str) -> list[str]:
@@ -33,15 +35,7 @@ def routers_in(observation: str) -> list[str]:
 
 
 def last_output(observation: str) -> str:
-    i = observation.rfind("\nOutput:\n")
-    if i < 0:
-        return ""
-    body = observation[i + len("\nOutput:\n"):]
-    for marker in ("\n\nConfiguration of every node:", "\n\nSteps left:"):
-        j = body.find(marker)
-        if j >= 0:
-            body = body[:j]
-    return body
+    return _last_output(observation, _TRAILERS)
 
 
 def plan_repairs(views: dict[str, RouterView]) -> list[dict[str, str]]:

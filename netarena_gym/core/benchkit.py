@@ -1,0 +1,50 @@
+"""Shared pieces of the ``benchmarks/bench_*.py`` scripts: speed targets
+(``(">=" | "<=", value)`` per measurement), the report line they print, and the
+measurements every task takes the same way (reset time, an agent's time per decision)."""
+from __future__ import annotations
+
+import time
+
+from netarena_gym.core.runner import run_episode
+
+Target = tuple[str, float]
+
+
+def meets(value: float, target: Target) -> bool:
+    op, bound = target
+    return value >= bound if op == ">=" else value <= bound
+
+
+def report_line(name: str, value: float | None, target: Target | None = None,
+                width: int = 28, skipped: str = "skipped") -> str:
+    """``name  value  target >= 5000  ok  ratio 1.23`` (``value=None``: ``skipped``)."""
+    if value is None:
+        return f"{name:{width}s} {skipped}"
+    line = f"{name:{width}s} {value:12.3f}"
+    if target is not None:
+        line += (f"  target {target[0]} {target[1]}  {'ok' if meets(value, target) else 'MISSED'}"
+                 f"  ratio {value / target[1]:.2f}")
+    return line
+
+
+def report(results: dict, targets: dict, **kw) -> str:
+    return "\n".join(report_line(k, v, targets.get(k), **kw) for k, v in results.items())
+
+
+def reset_ms(env, n: int = 200) -> float:
+    """Mean milliseconds of ``env.reset(seed=i)`` over ``n`` seeds (after one warm-up)."""
+    env.reset(seed=0)
+    t0 = time.perf_counter()
+    for i in range(n):
+        env.reset(seed=i + 1)
+    return 1000 * (time.perf_counter() - t0) / n
+
+
+def decision_ms(env, agent, episodes: int = 100) -> float:
+    """Mean milliseconds an agent takes per decision over ``episodes`` episodes."""
+    secs = decisions = 0
+    for i in range(episodes):
+        r = run_episode(env, agent, seed=i)
+        secs += r.agent_seconds
+        decisions += r.steps
+    return 1000 * secs / max(1, decisions)

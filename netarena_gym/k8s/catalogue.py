@@ -1,0 +1,158 @@
+"""The discrete action catalogue of the Kubernetes task: atomic NetworkPolicy edits in fixed
+slots (one block per app policy, plus slots for extra policies), each rendering to the
+kubectl command an LLM would type (a JSON patch computed from the current policy) and
+masked when it would change nothing or its policy is missing.
+
+Per app policy X (apps in intent order), with X's Service target port P:
+``inspect X``; ``select app=X``; ``isolate both directions``; ``allow all egress``;
+``ingress ports -> P/TCP``; ``drop rules without ports``; ``drop namespaceSelectors``;
+``allow S`` and ``disallow S`` for every other app S. Then ``list policies`` and
+``delete <extra policy>`` for up to ``EXTRA_SLOTS`` policies not named after an app.
+A block is re-rendered only when its policy's resourceVersion changes.
+"""
+from __future__ import annotations
+
+from netarena_gym.core.actions import Catalogue, CatalogueEntry
+from netarena_gym.k8s.workload import Workload
+
+EXTRA_SLOTS = 3
+FIXED = ("inspect", "select own pods", "isolate both directions", "allow all egress",
+         "ingress ports to target port", "drop rules without ports", "drop namespaceSelectors")
+
+
+def size(wl: Workload) -> int:
+    n = len(wl.apps)
+    return n * (len(FIXED) + 2 * (n - 1)) + 1 + EXTRA_SLOTS
+
+
+def _json_patch(name: str, ops: list[str]) -> dict:
+    return {"command": f"kubectl patch networkpolicy {name} --type=json -p '[{','.join(ops)}]'"}
+
+
+def _peer_app(peer: dict) -> str | None:
+    return ((peer.get("podSelector") or {}).get("matchLabels") or {}).get("app")
+
+
+def _peer_json(app: str) -> str:
+    return '{"podSelector":{"matchLabels":{"app":"%s"}}}' % app
+
+
+class CatalogueBuilder:
+    def __init__(self, wl: Workload):
+        self.wl = wl
+        self.block = len(FIXED) + 2 * (len(wl.apps) - 1)
+        self._rv: dict[str, object] = {}
+        self._extras: list | None = None
+        self._static = {app: self._static_entries(app) for app in wl.apps}
+
+    def fill(self, cat: Catalogue, policies: dict[str, dict], force: bool = False) -> None:
+        wl = self.wl
+        if force:
+            self._rv = {}
+            self._extras = None
+        for ai, app in enumerate(wl.apps):
+            obj = policies.get(app)
+            rv = None if obj is None else obj["metadata"].get("resourceVersion", id(obj))
+            if app in self._rv and self._rv[app] == rv:
+                continue
+            self._rv[app] = rv
+            base = ai * self.block
+            for j, (entry, valid) in enumerate(self._entries(app, obj)):
+                cat.set(base + j, entry, valid)
+        extras = sorted(n for n in policies if n not in self._static)[:EXTRA_SLOTS]
+        if extras != self._extras:
+            self._extras = extras
+            base = len(wl.apps) * self.block
+            cat.set(base, CatalogueEntry("list policies", {"command": "kubectl get networkpolicies"},
+                                         "inspect"))
+            for k in range(EXTRA_SLOTS):
+                if k < len(extras):
+                    cat.set(base + 1 + k, CatalogueEntry(
+                        f"delete {extras[k]}", {"command": f"kubectl delete networkpolicy {extras[k]}"},
+                        "delete"))
+                else:
+                    cat.set(base + 1 + k, None)
+
+    def _static_entries(self, app: str) -> dict:
+        tp = self.wl.target_ports.get(app)
+        port = None if tp is None else tp[1]
+        types = '["Ingress","Egress"]' if port is not None else '["Egress"]'
+        e = {"inspect": CatalogueEntry(f"{app}: inspect",
+                                       {"command": f"kubectl get networkpolicy {app} -o yaml"}, "inspect"),
+             "select": CatalogueEntry(f"{app}: select own pods", _json_patch(app, [
+                 '{"op":"add","path":"/spec/podSelector","value":{"matchLabels":{"app":"%s"}}}' % app])),
+             "isolate": CatalogueEntry(f"{app}: isolate both directions", _json_patch(app, [
+                 '{"op":"add","path":"/spec/policyTypes","value":%s}' % types])),
+             "egress": CatalogueEntry(f"{app}: allow all egress", _json_patch(app, [
+                 '{"op":"add","path":"/spec/egress","value":[{}]}'])),
+             "port": port, "types": ["Ingress", "Egress"] if port is not None else ["Egress"],
+             "allow_peer": {}, "allow_rule": {}}
+        for s in self.wl.apps:
+            if s == app or port is None:
+                continue
+            e["allow_peer"][s] = CatalogueEntry(f"{app}: allow {s}", _json_patch(app, [
+                '{"op":"add","path":"/spec/ingress/0/from/-","value":%s}' % _peer_json(s)]))
+            e["allow_rule"][s] = CatalogueEntry(f"{app}: allow {s}", _json_patch(app, [
+                '{"op":"add","path":"/spec/ingress/-","value":{"from":[%s],"ports":[{"port":%d,'
+                '"protocol":"TCP"}]}}' % (_peer_json(s), port)]))
+        return e
+
+    def _entries(self, app: str, obj: dict | None) -> list[tuple[CatalogueEntry | None, bool]]:
+        others = [a for a in self.wl.apps if a != app]
+        if obj is None:
+            return [(None, False)] * (len(FIXED) + 2 * len(others))
+        st = self._static[app]
+        spec = obj.get("spec") or {}
+        ingress = spec.get("ingress") or []
+        port = st["port"]
+        out: list[tuple[CatalogueEntry | None, bool]] = [
+            (st["inspect"], True),
+            (st["select"], spec.get("podSelector") != {"matchLabels": {"app": app}}),
+            (st["isolate"], spec.get("policyTypes") != st["types"]),
+            (st["egress"], spec.get("egress") != [{}])]
+        if port is not None:
+            want = [{"port": port, "protocol": "TCP"}]
+            ops = ['{"op":"add","path":"/spec/ingress/%d/ports","value":[{"port":%d,"protocol":"TCP"}]}'
+                   % (i, port) for i, r in enumerate(ingress) if r.get("ports") and r["ports"] != want]
+            out.append((CatalogueEntry(f"{app}: ingress ports to target port", _json_patch(app, ops)),
+                        bool(ops)) if ops else (None, False))
+        else:
+            out.append((None, False))
+        ops = ['{"op":"remove","path":"/spec/ingress/%d"}' % i
+               for i in reversed(range(len(ingress))) if not ingress[i].get("ports")]
+        out.append((CatalogueEntry(f"{app}: drop rules without ports", _json_patch(app, ops)), True)
+                   if ops else (None, False))
+        ops = ['{"op":"remove","path":"/spec/ingress/%d/from/%d/namespaceSelector"}' % (i, j)
+               for i, r in enumerate(ingress) for j, p in enumerate(r.get("from") or ())
+               if "namespaceSelector" in p and len(p) > 1]
+        out.append((CatalogueEntry(f"{app}: drop namespaceSelectors", _json_patch(app, ops)), True)
+                   if ops else (None, False))
+        apps_of = [[_peer_app(p) for p in r.get("from") or ()] for r in ingress]
+        present = {a for apps in apps_of for a in apps}
+        first = ingress[0].get("from") if ingress else None
+        first_apps = set(apps_of[0]) if ingress else set()
+        for s in others:
+            if port is None:
+                out.append((None, False))
+            elif first:
+                out.append((st["allow_peer"][s], s not in first_apps))
+            else:
+                out.append((st["allow_rule"][s], True))
+        for s in others:
+            if s not in present:
+                out.append((None, False))
+                continue
+            ops = []
+            for i in reversed(range(len(ingress))):
+                peers = apps_of[i]
+                hits = [j for j, a in enumerate(peers) if a == s]
+                if not hits:
+                    continue
+                if len(hits) == len(peers):  # a rule left without peers would admit everyone
+                    ops.append('{"op":"remove","path":"/spec/ingress/%d"}' % i)
+                else:
+                    ops += ['{"op":"remove","path":"/spec/ingress/%d/from/%d"}' % (i, j)
+                            for j in reversed(hits)]
+            out.append((CatalogueEntry(f"{app}: disallow {s}", _json_patch(app, ops)), True)
+                       if ops else (None, False))
+        return out

@@ -1,0 +1,175 @@
+"""``NetArena-K8sPolicy-v0``: repair the NetworkPolicies of Online Boutique with kubectl.
+
+Text interface: the action is ``{"command": "kubectl ..."}`` (a JSON string or a dict; a
+bare string starting with ``kubectl`` is accepted too), one command line per step. For
+``kubectl apply -f -`` the manifest goes in ``"stdin"``:
+``{"command": "kubectl apply -f -", "stdin": "apiVersion: networking.k8s.io/v1\\n..."}``
+(the core shell refuses ``<<EOF``). The observation is the connectivity report (upstream's
+mismatch lines), the last command and its output, and the steps left.
+
+Discrete interface: a catalogue of atomic policy edits with a mask, and arrays (see
+:mod:`netarena_gym.k8s.features`).
+
+Backends: ``"sim"`` (default, the in-memory API server and simulated kubectl) and
+``"kubernetes"`` (any cluster through a kubeconfig; see :mod:`netarena_gym.k8s.real`).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from netarena_gym.core.actions import ActionError, parse_json_action
+from netarena_gym.core.env import NetArenaEnv
+from netarena_gym.core.scenario import Scenario
+from netarena_gym.core.shell import CommandResult
+from netarena_gym.k8s import catalogue as cat_mod
+from netarena_gym.k8s.allowlist import DEFAULT_VERBS
+from netarena_gym.k8s.expert import K8sExpert
+from netarena_gym.k8s.features import FeatureBuilder, feature_spaces
+from netarena_gym.k8s.generator import K8sGenerator
+from netarena_gym.k8s.grader import mismatch_report
+from netarena_gym.k8s.sim import SimBackend
+from netarena_gym.k8s.workload import load_workload
+
+BACKENDS = ("sim", "kubernetes")
+MAX_STDIN = 65536
+
+
+class K8sPolicyEnv(NetArenaEnv):
+    task = "k8s"
+    text_keys = ("command",)
+    expert_class = K8sExpert
+    levels = (1, 2, 3, "compat")
+    default_max_steps = {1: 10, 2: 15, 3: 25, "compat": 10}
+    max_obs_chars = 131072
+    max_output_chars = 100000
+
+    def __init__(self, level: int | str = 1, interface: str = "text", backend: str = "sim",
+                 max_steps: int | None = None, reward=None, observability: str = "partial",
+                 history: int = 0, render_mode: str | None = None, *,
+                 probes: str | None = None, namespace: str | None = None,
+                 fault_types: tuple[str, ...] | None = None,
+                 allowed_verbs=DEFAULT_VERBS, initial_report: bool = True,
+                 end_port: bool = True, kubeconfig: str | None = None, probe: str = "policy",
+                 command_timeout: float = 10.0):
+        if level not in self.levels:
+            raise ValueError(f"level must be one of {self.levels}, got {level!r}")
+        self.wl = load_workload()
+        self.probes_name = probes or ("compat" if level == "compat" else "full")
+        if self.probes_name not in self.wl.probe_sets:
+            raise ValueError("probes must be 'full' or 'compat'")
+        self.probe_set = self.wl.probe_sets[self.probes_name]
+        self.initial_report = initial_report
+        if backend == "sim":
+            self.backend = SimBackend(verbs=allowed_verbs, end_port=end_port)
+            ns = namespace or "default"
+        elif backend == "kubernetes":
+            from netarena_gym.k8s.real import KubernetesBackend
+            self.backend = KubernetesBackend(kubeconfig=kubeconfig, namespace=namespace,
+                                             probe=probe, verbs=allowed_verbs,
+                                             command_timeout=command_timeout)
+            ns = self.backend.namespace
+        else:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        self.generator = K8sGenerator(level, probes=self.probes_name, namespace=ns,
+                                      fault_types=fault_types)
+        self.expected = np.array(self.probe_set.expected, dtype=bool)
+        self._cat_builder = cat_mod.CatalogueBuilder(self.wl)
+        self._feat = FeatureBuilder(self.wl, self.probe_set)
+        self._actual: np.ndarray | None = None
+        self._report_cache: tuple | None = None
+        self._prebuilt = None
+        super().__init__(level=level, interface=interface, backend=backend, max_steps=max_steps,
+                         reward=reward, observability=observability, history=history,
+                         render_mode=render_mode)
+
+    # ------------------------------------------------------------------ hooks
+    def _catalogue_size(self) -> int:
+        return cat_mod.size(self.wl)
+
+    def _feature_spaces(self):
+        return feature_spaces(self.wl, self.probe_set)
+
+    def _generate(self, rng: np.random.Generator, options: dict) -> Scenario:
+        gen = self.generator.sample(rng, category=options.get("category"))
+        self._prebuilt = gen.policies
+        return gen.scenario
+
+    def _apply(self, scenario: Scenario) -> None:
+        if scenario.params.get("probes", self.probes_name) != self.probes_name:
+            raise ValueError(f"scenario uses probe set {scenario.params.get('probes')!r}, this env "
+                             f"{self.probes_name!r}")
+        if isinstance(self.backend, SimBackend):
+            self.backend.apply(scenario, self._prebuilt)
+        else:
+            self.backend.apply(scenario)
+        self._prebuilt = None
+        self._report_cache = None
+
+    def _execute(self, action: dict[str, str]) -> CommandResult:
+        return self.backend.run(action["command"], action.get("stdin", ""))
+
+    def _connectivity(self) -> np.ndarray:
+        actual = self.backend.observe()
+        if actual is self._actual and self._matrix is not None:
+            return self._matrix  # unchanged (the engine's cache answered)
+        self._actual = actual
+        return actual == self.expected
+
+    def _policies(self) -> dict[str, dict]:
+        return {p["metadata"]["name"]: p for p in self.backend.objects().policies}
+
+    def _fill_catalogue(self) -> None:
+        self._cat_builder.fill(self.catalogue, self._policies(), force=self.metrics.steps == 0)
+
+    def _features(self) -> dict[str, np.ndarray]:
+        return self._feat.arrays(self._actual, self._policies())
+
+    def _state_text(self) -> str:
+        if not self.initial_report and self.metrics.steps == 0:
+            return "Connectivity check: <NO PREVIOUS OUTPUT>"
+        m = self._matrix
+        if self._report_cache is None or self._report_cache[0] is not m:
+            rep = mismatch_report(self.probe_set, self._actual)
+            n = int(m.size - np.count_nonzero(m))
+            self._report_cache = (m, f"Connectivity check ({len(m)} probes, {n} mismatches):\n{rep}")
+        return self._report_cache[1]
+
+    def _config_text(self) -> str:
+        return self.backend.run("kubectl get networkpolicies -o yaml").output.rstrip("\n")
+
+    def _text_observation(self) -> str:
+        text = super()._text_observation()
+        return text.replace("\nConfiguration of every node:\n", "\nConfiguration of every policy:\n")
+
+    def _format_action(self, action: dict[str, str]) -> str:
+        s = f"Command: {action['command']}"
+        if action.get("stdin"):
+            s += f"\nStdin: ({action['stdin'].count(chr(10)) + 1} lines)"
+        return s
+
+    def _after_step(self, action, result: CommandResult) -> None:
+        self._fill_catalogue()  # entries render from the current policies (both interfaces)
+
+    def _decode(self, action: Any) -> dict[str, str]:
+        if self.interface == "discrete":
+            return super()._decode(action)
+        try:
+            out = parse_json_action(action, self.text_keys, optional=("stdin",))
+        except ActionError:
+            text = action.decode("utf-8", "replace") if isinstance(action, bytes) else action
+            if isinstance(text, str):
+                t = text.strip().strip("`").strip()
+                if t.startswith("kubectl ") and "\n" not in t:
+                    return {"command": t}
+            raise
+        if "stdin" in out:
+            if not isinstance(out["stdin"], str):
+                raise ActionError('"stdin" must be a string (the manifest for kubectl apply -f -)')
+            if len(out["stdin"]) > MAX_STDIN:
+                raise ActionError(f'"stdin" too long (at most {MAX_STDIN} characters)')
+        return out
+
+    def close(self):
+        self.backend.close()

@@ -1,0 +1,267 @@
+"""A deterministic expert for the Kubernetes task, acting on observations only.
+
+1. It lists the namespace's policies, pods and services once
+   (``kubectl get networkpolicies,pods,services -o json``).
+2. It evaluates those objects with the policy engine (assuming the standard kube-dns pod)
+   and reads the intended outcome of every probe from the mismatch report: a reported pair
+   is expected to flip, every other pair to stay as it is.
+3. For every app's policy (a policy is named after the app it guards, as in the Online
+   Boutique manifests) it derives the intended spec: select the app's pods, isolate both
+   directions, admit exactly the sources the intent needs on the app's target port, and
+   allow all egress. Other policies (e.g. an added deny-all) are candidates for deletion.
+4. It applies the candidates that change the outcome, one JSON patch (or delete) per step,
+   in an order it checks with the engine so that no step breaks a probe that works:
+   each step is the one that fixes most without breaking any.
+
+If an observed report differs from its prediction it lists the objects again and re-plans.
+"""
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+
+import numpy as np
+
+from netarena_gym.core.observation import last_output as core_last_output
+from netarena_gym.k8s.model import DNS_POD
+from netarena_gym.k8s.patches import clone
+from netarena_gym.k8s.policy import Cluster, PolicyEngine
+from netarena_gym.k8s.workload import Probe
+
+INSPECT = "kubectl get networkpolicies,pods,services -o json"
+_MISMATCH = re.compile(r"^Mismatch: (\S+) (?:->|→) ([^:\s]+):(\d+) \(Expected: (True|False), "
+                       r"Actual: (True|False)\)$", re.M)
+
+
+def last_output(observation: str) -> str:
+    return core_last_output(observation, ("\n\nConfiguration of every policy:", "\n\nSteps left:"))
+
+
+def mismatches(observation: str) -> frozenset:
+    head = observation.split("\nOutput:\n", 1)[0]
+    return frozenset((m[0], m[1], int(m[2]), m[3] == "True") for m in _MISMATCH.findall(head))
+
+
+class K8sExpert:
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        self.plan: list[tuple[str, str]] = []   # (command, predicted mismatch set key)
+        self.inspected = False
+        self.predicted: frozenset | None = None
+        self.replans = 0
+
+    def act(self, observation: str, info: dict | None = None):
+        seen = mismatches(observation)
+        if not self.inspected:
+            self.inspected = True
+            return {"command": INSPECT}
+        if self.predicted is None:  # the output of INSPECT is in this observation
+            try:
+                objs = json.loads(last_output(observation))
+            except json.JSONDecodeError:
+                return {"command": INSPECT}
+            self.plan = plan(objs, seen)
+            self.predicted = seen
+        elif not seen <= self.predicted and self.replans < 3:
+            self.replans += 1
+            self.predicted = None
+            return {"command": INSPECT}
+        if not self.plan:
+            if seen and self.replans < 3:
+                self.replans += 1
+                self.predicted = None
+                return {"command": INSPECT}
+            return {"command": "kubectl get networkpolicies"}
+        cmd, pred = self.plan.pop(0)
+        self.predicted = pred
+        return {"command": cmd}
+
+
+# ------------------------------------------------------------------------ planning
+def _items(objs: dict) -> tuple[list, list, list]:
+    items = objs.get("items", [objs]) if isinstance(objs, dict) else []
+    pols = [o for o in items if o.get("kind") == "NetworkPolicy"]
+    pods = [o for o in items if o.get("kind") == "Pod"]
+    svcs = [o for o in items if o.get("kind") == "Service"]
+    return pols, pods, svcs
+
+
+def _probes(pods: list, svcs: list) -> tuple[Probe, ...]:
+    targets = []
+    for s in svcs:
+        if (s.get("spec") or {}).get("type") == "LoadBalancer":
+            continue
+        for sp in (s.get("spec") or {}).get("ports") or ():
+            if (sp.get("protocol") or "TCP") == "TCP":
+                targets.append((s["metadata"]["name"], int(sp["port"])))
+    return _probe_grid(tuple(p["metadata"]["name"] for p in pods), tuple(targets))
+
+
+@lru_cache(maxsize=64)
+def _probe_grid(sources: tuple, targets: tuple) -> tuple[Probe, ...]:
+    """Every source against every Service port but its own."""
+    return tuple(Probe(src, name, port) for src in sources for name, port in targets if name != src)
+
+
+def _target_port(app: str, pods: list, svcs: list) -> int | None:
+    svc = next((s for s in svcs if s["metadata"]["name"] == app), None)
+    if svc is None:
+        return None
+    tp = svc["spec"]["ports"][0].get("targetPort", svc["spec"]["ports"][0]["port"])
+    if isinstance(tp, int):
+        return tp
+    for p in pods:
+        if p["metadata"]["name"] == app:
+            for c in p["spec"]["containers"]:
+                for cp in c.get("ports") or ():
+                    if cp.get("name") == tp:
+                        return int(cp["containerPort"])
+    return None
+
+
+def _desired(app: str, sources: list[str], all_sources: list[str], port: int | None) -> dict:
+    spec = {"podSelector": {"matchLabels": {"app": app}}}
+    if port is None:  # no Service: only egress matters (the loadgenerator)
+        spec["policyTypes"] = ["Egress"]
+        spec["egress"] = [{}]
+        return spec
+    spec["policyTypes"] = ["Ingress", "Egress"]
+    if set(sources) >= set(all_sources):
+        spec["ingress"] = [{}]
+    else:
+        spec["ingress"] = [{"from": [{"podSelector": {"matchLabels": {"app": s}}} for s in sources],
+                            "ports": [{"port": port, "protocol": "TCP"}]}]
+    spec["egress"] = [{}]
+    return spec
+
+
+def _patch_cmd(name: str, spec: dict) -> str:
+    ops = [{"op": "add", "path": f"/spec/{k}", "value": spec[k]}
+           for k in ("podSelector", "policyTypes", "ingress", "egress") if k in spec]
+    if "ingress" not in spec:
+        ops.append({"op": "add", "path": "/spec/ingress", "value": []})
+    return (f"kubectl patch networkpolicy {name} --type=json -p '"
+            + json.dumps(ops, separators=(",", ":")) + "'")
+
+
+def plan(objs: dict, seen: frozenset) -> list[tuple[str, frozenset]]:
+    pols, pods, svcs = _items(objs)
+    if not pods:
+        return []
+    ns = pods[0]["metadata"].get("namespace", "default")
+    probes = _probes(pods, svcs)
+    engine = PolicyEngine(probes, ns)
+    dns = clone(DNS_POD)
+    dns["metadata"]["namespace"] = "kube-system"
+    base = [o for o in pods] + [dns]
+
+    def run(policies: list) -> np.ndarray:
+        return engine.evaluate(Cluster([], base, svcs, policies, None)).copy()
+
+    actual = run(pols)
+    index = {(p.source, p.service, p.port): i for i, p in enumerate(probes)}
+    expected = actual.copy()
+    for src, svc, port, exp in seen:
+        i = index.get((src, svc, port))
+        if i is not None:
+            expected[i] = exp
+    apps = [p["metadata"]["name"] for p in pods]
+    by_name = {p["metadata"]["name"]: p for p in pols}
+    candidates: dict[str, tuple[str, list | None]] = {}
+    wanted: dict[str, list[str]] = {}
+    for i in np.flatnonzero(expected):
+        wanted.setdefault(probes[i].service, []).append(probes[i].source)
+    for app in apps:
+        port = _target_port(app, pods, svcs)
+        sources = wanted.get(app, [])
+        others = [a for a in apps if a != app]
+        want = _desired(app, sources, others, port)
+        cur = by_name.get(app)
+        if cur is not None and _same(cur.get("spec") or {}, want):
+            continue
+        new = {"metadata": {"name": app, "namespace": ns}, "spec": want}
+        cmd = _patch_cmd(app, want) if cur is not None else _apply_cmd(app, want)
+        candidates[app] = (cmd, new)
+    for name in by_name:
+        if name not in apps:
+            candidates[name] = (f"kubectl delete networkpolicy {name}", None)
+    current = {p["metadata"]["name"]: p for p in pols}
+    state = actual
+    steps: list[tuple[str, frozenset]] = []
+    while candidates and not (state == expected).all():
+        scored = _score(candidates, current, state, expected, run)
+        safe = [x for x in scored if x[0] == 0 and x[1] > 0]
+        pick = max(safe, key=lambda x: x[1]) if safe else None
+        if pick is None:  # a harmless step that makes a later one safe (two-step lookahead)
+            for x in scored:
+                if x[0] == 0 and x[1] == 0:
+                    rest = {k: v for k, v in candidates.items() if k != x[2]}
+                    if any(y[0] == 0 and y[1] > 0 for y in _score(rest, x[3], x[4], expected, run)):
+                        pick = x
+                        break
+        if pick is None:
+            if any(x[1] > 0 for x in scored):
+                pick = min((x for x in scored if x[1] > 0), key=lambda x: (x[0], -x[1]))
+            elif any(x[0] == 0 for x in scored):
+                pick = next(x for x in scored if x[0] == 0)
+            else:
+                break
+        _, _, name, trial, out = pick
+        current, state = trial, out
+        steps.append((candidates.pop(name)[0], _report(probes, out, expected)))
+    return steps
+
+
+def _score(candidates: dict, current: dict, state, expected, run) -> list:
+    """(broken, gain, name, policies after, outcome after) for every candidate step."""
+    good_before = state == expected
+    n_before = int(np.count_nonzero(good_before))
+    out_list = []
+    for name, (_, new) in candidates.items():
+        trial = dict(current)
+        if new is None:
+            trial.pop(name, None)
+        else:
+            trial[name] = new
+        out = run(list(trial.values()))
+        broken = int(np.count_nonzero(good_before & (out != expected)))
+        gain = int(np.count_nonzero(out == expected)) - n_before
+        out_list.append((broken, gain, name, trial, out))
+    return out_list
+
+
+def _apply_cmd(app: str, spec: dict) -> str:
+    return (f"kubectl patch networkpolicy {app} --type=json -p '"
+            + json.dumps([{"op": "add", "path": "/spec", "value": spec}], separators=(",", ":")) + "'")
+
+
+def _report(probes, out, expected) -> frozenset:
+    """The mismatches expected after this step, over the expert's probes (a superset of
+    the env's)."""
+    return frozenset((p.source, p.service, p.port, bool(expected[i]))
+                     for i, p in enumerate(probes) if out[i] != expected[i])
+
+
+def _norm(spec: dict) -> str:
+    """A canonical text of a spec: defaults filled, empty lists dropped, peers and ports in
+    a fixed order (their order does not matter to the semantics)."""
+    s = clone(spec)
+    for key, peer_key in (("ingress", "from"), ("egress", "to")):
+        if not s.get(key):
+            s.pop(key, None)
+        for r in s.get(key, ()):
+            for p in r.get("ports", ()):
+                p.setdefault("protocol", "TCP")
+            for k in (peer_key, "ports"):
+                if k in r:
+                    r[k] = sorted(r[k], key=lambda x: json.dumps(x, sort_keys=True))
+    if not s.get("podSelector"):
+        s["podSelector"] = {}
+    return json.dumps(s, sort_keys=True)
+
+
+def _same(a: dict, b: dict) -> bool:
+    return _norm(a) == _norm(b)

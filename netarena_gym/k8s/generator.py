@@ -1,0 +1,300 @@
+"""Seeded scenario generation for the Kubernetes task: levels, the upstream ``compat``
+preset, and import of upstream ``error_config`` files.
+
+* **1**: one fault of any type but ``deny_all``;
+* **2**: two faults of different types (``deny_all`` comes with a fault that takes a pod's
+  own policy away from it, or it would change nothing);
+* **3**: three or four faults, at least one of the new types, possibly on the same policy;
+* **compat**: upstream's 15 categories (5 single types and their 10 pairs), upstream's
+  choices of targets and peers, upstream's 92 probes.
+
+Every scenario is checked with the policy engine: at least one probe mismatches, every
+fault edits its policy, and a ``deny_all`` changes the outcome. The scenario records every
+parameter, so it replays without the seed.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from netarena_gym.core.scenario import Scenario
+from netarena_gym.core.seeding import choice, draw_seed, rng_from_seed, sample
+from netarena_gym.k8s.faults import NEW_TYPES, TYPES, UPSTREAM_TYPES, apply_fault
+from netarena_gym.k8s.model import BaseCluster, base_cluster
+from netarena_gym.k8s.workload import load_workload
+
+MAX_RESAMPLES = 200
+LEVELS = (1, 2, 3, "compat")
+COMPAT_CATEGORIES = tuple([(t,) for t in UPSTREAM_TYPES] + list(itertools.combinations(UPSTREAM_TYPES, 2)))
+
+# upstream's candidate peers (detail_range) and targets
+ADD_INGRESS_PEERS = {
+    "adservice": ["recommendationservice", "productcatalogservice", "cartservice", "checkoutservice",
+                  "emailservice", "shippingservice"],
+    "recommendationservice": ["adservice", "productcatalogservice", "cartservice", "checkoutservice",
+                              "emailservice", "shippingservice"],
+    "productcatalogservice": ["adservice", "recommendationservice", "cartservice", "emailservice",
+                              "shippingservice"],
+    "redis-cart": ["adservice", "recommendationservice", "productcatalogservice", "cartservice",
+                   "emailservice", "shippingservice"],
+    "checkoutservice": ["adservice", "recommendationservice", "productcatalogservice", "cartservice",
+                        "emailservice", "shippingservice"],
+    "shippingservice": ["adservice", "recommendationservice", "productcatalogservice", "cartservice",
+                        "emailservice"],
+    "currencyservice": ["adservice", "recommendationservice", "productcatalogservice", "cartservice",
+                        "emailservice", "shippingservice"],
+    "paymentservice": ["frontend", "adservice", "recommendationservice", "productcatalogservice",
+                       "cartservice", "emailservice", "shippingservice"],
+    "emailservice": ["loadgenerator", "frontend", "adservice", "recommendationservice",
+                     "productcatalogservice", "cartservice", "shippingservice"],
+    "cartservice": ["adservice", "recommendationservice", "productcatalogservice", "emailservice",
+                    "shippingservice"],
+    "frontend": ["adservice", "recommendationservice", "productcatalogservice", "cartservice",
+                 "checkoutservice", "emailservice", "shippingservice"],
+}
+ADD_EGRESS_PEERS = {
+    "recommendationservice": ["adservice", "cartservice", "checkoutservice", "paymentservice",
+                              "emailservice", "shippingservice", "currencyservice", "redis-cart"],
+    "checkoutservice": ["adservice", "recommendationservice", "productcatalogservice", "cartservice",
+                        "paymentservice", "emailservice", "shippingservice", "currencyservice",
+                        "redis-cart"],
+    "cartservice": ["adservice", "recommendationservice", "productcatalogservice", "checkoutservice",
+                    "paymentservice", "emailservice", "shippingservice", "currencyservice"],
+    "frontend": ["adservice", "recommendationservice", "productcatalogservice", "cartservice",
+                 "checkoutservice", "paymentservice", "emailservice", "shippingservice",
+                 "currencyservice", "resid-cart"],
+}
+TARGETS = ("adservice", "cartservice", "checkoutservice", "currencyservice", "emailservice",
+           "paymentservice", "productcatalogservice", "recommendationservice", "redis-cart",
+           "shippingservice")
+REMOVE_INGRESS_COMPAT = ("adservice", "recommendationservice", "productcatalogservice",
+                         "cartservice", "checkoutservice", "shippingservice", "currencyservice",
+                         "paymentservice", "emailservice")
+UNISOLATING = ("wrong_selector", "policy_types")
+PORT_NAMES = ("http", "grpc", "tcp", "grpc-web", "metrics", "web")
+WRONG_NAMESPACES = ("production", "prod", "staging", "boutique", "shop")
+DENY_NAMES = ("default-deny", "deny-all", "default-deny-all")
+
+
+def category_name(types) -> str:
+    return "+".join(types)
+
+
+def _typo(rng, word: str) -> str:
+    i = int(rng.integers(0, len(word) - 1))
+    kind = int(rng.integers(0, 3))
+    if kind == 0:
+        return word[:i] + word[i + 1:]
+    if kind == 1:
+        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+    return word + "-v2"
+
+
+@dataclass
+class Generated:
+    scenario: Scenario
+    policies: dict
+
+
+class K8sGenerator:
+    """Draws scenarios for one level on a probe set (``"full"`` or ``"compat"``)."""
+
+    def __init__(self, level=1, *, probes: str | None = None, namespace: str = "default",
+                 fault_types: tuple[str, ...] | None = None):
+        if level not in LEVELS:
+            raise ValueError(f"level must be one of {LEVELS}")
+        self.level = level
+        self.probes = probes or ("compat" if level == "compat" else "full")
+        if self.probes not in ("full", "compat"):
+            raise ValueError("probes must be 'full' or 'compat'")
+        self.namespace = namespace
+        self.wl = load_workload()
+        self.base: BaseCluster = base_cluster(namespace, self.probes)
+        allowed = TYPES if level != "compat" else UPSTREAM_TYPES
+        if fault_types is not None:
+            bad = set(fault_types) - set(TYPES)
+            if bad:
+                raise ValueError(f"unknown fault types {sorted(bad)}; known: {TYPES}")
+            allowed = tuple(t for t in allowed if t in fault_types)
+            if not allowed:
+                raise ValueError("no fault type left for this level")
+        self.types = allowed
+
+    # --------------------------------------------------------------------- public
+    def sample(self, rng: np.random.Generator, category: str | None = None) -> Generated:
+        seed = draw_seed(rng)
+        r = rng_from_seed(seed)
+        for _ in range(MAX_RESAMPLES):
+            types = self._draw_types(r, category)
+            faults = [self._draw_fault(r, t) for t in types]
+            faults = self._companions(r, faults)
+            if faults is None:
+                continue
+            pols = self.check(faults)
+            if pols is not None:
+                sc = Scenario(task="k8s", level=self.level,
+                              params={"namespace": self.namespace, "probes": self.probes},
+                              faults=tuple(faults), seed=seed,
+                              meta={"category": category_name([f["type"] for f in faults])
+                                    if self.level == "compat" else f"L{self.level}"})
+                return Generated(sc, pols)
+        raise RuntimeError("could not draw an observable scenario; loosen fault_types")
+
+    def check(self, faults: list[dict]) -> dict | None:
+        """The faulty manifests when the faults are valid and observable, else None."""
+        pols = self.wl.policy_manifests()
+        for f in faults:
+            key = f.get("policy", f.get("name"))
+            before = json.dumps(pols.get(key), sort_keys=True)
+            try:
+                apply_fault(pols, f)
+            except (ValueError, KeyError):
+                return None
+            if json.dumps(pols.get(key), sort_keys=True) == before:
+                return None
+        ok = self.base.outcomes(pols)
+        if ok.all():
+            return None
+        for i, f in enumerate(faults):
+            if f["type"] == "deny_all":
+                without = self.wl.policy_manifests()
+                for j, g in enumerate(faults):
+                    if j != i:
+                        apply_fault(without, g)
+                if (self.base.outcomes(without) == ok).all():
+                    return None
+        return pols
+
+    # -------------------------------------------------------------------- drawing
+    def _draw_types(self, r, category: str | None) -> tuple[str, ...]:
+        if category is not None:
+            types = tuple(category.split("+"))
+            bad = set(types) - set(TYPES)
+            if bad:
+                raise ValueError(f"unknown fault types in category {category!r}")
+            return types
+        if self.level == "compat":
+            return choice(r, [c for c in COMPAT_CATEGORIES if all(t in self.types for t in c)])
+        if self.level == 1:
+            return (choice(r, [t for t in self.types if t != "deny_all"] or list(self.types)),)
+        if self.level == 2:
+            return tuple(sample(r, list(self.types), 2))
+        n = int(r.integers(3, 5))
+        types = [choice(r, list(self.types)) for _ in range(n)]
+        news = [t for t in self.types if t in NEW_TYPES]
+        if news and not any(t in NEW_TYPES for t in types):
+            types[int(r.integers(0, n))] = choice(r, news)
+        return tuple(types)
+
+    def _companions(self, r, faults: list[dict]) -> list[dict] | None:
+        """``deny_all`` needs a fault that un-isolates a pod; swap one in when missing."""
+        if not any(f["type"] == "deny_all" for f in faults):
+            return faults
+        if any(f["type"] in UNISOLATING for f in faults):
+            return faults
+        comp = [t for t in UNISOLATING if t in self.types]
+        if not comp:
+            return None
+        for i, f in enumerate(faults):
+            if f["type"] != "deny_all":
+                faults[i] = self._draw_fault(r, choice(r, comp))
+                return faults
+        return None  # deny_all alone cannot be observed
+
+    def _draw_fault(self, r, t: str) -> dict:
+        compat = self.level == "compat"
+        if t == "remove_ingress":
+            pol = choice(r, REMOVE_INGRESS_COMPAT if compat else TARGETS)
+            return {"type": t, "policy": pol}
+        if t == "add_ingress":
+            pol = choice(r, TARGETS + (("frontend",) if compat else ()))
+            return {"type": t, "policy": pol, "apps": sample(r, ADD_INGRESS_PEERS[pol], 2)}
+        if t == "change_port":
+            pol = choice(r, TARGETS)
+            return {"type": t, "policy": pol, "port": int(r.integers(1, 65536))}
+        if t == "change_protocol":
+            return {"type": t, "policy": choice(r, TARGETS), "protocol": choice(r, ("UDP", "SCTP"))}
+        if t == "add_egress":
+            if compat:
+                src = choice(r, tuple(ADD_EGRESS_PEERS))
+                apps = sample(r, ADD_EGRESS_PEERS[src], 2)
+            else:
+                src = choice(r, self.wl.apps)
+                apps = sample(r, [a for a in self.wl.apps if a != src], 2)
+            return {"type": t, "policy": src, "apps": apps}
+        if t == "wrong_selector":
+            pol = choice(r, TARGETS)
+            if r.random() < 0.5:
+                value = _typo(r, pol)
+            else:
+                value = choice(r, [a for a in self.wl.apps if a != pol])
+            return {"type": t, "policy": pol, "value": value}
+        if t in ("remove_peer", "namespace_selector"):
+            pols = self.wl.policy_manifests()
+            cands = [p for p in TARGETS
+                     if len(pols[p]["spec"]["ingress"][0]["from"]) >= (2 if t == "remove_peer" else 1)]
+            pol = choice(r, cands)
+            peers = [x["podSelector"]["matchLabels"]["app"] for x in pols[pol]["spec"]["ingress"][0]["from"]]
+            f = {"type": t, "policy": pol, "app": choice(r, peers)}
+            if t == "namespace_selector":
+                f["labels"] = {"kubernetes.io/metadata.name": choice(r, WRONG_NAMESPACES)}
+            return f
+        if t == "deny_all":
+            return {"type": t, "name": choice(r, DENY_NAMES),
+                    "types": list(choice(r, (("Ingress",), ("Ingress", "Egress"))))}
+        if t == "policy_types":
+            return {"type": t, "policy": choice(r, TARGETS), "types": ["Egress"]}
+        if t == "wrong_port_name":
+            pol = choice(r, TARGETS)
+            names = [n for n in PORT_NAMES if not (n == "grpc" and pol == "currencyservice")]
+            return {"type": t, "policy": pol, "name": choice(r, names)}
+        raise ValueError(f"unknown fault type {t!r}")
+
+
+# ------------------------------------------------------------------ upstream import
+def _upstream_fault(policy: str, d: dict) -> dict:
+    t = d.get("type")
+    if t == "remove_ingress":
+        return {"type": t, "policy": policy}
+    if t == "add_ingress":
+        return {"type": t, "policy": policy, "apps": list(d["app"])}
+    if t == "change_port":
+        return {"type": t, "policy": policy, "port": int(d["new_port"])}
+    if t == "change_protocol":
+        return {"type": t, "policy": policy, "protocol": d["new_protocol"]}
+    if t == "add_egress":
+        return {"type": t, "policy": policy, "apps": list(d["app"])}
+    raise ValueError(f"unknown upstream error type {t!r}")
+
+
+def import_upstream(path_or_data, *, namespace: str = "default") -> list[Scenario]:
+    """Scenarios from an upstream NetArena error-config file (``{"details": [...]}``), in
+    order, at level ``compat`` on the 92 upstream probes. Entries that change nothing
+    observable (upstream did not check) are kept and marked ``meta["observable"] = False``."""
+    data = path_or_data
+    if isinstance(path_or_data, (str, Path)):
+        data = json.loads(Path(path_or_data).read_text())
+    wl = load_workload()
+    base = base_cluster(namespace, "compat")
+    out = []
+    for i, entry in enumerate(data["details"]):
+        files = entry["policies_to_inject"]
+        details = entry["error_detail"]
+        if len(files) != len(details):
+            raise ValueError(f"entry {i}: {len(files)} policies but {len(details)} error details")
+        faults = [_upstream_fault(wl.policy_of_file(f), d) for f, d in zip(files, details)]
+        pols = wl.policy_manifests()
+        for f in faults:
+            apply_fault(pols, f)
+        observable = not bool(base.outcomes(pols).all())
+        out.append(Scenario(task="k8s", level="compat",
+                            params={"namespace": namespace, "probes": "compat"},
+                            faults=tuple(copy.deepcopy(faults)), seed=None,
+                            meta={"category": category_name([d["type"] for d in details]),
+                                  "upstream_index": i, "observable": observable}))
+    return out

@@ -1,0 +1,467 @@
+"""What the API server does to a NetworkPolicy on every write: decode into the typed object
+(unknown fields dropped, empty optional fields omitted, wrong JSON types rejected), apply
+the defaults (``protocol: TCP``; ``policyTypes`` from the rules), then validate with the
+server's messages (``pkg/apis/networking/validation``, label and name rules of apimachinery).
+Also the label checks ``kubectl label`` and ObjectMeta validation use.
+"""
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+
+# ------------------------------------------------------------------ apimachinery rules
+_QNAME = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QNAME_RX = re.compile("^" + _QNAME + "$")
+_LABEL_VALUE_RX = re.compile("^(" + _QNAME + ")?$")
+_DNS1123_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUB = _DNS1123_LABEL + "(\\." + _DNS1123_LABEL + ")*"
+_DNS1123_SUB_RX = re.compile("^" + _DNS1123_SUB + "$")
+_PORT_NAME_CHARS = re.compile("^[-a-z0-9]+$")
+_HAS_LETTER = re.compile("[a-z]")
+
+
+def _regex_error(msg: str, fmt: str, *examples: str) -> str:
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    ex = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {ex}regex used for validation is '{fmt}')"
+
+
+_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and "
+              "end with an alphanumeric character")
+_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric "
+                    "characters, '-', '_' or '.', and must start and end with an "
+                    "alphanumeric character")
+_DNS_SUB_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+                "characters, '-' or '.', and must start and end with an alphanumeric character")
+
+
+def dns1123_subdomain_errors(value: str) -> list[str]:
+    errs = []
+    if len(value) > 253:
+        errs.append("must be no more than 253 characters")
+    if not _DNS1123_SUB_RX.match(value):
+        errs.append(_regex_error(_DNS_SUB_MSG, _DNS1123_SUB, "example.com"))
+    return errs
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    errs = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix))
+    else:
+        return ["a qualified name " + _regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part must be no more than 63 characters")
+    if not _QNAME_RX.match(name):
+        errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def label_value_errors(value: str) -> list[str]:
+    errs = []
+    if len(value) > 63:
+        errs.append("must be no more than 63 characters")
+    if not _LABEL_VALUE_RX.match(value):
+        errs.append(_regex_error(_LABEL_VALUE_MSG, "(" + _QNAME + ")?", "MyValue", "my_value", "12345"))
+    return errs
+
+
+def port_name_errors(port: str) -> list[str]:
+    errs = []
+    if len(port) > 15:
+        errs.append("must be no more than 15 characters")
+    if not _PORT_NAME_CHARS.match(port):
+        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not _HAS_LETTER.search(port):
+        errs.append("must contain at least one letter or number (a-z, 0-9)")
+    if "--" in port:
+        errs.append("must not contain consecutive hyphens")
+    if port and (port[0] == "-" or port[-1] == "-"):
+        errs.append("must not begin or end with a hyphen")
+    return errs
+
+
+# ------------------------------------------------------------------------ field errors
+@dataclass(frozen=True)
+class FieldError:
+    field: str
+    type: str          # "Invalid value" | "Required value" | "Forbidden" | "Unsupported value"
+    value: object = None
+    detail: str = ""
+    quoted: bool = True  # how Go prints the bad value: %q / %#v of strings, %v of numbers
+
+    def body(self) -> str:
+        if self.type in ("Required value", "Forbidden"):
+            s = self.type
+        else:
+            v = self.value
+            if v is None:
+                shown = "null"
+            elif isinstance(v, str) and self.quoted:
+                shown = '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            else:
+                shown = str(v)
+            s = f"{self.type}: {shown}"
+        if self.detail:
+            s += f": {self.detail}"
+        return s
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.body()}"
+
+
+class Invalid(Exception):
+    """422: the object failed validation (kubectl: ``The <Kind> "<name>" is invalid: ...``)."""
+
+    def __init__(self, kind: str, name: str, errors: list[FieldError]):
+        self.kind, self.name, self.errors = kind, name, errors
+        super().__init__(self.message())
+
+    def message(self) -> str:
+        errs = [str(e) for e in self.errors]
+        body = errs[0] if len(errs) == 1 else "\n" + "\n".join("* " + e for e in errs)
+        return f'The {self.kind} "{self.name}" is invalid: {body}'
+
+
+class DecodeError(Exception):
+    """400: the JSON does not fit the typed object (a wrong type somewhere)."""
+
+
+# ---------------------------------------------------------------------------- decoding
+def _str(v, path: str) -> str:
+    if v is None:
+        return ""
+    if not isinstance(v, str):
+        raise DecodeError(f"{path}: expected a string, got {json_kind(v)}")
+    return v
+
+
+def json_kind(v, *, integer: str = "number", boolean: str = "boolean") -> str:
+    """The JSON type of a decoded value, named as the caller's tool names it (the API
+    server says "number", kubectl's schema check "integer"/"number", Go "bool")."""
+    if isinstance(v, bool):
+        return boolean
+    if isinstance(v, int):
+        return integer
+    if isinstance(v, float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, dict):
+        return "object"
+    return "null"
+
+
+def _map(v, path: str) -> dict | None:
+    if v is None:
+        return None
+    if not isinstance(v, dict):
+        raise DecodeError(f"{path}: expected an object, got {json_kind(v)}")
+    return v
+
+
+def _list(v, path: str) -> list:
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise DecodeError(f"{path}: expected an array, got {json_kind(v)}")
+    return v
+
+
+def _int32(v, path: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise DecodeError(f"{path}: expected an integer, got {json_kind(v)}")
+    if isinstance(v, float):
+        if not v.is_integer():
+            raise DecodeError(f"{path}: expected an integer, got {v}")
+        v = int(v)
+    if not -2**31 <= v < 2**31:
+        raise DecodeError(f"{path}: {v} overflows int32")
+    return v
+
+
+def _string_map(v, path: str) -> dict | None:
+    m = _map(v, path)
+    if m is None:
+        return None
+    return {k: _str(x, f"{path}.{k}") for k, x in m.items()}
+
+
+def decode_selector(v, path: str, keep_empty: bool = False) -> dict | None:
+    m = _map(v, path)
+    if m is None:
+        return None
+    out = {}
+    ml = _string_map(m.get("matchLabels"), path + ".matchLabels")
+    if ml or (keep_empty and ml is not None):
+        out["matchLabels"] = ml
+    exprs = []
+    for i, e in enumerate(_list(m.get("matchExpressions"), path + ".matchExpressions")):
+        e = _map(e, f"{path}.matchExpressions[{i}]") or {}
+        r = {"key": _str(e.get("key"), "key"), "operator": _str(e.get("operator"), "operator")}
+        vals = [_str(x, "values") for x in _list(e.get("values"), "values")]
+        if vals or (keep_empty and e.get("values") is not None):
+            r["values"] = vals
+        exprs.append(r)
+    if exprs or (keep_empty and m.get("matchExpressions") is not None):
+        out["matchExpressions"] = exprs
+    return out
+
+
+def _decode_port(p, path: str) -> dict:
+    p = _map(p, path) or {}
+    out = {}
+    if p.get("protocol") is not None:
+        out["protocol"] = _str(p["protocol"], path + ".protocol")
+    port = p.get("port")
+    if port is not None:
+        out["port"] = port if isinstance(port, str) else _int32(port, path + ".port")
+    if p.get("endPort") is not None:
+        out["endPort"] = _int32(p["endPort"], path + ".endPort")
+    return out
+
+
+def _decode_peer(p, path: str, keep_empty: bool = False) -> dict:
+    p = _map(p, path) or {}
+    out = {}
+    for key in ("ipBlock", "namespaceSelector", "podSelector"):
+        v = p.get(key)
+        if v is None:
+            continue
+        if key == "ipBlock":
+            b = _map(v, path + ".ipBlock")
+            blk = {"cidr": _str(b.get("cidr"), path + ".ipBlock.cidr")}
+            exc = [_str(x, "except") for x in _list(b.get("except"), path + ".ipBlock.except")]
+            if exc or (keep_empty and b.get("except") is not None):
+                blk["except"] = exc
+            out["ipBlock"] = blk
+        else:
+            out[key] = decode_selector(v, f"{path}.{key}", keep_empty)
+    return out
+
+
+def _decode_rule(r, path: str, peer_key: str, keep_empty: bool = False) -> dict:
+    r = _map(r, path) or {}
+    out = {}
+    peers = [_decode_peer(x, f"{path}.{peer_key}[{i}]", keep_empty)
+             for i, x in enumerate(_list(r.get(peer_key), f"{path}.{peer_key}"))]
+    ports = [_decode_port(x, f"{path}.ports[{i}]")
+             for i, x in enumerate(_list(r.get("ports"), path + ".ports"))]
+    if peers or (keep_empty and r.get(peer_key) is not None):
+        out[peer_key] = peers
+    if ports or (keep_empty and r.get("ports") is not None):
+        out["ports"] = ports
+    return out
+
+
+def decode_spec(spec, *, end_port: bool = True, keep_empty: bool = False) -> dict:
+    """The NetworkPolicySpec as the server stores it (before defaults). ``keep_empty``
+    keeps explicitly empty lists and maps, which the server's typed object tells apart from
+    missing ones when it decides whether the spec changed (``generation``)."""
+    spec = _map(spec, "spec") or {}
+    out = {"podSelector": decode_selector(spec.get("podSelector"), "spec.podSelector", keep_empty) or {}}
+    for key, peer_key in (("ingress", "from"), ("egress", "to")):
+        rules = [_decode_rule(x, f"spec.{key}[{i}]", peer_key, keep_empty)
+                 for i, x in enumerate(_list(spec.get(key), "spec." + key))]
+        if rules or (keep_empty and spec.get(key) is not None):
+            out[key] = rules
+    types = [_str(x, "spec.policyTypes") for x in _list(spec.get("policyTypes"), "spec.policyTypes")]
+    if types:
+        out["policyTypes"] = types
+    if not end_port:
+        for key in ("ingress", "egress"):
+            for r in out.get(key, ()):
+                for p in r.get("ports", ()):
+                    p.pop("endPort", None)
+    return out
+
+
+_SLICES_AND_MAPS = frozenset({"ingress", "egress", "policyTypes", "from", "to", "ports", "except",
+                              "matchLabels", "matchExpressions", "values"})
+
+
+def drop_empty(v):
+    """The stored form of a spec decoded with ``keep_empty``: empty slices and maps are
+    omitted (``omitempty``); empty selectors and rules stay (pointers, list elements)."""
+    if isinstance(v, dict):
+        return {k: drop_empty(x) for k, x in v.items()
+                if not (k in _SLICES_AND_MAPS and isinstance(x, (list, dict)) and not x)}
+    if isinstance(v, list):
+        return [drop_empty(x) for x in v]
+    return v
+
+
+def apply_defaults(spec: dict) -> dict:
+    """SetDefaults_NetworkPolicy and SetDefaults_NetworkPolicyPort (in place)."""
+    for key in ("ingress", "egress"):
+        for r in spec.get(key, ()):
+            for p in r.get("ports", ()):
+                if "protocol" not in p:
+                    # keep the serialised key order of the server: port, protocol, endPort
+                    items = list(p.items())
+                    p.clear()
+                    p["protocol"] = "TCP"
+                    p.update(items)
+    if not spec.get("policyTypes"):
+        spec["policyTypes"] = ["Ingress"] + (["Egress"] if spec.get("egress") else [])
+    return spec
+
+
+# -------------------------------------------------------------------------- validation
+def validate_labels(labels: dict | None, path: str) -> list[FieldError]:
+    errs = []
+    for k in sorted(labels or {}):
+        v = labels[k]
+        errs.extend(FieldError(path, "Invalid value", k, m) for m in qualified_name_errors(k))
+        errs.extend(FieldError(path, "Invalid value", v, m) for m in label_value_errors(v))
+    return errs
+
+
+def validate_selector(sel: dict | None, path: str) -> list[FieldError]:
+    if sel is None:
+        return []
+    errs = validate_labels(sel.get("matchLabels"), path + ".matchLabels")
+    for i, e in enumerate(sel.get("matchExpressions") or ()):
+        p = f"{path}.matchExpressions[{i}]"
+        op = e.get("operator", "")
+        if op in ("In", "NotIn"):
+            if not e.get("values"):
+                errs.append(FieldError(p + ".values", "Required value", None,
+                                       "must be specified when `operator` is 'In' or 'NotIn'"))
+        elif op in ("Exists", "DoesNotExist"):
+            if e.get("values"):
+                errs.append(FieldError(p + ".values", "Forbidden", None,
+                                       "may not be specified when `operator` is 'Exists' or "
+                                       "'DoesNotExist'"))
+        else:
+            errs.append(FieldError(p + ".operator", "Invalid value", op, "not a valid selector operator"))
+        errs.extend(FieldError(p + ".key", "Invalid value", e.get("key", ""), m)
+                    for m in qualified_name_errors(e.get("key", "")))
+    return errs
+
+
+def _validate_port(p: dict, path: str, end_port: bool) -> list[FieldError]:
+    errs = []
+    proto = p.get("protocol")
+    if proto is not None and proto not in ("TCP", "UDP", "SCTP"):
+        errs.append(FieldError(path + ".protocol", "Unsupported value", proto,
+                               'supported values: "TCP", "UDP", "SCTP"'))
+    port = p.get("port")
+    if port is not None:
+        if isinstance(port, int):
+            if not 1 <= port <= 65535:
+                errs.append(FieldError(path + ".port", "Invalid value", port,
+                                       "must be between 1 and 65535, inclusive"))
+        else:
+            errs.extend(FieldError(path + ".port", "Invalid value", port, m)
+                        for m in port_name_errors(port))
+    if end_port and "endPort" in p:
+        end = p["endPort"]
+        if port is None:
+            errs.append(FieldError(path + ".endPort", "Required value", None,
+                                   "may not be specified when `port` is not specified"))
+        elif isinstance(port, str):
+            errs.append(FieldError(path + ".endPort", "Required value", None,
+                                   "may not be specified when `port` is non-numeric"))
+        elif end < port:
+            errs.append(FieldError(path + ".endPort", "Invalid value", end,
+                                   "must be greater than or equal to `port`"))
+    return errs
+
+
+def _parse_cidr(text: str):
+    try:
+        net = ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        return None
+    if "/" not in text:
+        return None
+    return net
+
+
+def _validate_peer(peer: dict, path: str) -> list[FieldError]:
+    errs = []
+    n = 0
+    if "podSelector" in peer:
+        n += 1
+        errs.extend(validate_selector(peer["podSelector"], path + ".podSelector"))
+    if "namespaceSelector" in peer:
+        n += 1
+        errs.extend(validate_selector(peer["namespaceSelector"], path + ".namespaceSelector"))
+    if "ipBlock" in peer:
+        n += 1
+        errs.extend(_validate_ipblock(peer["ipBlock"], path + ".ipBlock"))
+    if n == 0:
+        errs.append(FieldError(path, "Required value", None, "must specify a peer"))
+    elif n > 1 and "ipBlock" in peer:
+        errs.append(FieldError(path, "Forbidden", None, "may not specify both ipBlock and another peer"))
+    return errs
+
+
+def _validate_ipblock(b: dict, path: str) -> list[FieldError]:
+    cidr = b.get("cidr", "")
+    if not cidr:
+        return [FieldError(path + ".cidr", "Required value")]
+    net = _parse_cidr(cidr)
+    if net is None:
+        return [FieldError(path + ".cidr", "Invalid value", cidr, "not a valid CIDR")]
+    errs = []
+    for i, e in enumerate(b.get("except") or ()):
+        p = f"{path}.except[{i}]"
+        ex = _parse_cidr(e)
+        if ex is None:
+            errs.append(FieldError(p, "Invalid value", e, "not a valid CIDR"))
+            return errs
+        if ex.version != net.version or not (ex.network_address in net) or net.prefixlen >= ex.prefixlen:
+            errs.append(FieldError(p, "Invalid value", e, "must be a strict subset of `cidr`"))
+    return errs
+
+
+def validate_spec(spec: dict, *, end_port: bool = True) -> list[FieldError]:
+    errs = validate_selector(spec.get("podSelector"), "spec.podSelector")
+    for key, peer_key in (("ingress", "from"), ("egress", "to")):
+        for i, r in enumerate(spec.get(key, ())):
+            base = f"spec.{key}[{i}]"
+            for j, p in enumerate(r.get("ports", ())):
+                errs.extend(_validate_port(p, f"{base}.ports[{j}]", end_port))
+            for j, peer in enumerate(r.get(peer_key, ())):
+                errs.extend(_validate_peer(peer, f"{base}.{peer_key}[{j}]"))
+    types = spec.get("policyTypes") or []
+    if len(types) > 2:
+        shown = "[]networking.PolicyType{" + ", ".join(f'"{t}"' for t in types) + "}"
+        errs.append(FieldError("spec.policyTypes", "Invalid value", shown,
+                               "may not specify more than two policyTypes", quoted=False))
+        return errs
+    for i, t in enumerate(types):
+        if t not in ("Ingress", "Egress"):
+            errs.append(FieldError(f"spec.policyTypes[{i}]", "Unsupported value", t,
+                                   'supported values: "Ingress", "Egress"'))
+    return errs
+
+
+def validate_name(name: str) -> list[FieldError]:
+    if not name:
+        return [FieldError("metadata.name", "Required value", None, "name or generateName is required")]
+    return [FieldError("metadata.name", "Invalid value", name, m) for m in dns1123_subdomain_errors(name)]
+
+
+def validate_metadata(md: dict) -> list[FieldError]:
+    errs = validate_labels(md.get("labels"), "metadata.labels")
+    for k in sorted(md.get("annotations") or {}):
+        errs.extend(FieldError("metadata.annotations", "Invalid value", k, m)
+                    for m in qualified_name_errors(k.lower()))
+    return errs

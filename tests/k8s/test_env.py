@@ -1,0 +1,131 @@
+"""The env on the simulator: both interfaces, check_env, determinism, replay, penalties."""
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+from netarena_gym.core.agent import RandomAgent
+from netarena_gym.core.runner import run_episode
+from tests.k8s.conftest import ENV_ID
+
+
+@pytest.mark.parametrize("interface", ["text", "discrete"])
+@pytest.mark.parametrize("level", [1, 3])
+def test_check_env(interface, level):
+    env = gym.make(ENV_ID, level=level, interface=interface)
+    check_env(env.unwrapped, skip_render_check=True)
+
+
+def test_reset_is_deterministic_and_replays():
+    env = gym.make(ENV_ID, level=3)
+    o1, i1 = env.reset(seed=7)
+    o2, i2 = env.reset(seed=7)
+    assert o1 == o2 and i1["scenario"] == i2["scenario"]
+    assert env.reset(seed=8)[1]["scenario"] != i1["scenario"]
+    o3, i3 = env.reset(options={"scenario": i1["scenario"]})
+    assert o3 == o1
+    with pytest.raises(ValueError):
+        env.reset(options={"scenario": {**i1["scenario"], "task": "routing"}})
+
+
+def test_same_seed_same_trajectory():
+    def traj(seed):
+        env = gym.make(ENV_ID, level=2, interface="discrete")
+        agent = RandomAgent(env, seed=3)
+        obs, info = env.reset(seed=seed)
+        out = []
+        for _ in range(12):
+            a = agent.act(obs, info)
+            obs, r, term, trunc, info = env.step(a)
+            out.append((a, r, obs["actual"].tobytes(), term, trunc))
+            if term or trunc:
+                break
+        return out
+    assert traj(4) == traj(4)
+
+
+def test_text_observation_format_and_step():
+    env = gym.make(ENV_ID, level=1)
+    obs, info = env.reset(seed=1)
+    assert obs.startswith("Connectivity check (121 probes, ")
+    assert "Mismatch: " in obs and "(Expected: " in obs and "Steps left: 10" in obs
+    obs, r, term, trunc, info = env.step({"command": "kubectl get networkpolicies"})
+    assert "Command: kubectl get networkpolicies\nOutput:\nNAME " in obs
+    assert info["reward_components"]["step"] == pytest.approx(-0.01)
+    obs, *_ = env.step("kubectl get netpol -o name")  # a bare command line is accepted
+    assert "networkpolicy.networking.k8s.io/adservice" in obs
+    obs, *_ = env.step('```json\n{"command": "kubectl get svc emailservice"}\n```')
+    assert "5000/TCP" in obs
+
+
+def test_compat_probe_set_and_blind_start():
+    env = gym.make(ENV_ID, level="compat", initial_report=False)
+    obs, info = env.reset(seed=2)
+    assert obs.startswith("Connectivity check: <NO PREVIOUS OUTPUT>")
+    obs, *_ = env.step({"command": "kubectl get netpol"})
+    assert obs.startswith("Connectivity check (92 probes, ")
+
+
+def test_apply_through_stdin_fixes_a_policy():
+    env = gym.make(ENV_ID, level=1, fault_types=("remove_ingress",))
+    obs, info = env.reset(seed=3)
+    pol = info["scenario"]["faults"][0]["policy"]
+    yaml_text = open(f"envs/k8s/policies/network-policy-{'redis' if pol == 'redis-cart' else pol}.yaml").read()
+    obs, r, term, trunc, info = env.step({"command": "kubectl apply -f -", "stdin": yaml_text})
+    assert f"networkpolicy.networking.k8s.io/{pol} configured" in obs
+    assert term and info["correct"] and info["safe"] and r > 0.9
+
+
+@pytest.mark.parametrize("action,kind", [
+    ("this is not json", "invalid"), ('{"cmd": "kubectl get pods"}', "invalid"),
+    ({"command": "kubectl apply -f -", "stdin": 5}, "invalid"),
+    ({"command": "kubectl exec frontend -- sh"}, "refused"),
+    ({"command": "kubectl delete pod frontend"}, "refused"),
+    ({"command": "bash -c 'kubectl get pods'"}, "refused"),
+    ({"command": "kubectl get pods $(id)"}, "refused"),
+    ({"command": "kubectl get netpol -w"}, "timeout"),
+    ({"command": "kubectl patch netpol adservice --type=json -p '[{\"op\":\"replace\",\"path\":\"/spec/ingress/0/ports/0/port\",\"value\":70000}]'"}, "error"),
+    ({"command": "kubectl bogus"}, "invalid"),
+])
+def test_bad_actions_are_penalised_not_raised(action, kind):
+    env = gym.make(ENV_ID, level=1)
+    env.reset(seed=3)
+    obs, r, term, trunc, info = env.step(action)
+    assert info["command_kind"] == kind
+    assert "Output:" in obs or "invalid action" in obs
+    if kind in ("invalid", "refused", "timeout"):
+        assert info["reward_components"][kind] < 0
+
+
+def test_safety_counts_pairs_broken_by_a_step():
+    env = gym.make(ENV_ID, level=1, fault_types=("change_protocol",))
+    env.reset(seed=1)
+    obs, r, term, trunc, info = env.step({"command": "kubectl delete networkpolicy frontend"})
+    assert info["newly_broken"] == 0  # frontend's policy allowed everything anyway
+    obs, r, term, trunc, info = env.step(
+        {"command": "kubectl patch netpol adservice --type=merge -p '{\"spec\":{\"ingress\":[]}}'"})
+    assert info["newly_broken"] == 1 and not info["safe"]
+    assert info["reward_components"]["safety"] == pytest.approx(-0.1)
+
+
+def test_discrete_catalogue_renders_commands_that_run():
+    env = gym.make(ENV_ID, level=2, interface="discrete")
+    obs, info = env.reset(seed=5)
+    base = env.unwrapped
+    assert set(obs) == {"expected", "actual", "policy_features", "policy_peers", "action_mask"}
+    valid = np.flatnonzero(info["action_mask"])
+    assert len(valid) > 50
+    for idx in valid[::7]:
+        o, r, term, trunc, info = env.step(int(idx))
+        assert info["command_kind"] in ("ok", "error"), base.catalogue.entries[idx]
+        if term or trunc:
+            env.reset(seed=6)
+    o, r, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"] == 0)[0]))
+    assert info["command_kind"] == "invalid"
+
+
+def test_random_agent_runs_on_both_interfaces():
+    for interface in ("text", "discrete"):
+        env = gym.make(ENV_ID, level=3, interface=interface)
+        res = run_episode(env, RandomAgent(env, seed=1), seed=9)
+        assert res.steps >= 1

@@ -1,0 +1,39 @@
+"""The expert must reach 100% correctness and 100% safety at every level, deciding from
+observations only."""
+import gymnasium as gym
+import pytest
+
+from netarena_gym.core.runner import run_episode, summarize
+from netarena_gym.k8s.expert import K8sExpert
+from tests.k8s.conftest import ENV_ID
+
+EPISODES = {1: 300, 2: 300, 3: 300, "compat": 300}
+
+
+@pytest.mark.parametrize("level", [1, 2, 3, "compat"])
+def test_expert_is_perfect(level):
+    env = gym.make(ENV_ID, level=level)
+    expert = K8sExpert()
+    results = [run_episode(env, expert, seed=5000 + i) for i in range(EPISODES[level])]
+    failures = [r.scenario for r in results if not (r.correct and r.safe and r.safe_compat)]
+    assert not failures, failures[:3]
+    s = summarize(results)
+    assert s["correctness"] == 1.0 and s["safety"] == 1.0
+
+
+def test_expert_solves_blind_start_and_compat_probes():
+    env = gym.make(ENV_ID, level=2, initial_report=False)
+    res = [run_episode(env, K8sExpert(), seed=i) for i in range(40)]
+    assert all(r.correct and r.safe for r in res)
+
+
+def test_expert_uses_only_observations():
+    env = gym.make(ENV_ID, level=3)
+    obs, info = env.reset(seed=3)
+    a, b = K8sExpert(), K8sExpert()
+    for _ in range(4):
+        x, y = a.act(obs, {}), b.act(obs, {})
+        assert x == y
+        obs, r, term, trunc, info = env.step(x)
+        if term:
+            break

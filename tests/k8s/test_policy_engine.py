@@ -1,0 +1,204 @@
+"""The NetworkPolicy engine, one semantic rule at a time, on small clusters."""
+import numpy as np
+import pytest
+
+from netarena_gym.k8s.model import DNS_POD, base_cluster
+from netarena_gym.k8s.policy import Cluster, PolicyEngine, intended
+from netarena_gym.k8s.workload import Probe, load_workload
+
+
+def pod(name, labels, ip, ns="default", ports=()):
+    return {"metadata": {"name": name, "namespace": ns, "labels": labels},
+            "spec": {"containers": [{"name": "c", "ports": [dict(p) for p in ports]}]},
+            "status": {"podIP": ip}}
+
+
+def svc(name, selector, port, target, ns="default"):
+    return {"metadata": {"name": name, "namespace": ns},
+            "spec": {"selector": selector, "ports": [{"port": port, "targetPort": target, "protocol": "TCP"}]}}
+
+
+def ns_obj(name, **labels):
+    return {"metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name, **labels}}}
+
+
+def pol(name, spec, ns="default"):
+    return {"metadata": {"name": name, "namespace": ns}, "spec": spec}
+
+
+DNS = {**DNS_POD, "metadata": {**DNS_POD["metadata"], "namespace": "kube-system"},
+       "status": {"podIP": "10.0.0.2"}}
+PODS = [pod("a", {"app": "a", "tier": "web"}, "10.1.0.1"),
+        pod("b", {"app": "b", "tier": "db"}, "10.1.0.2", ports=[{"name": "http", "containerPort": 8080}]),
+        pod("c", {"app": "c"}, "10.2.0.3"),
+        pod("x", {"app": "x"}, "10.3.0.4", ns="other"),
+        DNS]
+SVCS = [svc("b", {"app": "b"}, 80, 8080), svc("a", {"app": "a"}, 90, 9090),
+        svc("bn", {"app": "b"}, 81, "http")]
+NSS = [ns_obj("default"), ns_obj("other", team="blue"), ns_obj("kube-system")]
+PROBES = (Probe("a", "b", 80), Probe("c", "b", 80), Probe("b", "a", 90), Probe("a", "bn", 81))
+
+
+def run(policies, probes=PROBES, pods=PODS, services=SVCS):
+    eng = PolicyEngine(probes, "default")
+    return eng.evaluate(Cluster(NSS, pods, services, policies)).tolist()
+
+
+def test_no_policies_everything_is_open():
+    assert run([]) == [True, True, True, True]
+
+
+def test_ingress_isolation_and_podselector_peer_and_target_port():
+    p = pol("b", {"podSelector": {"matchLabels": {"app": "b"}}, "policyTypes": ["Ingress"],
+                  "ingress": [{"from": [{"podSelector": {"matchLabels": {"app": "a"}}}],
+                               "ports": [{"port": 8080, "protocol": "TCP"}]}]})
+    # a -> b allowed on the target port 8080 (Service port 80); c denied; b -> a untouched
+    assert run([p]) == [True, False, True, True]
+
+
+def test_service_port_is_not_the_policy_port():
+    p = pol("b", {"podSelector": {"matchLabels": {"app": "b"}}, "policyTypes": ["Ingress"],
+                  "ingress": [{"ports": [{"port": 80}]}]})
+    assert run([p])[:2] == [False, False]
+
+
+def test_named_port_matches_destination_container_port():
+    p = pol("b", {"podSelector": {"matchLabels": {"app": "b"}}, "policyTypes": ["Ingress"],
+                  "ingress": [{"ports": [{"port": "http", "protocol": "TCP"}]}]})
+    assert run([p]) == [True, True, True, True]
+    p["spec"]["ingress"][0]["ports"][0]["port"] = "grpc"
+    assert run([p]) == [False, False, True, False]
+
+
+def test_named_target_port_of_service():
+    # Service bn:81 -> targetPort "http" -> 8080 on pod b
+    p = pol("b", {"podSelector": {"matchLabels": {"app": "b"}}, "policyTypes": ["Ingress"],
+                  "ingress": [{"ports": [{"port": 8080}]}]})
+    assert run([p])[3] is True
+    p["spec"]["ingress"][0]["ports"][0]["port"] = 81
+    assert run([p])[3] is False
+
+
+def test_end_port_range():
+    p = pol("b", {"podSelector": {}, "policyTypes": ["Ingress"],
+                  "ingress": [{"ports": [{"port": 8000, "endPort": 8100}]}]})
+    assert run([p]) == [True, True, False, True]  # a has no port in range 8000-8100 at 9090
+    p["spec"]["ingress"][0]["ports"][0]["endPort"] = 8079
+    assert run([p])[0] is False
+
+
+def test_protocol_must_match():
+    for proto, ok in (("UDP", False), ("SCTP", False), ("TCP", True)):
+        p = pol("b", {"podSelector": {"matchLabels": {"app": "b"}}, "policyTypes": ["Ingress"],
+                      "ingress": [{"ports": [{"port": 8080, "protocol": proto}]}]})
+        assert run([p])[0] is ok
+
+
+def test_empty_ingress_denies_and_empty_rule_allows():
+    deny = pol("b", {"podSelector": {"matchLabels": {"app": "b"}}, "policyTypes": ["Ingress"]})
+    assert run([deny])[:2] == [False, False]
+    allow = pol("b2", {"podSelector": {"matchLabels": {"app": "b"}}, "ingress": [{}]})
+    assert run([deny, allow])[:2] == [True, True]  # policies add up
+
+
+def test_policy_types_default_from_rules():
+    # no policyTypes and an egress rule: Ingress and Egress; egress to nothing but c
+    p = pol("a", {"podSelector": {"matchLabels": {"app": "a"}},
+                  "egress": [{"to": [{"podSelector": {"matchLabels": {"app": "c"}}}]}]})
+    # a is egress-isolated: DNS blocked, so every probe from a fails; and ingress-isolated
+    # with no ingress rule, so b -> a fails too
+    assert run([p]) == [False, True, False, False]
+    # without egress rules the default is Ingress only: a's egress stays open
+    q = pol("a", {"podSelector": {"matchLabels": {"app": "a"}}})
+    assert run([q]) == [True, True, False, True]
+
+
+def test_dns_allowed_by_udp_53_to_kube_dns():
+    p = pol("a", {"podSelector": {"matchLabels": {"app": "a"}}, "policyTypes": ["Egress"],
+                  "egress": [{"to": [{"podSelector": {"matchLabels": {"app": "b"}}}]}]})
+    assert run([p])[0] is False
+    dns = {"to": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+                   "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+           "ports": [{"port": 53, "protocol": "UDP"}]}
+    p["spec"]["egress"].append(dns)
+    assert run([p])[0] is True
+    dns["ports"][0]["protocol"] = "TCP"  # TCP 53 alone does not resolve
+    assert run([p])[0] is False
+
+
+def test_match_expressions_operators():
+    def with_sel(expr):
+        return pol("b", {"podSelector": {"matchLabels": {"app": "b"}}, "policyTypes": ["Ingress"],
+                         "ingress": [{"from": [{"podSelector": {"matchExpressions": [expr]}}]}]})
+    assert run([with_sel({"key": "tier", "operator": "In", "values": ["web"]})])[:2] == [True, False]
+    assert run([with_sel({"key": "tier", "operator": "NotIn", "values": ["web"]})])[:2] == [False, True]
+    assert run([with_sel({"key": "tier", "operator": "Exists"})])[:2] == [True, False]
+    assert run([with_sel({"key": "tier", "operator": "DoesNotExist"})])[:2] == [False, True]
+
+
+def test_podselector_selects_only_its_namespace_and_namespace_selectors():
+    probes = (Probe("x", "b", 80),)
+    # x lives in namespace "other": a podSelector peer (same namespace only) does not match it
+    same = pol("b", {"podSelector": {}, "policyTypes": ["Ingress"],
+                     "ingress": [{"from": [{"podSelector": {"matchLabels": {"app": "x"}}}]}]})
+    # probe source must be in the engine's namespace; evaluate with an engine for "other"
+    eng = PolicyEngine(probes, "other")
+    services = [svc("b", {"app": "b"}, 80, 8080, ns="other")]
+    pods = PODS + [pod("bo", {"app": "b"}, "10.3.0.9", ns="other",
+                       ports=[{"containerPort": 8080}])]
+    c = Cluster(NSS, pods, services, [pol("bo", same["spec"], ns="other")])
+    assert eng.evaluate(c).tolist() == [True]
+    # namespaceSelector alone: every pod of the matching namespaces
+    nsel = pol("b", {"podSelector": {}, "policyTypes": ["Ingress"],
+                     "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {"team": "blue"}}}]}]})
+    assert run([nsel])[:2] == [False, False]
+    both = pol("b", {"podSelector": {}, "policyTypes": ["Ingress"],
+                     "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {"team": "red"}},
+                                            "podSelector": {"matchLabels": {"app": "a"}}}]}]})
+    assert run([both])[0] is False  # ANDed: a's namespace is not team=red
+    ored = pol("b", {"podSelector": {}, "policyTypes": ["Ingress"],
+                     "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {"team": "red"}}},
+                                           {"podSelector": {"matchLabels": {"app": "a"}}}]}]})
+    assert run([ored])[0] is True  # separate peers are ORed
+
+
+def test_ipblock_with_except():
+    p = pol("b", {"podSelector": {"matchLabels": {"app": "b"}}, "policyTypes": ["Ingress"],
+                  "ingress": [{"from": [{"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.2.0.0/16"]}}]}]})
+    assert run([p])[:2] == [True, False]  # a is 10.1.0.1, c is 10.2.0.3 (excepted)
+
+
+def test_egress_rule_must_admit_destination_and_port():
+    base = [{"to": [{"namespaceSelector": {}, "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}}}],
+             "ports": [{"port": 53, "protocol": "UDP"}]}]
+    p = pol("a", {"podSelector": {"matchLabels": {"app": "a"}}, "policyTypes": ["Egress"],
+                  "egress": base + [{"to": [{"podSelector": {"matchLabels": {"app": "b"}}}],
+                                     "ports": [{"port": 8080}]}]})
+    assert run([p])[0] is True
+    p["spec"]["egress"][1]["ports"][0]["port"] = 80  # the Service port is not what egress sees
+    assert run([p])[0] is False
+
+
+def test_no_endpoints_means_failure():
+    services = [svc("b", {"app": "nobody"}, 80, 8080)]
+    assert run([], probes=(Probe("a", "b", 80),), services=services) == [False]
+
+
+def test_result_is_cached_by_version():
+    eng = PolicyEngine(PROBES, "default")
+    c = Cluster(NSS, PODS, SVCS, [], version=1)
+    r1 = eng.evaluate(c)
+    c.policies = [pol("b", {"podSelector": {}, "policyTypes": ["Ingress"]})]
+    assert eng.evaluate(c) is r1  # same version: same answer
+    c.version = 2
+    assert eng.evaluate(c)[0] is np.False_
+
+
+@pytest.mark.parametrize("probes,n,true", [("full", 121, 26), ("compat", 92, 15)])
+def test_baseline_produces_the_intended_connectivity(probes, n, true):
+    wl = load_workload()
+    b = base_cluster("default", probes)
+    assert len(b.expected) == n and int(b.expected.sum()) == true
+    assert b.outcomes(wl.policy_manifests()).all()
+    ps = wl.probe_sets[probes]
+    assert (intended(ps.probes, wl.allowed) == np.array(ps.expected)).all()
