@@ -1,0 +1,243 @@
+"""``netarena-gym serve-a2a``: A2A servers for AgentBeats-style evaluation.
+
+**Evaluator** (a "green" agent): accepts upstream's request shape, one user message whose
+text is JSON ``{"participants": {role: url}, "config": {...}}`` with exactly one
+participant, evaluates that participant on a NetArena env through :class:`A2AAgent`, and
+streams: a task; status ``working`` "Starting assessment." with the request; per episode a
+``DataPart`` with the episode's result (one artifact, appended to) and a status ``Query n
+processed by agent: "role"``; a final ``DataPart`` with ``avg_correctness``, ``avg_safety``,
+``avg_iterations`` (upstream's definitions) and our summary, ``last_chunk``; then
+``completed`` (``failed`` with "Agent error: ..." on an exception).
+
+``config`` keys: ``env`` (default ``NetArena-Routing-v0``), ``level`` or ``levels`` (default
+1), ``num_queries`` (episodes per level, default 1), ``seed`` (0), ``max_iterations`` (the
+step budget; default: the env's), ``prompt_type`` (``zeroshot_base``, ``zeroshot_cot``,
+``fewshot_base``, ``fewshot_cot`` or our style names), ``backend`` (``sim``),
+``env_options`` (extra ``gym.make`` keywords), ``timeout`` (seconds per agent call, 60);
+upstream's routing keys ``num_switches`` and ``num_hosts_per_subnet`` set the routing
+topology; ``output_dir``, ``benchmark_path`` and ``regenerate_benchmark`` are accepted and
+ignored (episodes are generated from seeds). Any other key is an invalid request.
+
+**Agent** (``--agent``, a "purple" agent): serves any netarena agent (the expert, an LLM,
+``module:Class``) for one env; one agent instance per A2A ``context_id``, replying with the
+action as bare JSON. It reads the observation from the message metadata when our adapter
+sent it, else from the text.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import OrderedDict
+
+import gymnasium as gym
+from a2a.helpers import new_data_part, new_task_from_user_message, new_text_message
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.tasks import TaskUpdater
+from a2a.types import InvalidParamsError, TaskState
+from google.protobuf.json_format import MessageToDict
+
+from netarena_gym.a2a.common import ServerThread, build_app, make_card
+from netarena_gym.eval.episode import jsonable
+from netarena_gym.eval.spec import EvalSpec, parse_level
+
+PROMPT_TYPES = {"zeroshot_base": "zeroshot", "zeroshot_cot": "cot", "fewshot_base": "fewshot",
+                "fewshot_cot": "fewshot_cot", "zeroshot": "zeroshot", "cot": "cot",
+                "fewshot": "fewshot"}
+_CONFIG_KEYS = {"env", "level", "levels", "num_queries", "seed", "max_iterations",
+                "prompt_type", "backend", "env_options", "timeout", "num_switches",
+                "num_hosts_per_subnet", "output_dir", "benchmark_path", "regenerate_benchmark",
+                "agent_client_configs"}
+
+
+def parse_request(text: str) -> tuple[str, str, dict]:
+    """``(role, url, config)`` from upstream's request text; InvalidParamsError otherwise."""
+    try:
+        req = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InvalidParamsError(f"the request must be JSON: {e}") from None
+    if not isinstance(req, dict) or not isinstance(req.get("participants"), dict):
+        raise InvalidParamsError('the request needs "participants": {role: url}')
+    parts = req["participants"]
+    if len(parts) != 1:
+        raise InvalidParamsError(f"exactly one participant is evaluated, got {len(parts)}")
+    role, url = next(iter(parts.items()))
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise InvalidParamsError(f"participant {role!r} needs an http(s) URL")
+    config = req.get("config") or {}
+    if not isinstance(config, dict):
+        raise InvalidParamsError('"config" must be an object')
+    unknown = set(config) - _CONFIG_KEYS
+    if unknown:
+        raise InvalidParamsError(f"unknown config keys {sorted(unknown)}")
+    return role, url, config
+
+
+def spec_from_config(url: str, config: dict) -> EvalSpec:
+    env = config.get("env", "NetArena-Routing-v0")
+    levels = config.get("levels", config.get("level", 1))
+    levels = tuple(levels) if isinstance(levels, (list, tuple)) else (levels,)
+    prompt = PROMPT_TYPES.get(config.get("prompt_type", "zeroshot_base"))
+    if prompt is None:
+        raise InvalidParamsError(f"unknown prompt_type {config['prompt_type']!r}")
+    env_options = dict(config.get("env_options") or {})
+    if "num_switches" in config or "num_hosts_per_subnet" in config:
+        n_sub = int(config.get("num_switches", 2))
+        hosts = int(config.get("num_hosts_per_subnet", 1))
+        env_options.setdefault("topology", {"routers": [1, 1], "subnets": [n_sub, n_sub],
+                                            "hosts": hosts})
+    try:
+        return EvalSpec(env=env, levels=tuple(parse_level(x) for x in levels),
+                        episodes=int(config.get("num_queries", 1)), seed=int(config.get("seed", 0)),
+                        agent="a2a", agent_options={"url": url, "prompt": prompt,
+                                                    "timeout": float(config.get("timeout", 60))},
+                        backend=config.get("backend", "sim"),
+                        max_steps=config.get("max_iterations"), env_options=env_options)
+    except (ValueError, TypeError) as e:
+        raise InvalidParamsError(str(e)) from None
+
+
+def episode_result(rec: dict, role: str) -> dict:
+    """One query's result, with upstream's field names plus ours."""
+    from netarena_gym.eval.summary import upstream_iterations
+
+    return {"agent_info": role, "key": rec["key"], "env": rec["env"], "level": rec["level"],
+            "seed": rec["seed"], "error_type": rec.get("category"),
+            "error_detail": (rec.get("scenario") or {}).get("faults"),
+            "success": rec["correct"], "safe": rec["safe_compat"], "safe_per_pair": rec["safe"],
+            "iterations": upstream_iterations(rec), "steps": rec["steps"],
+            "errors": [e["message"] for e in rec.get("errors", [])]}
+
+
+class EvaluatorExecutor(AgentExecutor):
+    def __init__(self, out: str | None = None):
+        self.out = out
+
+    async def execute(self, context: RequestContext, event_queue) -> None:
+        text = context.get_user_input()
+        role, url, config = parse_request(text)
+        spec = spec_from_config(url, config)
+        task = context.current_task or new_task_from_user_message(context.message)
+        await event_queue.enqueue_event(task)
+        up = TaskUpdater(event_queue, task.id, task.context_id)
+        await up.update_status(TaskState.TASK_STATE_WORKING, new_text_message(
+            "Starting assessment.\n" + text, context_id=task.context_id, task_id=task.id))
+        loop = asyncio.get_running_loop()
+        artifact_id = f"results-{task.id}"
+        count = [0]
+
+        def on_record(rec: dict) -> None:  # runs in the worker thread
+            count[0] += 1
+            first = count[0] == 1
+            fut = asyncio.run_coroutine_threadsafe(self._emit(
+                up, artifact_id, episode_result(rec, role), first, count[0], role,
+                task), loop)
+            fut.result()
+
+        from netarena_gym.eval.run import evaluate
+
+        try:
+            out = f"{self.out}/{task.id}" if self.out else None
+            summary = await asyncio.to_thread(evaluate, spec, out=out, progress=False,
+                                              on_record=on_record)
+        except Exception as e:
+            await up.failed(new_text_message(f"Agent error: {type(e).__name__}: {e}",
+                                              context_id=task.context_id, task_id=task.id))
+            return
+        up_sum = summary["upstream"]
+        final = {"avg_correctness": up_sum["avg_correctness"], "avg_safety": up_sum["avg_safety"],
+                 "avg_iterations": up_sum["avg_iterations"], "score": up_sum["score"],
+                 "participant": role, "summary": {k: v for k, v in summary.items()
+                                                  if k not in ("by_category",)}}
+        await up.add_artifact([new_data_part(json.loads(json.dumps(final, default=str)))],
+                              artifact_id=artifact_id, append=True, last_chunk=True)
+        await up.complete()
+
+    @staticmethod
+    async def _emit(up, artifact_id, result, first, n, role, task) -> None:
+        await up.add_artifact([new_data_part(json.loads(json.dumps(result, default=str)))],
+                              artifact_id=artifact_id, name="results" if first else None,
+                              append=not first)
+        await up.update_status(TaskState.TASK_STATE_WORKING, new_text_message(
+            f'Query {n} processed by agent: "{role}"', context_id=task.context_id,
+            task_id=task.id))
+
+    async def cancel(self, context, event_queue) -> None:
+        raise NotImplementedError("cancelling an assessment is not supported")
+
+
+class AgentServerExecutor(AgentExecutor):
+    """Serves a netarena agent: one instance per conversation (``context_id``)."""
+
+    MAX_SESSIONS = 256
+
+    def __init__(self, agent_spec: str, env_id: str, options: dict | None = None):
+        from netarena_gym.agents import make_agent
+
+        self.env = gym.make(env_id)  # text interface: the agent's prompts and keys
+        self._make = lambda: make_agent(agent_spec, self.env, options=options)
+        self.sessions: OrderedDict[str, object] = OrderedDict()
+        self._lock = asyncio.Lock()
+
+    def _session(self, cid: str):
+        if cid not in self.sessions:
+            agent = self._make()
+            agent.reset()
+            self.sessions[cid] = agent
+            while len(self.sessions) > self.MAX_SESSIONS:
+                self.sessions.popitem(last=False)
+        self.sessions.move_to_end(cid)
+        return self.sessions[cid]
+
+    async def execute(self, context: RequestContext, event_queue) -> None:
+        msg = context.message
+        meta = MessageToDict(msg.metadata).get("netarena", {}) if msg is not None else {}
+        obs = meta.get("observation") or context.get_user_input()
+        cid = meta.get("episode") or context.context_id or "default"
+        async with self._lock:
+            agent = self._session(cid)
+            if int(meta.get("step", -1)) == 0 and getattr(agent, "_a2a_steps", 0):
+                agent.reset()  # a new episode in a reused conversation
+            action = await asyncio.to_thread(agent.act, obs, {})
+            agent._a2a_steps = getattr(agent, "_a2a_steps", 0) + 1
+        reply = action if isinstance(action, str) else json.dumps(jsonable(action))
+        await event_queue.enqueue_event(new_text_message(reply, context_id=context.context_id))
+
+    async def cancel(self, context, event_queue) -> None:
+        raise NotImplementedError
+
+
+def evaluator_app(url: str, out: str | None = None):
+    card = make_card("NetArena Evaluation Agent",
+                     "Evaluates one A2A agent on NetArena envs (routing, capacity planning, "
+                     "Kubernetes policy): correctness, safety, latency.", url,
+                     "netarena_eval", "NetArena evaluation", modes=("text", "data"))
+    return build_app(EvaluatorExecutor(out), card)
+
+
+def agent_app(agent_spec: str, env_id: str, url: str, options: dict | None = None):
+    card = make_card(f"netarena {agent_spec} agent for {env_id}",
+                     f"Answers NetArena {env_id} observations with one action as JSON.", url,
+                     "netarena_act", "NetArena operator")
+    return build_app(AgentServerExecutor(agent_spec, env_id, options), card)
+
+
+def _serve(app_factory, host: str, port: int, card_url: str | None) -> None:
+    import uvicorn
+
+    url = card_url or f"http://{host}:{port}"
+    print(f"serving A2A on {url}", flush=True)
+    uvicorn.run(app_factory(url), host=host, port=port, log_level="info")
+
+
+def serve_evaluator(host: str = "127.0.0.1", port: int = 9999, card_url: str | None = None,
+                    out: str | None = None) -> None:
+    _serve(lambda url: evaluator_app(url, out), host, port, card_url)
+
+
+def serve_agent(agent_spec: str, env_id: str, host: str = "127.0.0.1", port: int = 9999,
+                options: dict | None = None, card_url: str | None = None) -> None:
+    _serve(lambda url: agent_app(agent_spec, env_id, url, options), host, port, card_url)
+
+
+__all__ = ["ServerThread", "agent_app", "evaluator_app", "parse_request", "serve_agent",
+           "serve_evaluator", "spec_from_config"]

@@ -1,0 +1,124 @@
+"""The files of a run: ``run.json`` (the spec), ``episodes.jsonl`` (one record per episode,
+appended and flushed as each finishes) and ``summary.json``.
+
+Resuming reads the records already there, drops a torn last line left by a killed run, and
+skips the jobs whose key is present. A directory holding a run of another configuration is
+refused rather than mixed into."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Iterator
+
+from netarena_gym.eval.spec import EvalSpec
+
+RECORDS = "episodes.jsonl"
+SUMMARY = "summary.json"
+META = "run.json"
+
+
+class RunMismatch(ValueError):
+    pass
+
+
+class RunStore:
+    """``out`` is a directory; a path ending in ``.jsonl`` is taken as the records file
+    itself (the first CLI's ``--out FILE``), with the summary and spec beside it."""
+
+    def __init__(self, out: str | os.PathLike):
+        p = Path(out)
+        if p.suffix == ".jsonl":
+            self.dir = p.parent
+            self.records_path = p
+            self.summary_path = p.with_suffix(".summary.json")
+            self.meta_path = p.with_suffix(".run.json")
+        else:
+            self.dir = p
+            self.records_path = p / RECORDS
+            self.summary_path = p / SUMMARY
+            self.meta_path = p / META
+        self._fh = None
+
+    # ------------------------------------------------------------------ open
+    def open(self, spec: EvalSpec, *, overwrite: bool = False) -> dict[str, dict]:
+        """Prepare for writing; returns the finished records by key (empty when fresh)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if overwrite:
+            for f in (self.records_path, self.summary_path, self.meta_path):
+                if f.exists():
+                    f.unlink()
+        done: dict[str, dict] = {}
+        if self.meta_path.exists() and self.records_path.exists():
+            old = EvalSpec.from_dict(json.loads(self.meta_path.read_text()))
+            if old.identity() != spec.identity():
+                diff = {k: (old.identity()[k], v) for k, v in spec.identity().items()
+                        if old.identity().get(k) != v}
+                raise RunMismatch(f"{self.dir} holds a run of another configuration "
+                                  f"({diff}); use another --out or --overwrite")
+            done = {r["key"]: r for r in self._read_and_repair()}
+        elif self.records_path.exists():
+            done = {r["key"]: r for r in self._read_and_repair()}
+        meta = spec.to_dict()
+        if "api_key" in meta["agent_options"]:  # never write a secret to disk
+            meta["agent_options"] = {**meta["agent_options"], "api_key": "(redacted)"}
+        self.meta_path.write_text(json.dumps(meta, indent=1, sort_keys=True))
+        self._fh = open(self.records_path, "a", encoding="utf-8")
+        return done
+
+    def _read_and_repair(self) -> list[dict]:
+        """Read every complete record; truncate a torn tail so appends stay well-formed."""
+        out, good_bytes = [], 0
+        with open(self.records_path, "rb") as f:
+            for line in f:
+                if not line.endswith(b"\n"):
+                    break
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    break
+                if isinstance(rec, dict) and "key" in rec:
+                    out.append(rec)
+                good_bytes += len(line)
+        if good_bytes != self.records_path.stat().st_size:
+            with open(self.records_path, "r+b") as f:
+                f.truncate(good_bytes)
+        return out
+
+    # ----------------------------------------------------------------- write
+    def append(self, record: dict) -> None:
+        self._fh.write(json.dumps(record, separators=(",", ":")) + "\n")
+        self._fh.flush()
+
+    def write_summary(self, summary: dict) -> None:
+        tmp = self.summary_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(summary, indent=1))
+        os.replace(tmp, self.summary_path)
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
+
+def iter_records(path: str | os.PathLike) -> Iterator[dict]:
+    """The complete records of a run directory (or records file); a torn tail is skipped."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / RECORDS
+    with open(p, encoding="utf-8") as f:
+        for line in f:
+            if not line.endswith("\n"):
+                break
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                break
+
+
+def load_run(path: str | os.PathLike) -> tuple[dict, list[dict]]:
+    """``(summary or {}, records)`` of a run directory."""
+    p = Path(path)
+    store = RunStore(p)
+    summary = json.loads(store.summary_path.read_text()) if store.summary_path.exists() else {}
+    return summary, list(iter_records(store.records_path))

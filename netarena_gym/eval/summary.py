@@ -1,0 +1,114 @@
+"""Summaries of episode records: correctness, safety and latency with 95% intervals, overall,
+per level and per category, plus the figures upstream's leaderboard reports.
+
+Proportions (correctness, per-pair safety, upstream's safety) get Wilson score intervals;
+means (steps, agent seconds) get normal-approximation intervals. ``upstream`` holds what
+NetArena's AgentBeats evaluator publishes: ``avg_correctness``, ``avg_safety`` (its rule:
+aggregate loss never rises), ``avg_iterations`` (its count: commands + 1 on success, the
+budget + 1 on failure) and the leaderboard score ``0.5 * correctness% + 0.5 * safety%``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+from netarena_gym.core.stats import wilson_interval
+
+Z95 = 1.959964
+
+
+def mean_interval(xs: list[float], z: float = Z95) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the normal-approximation interval of a mean."""
+    n = len(xs)
+    if n == 0:
+        return 0.0, 0.0, 0.0
+    m = sum(xs) / n
+    if n == 1:
+        return m, m, m
+    var = sum((x - m) ** 2 for x in xs) / (n - 1)
+    half = z * math.sqrt(var / n)
+    return m, m - half, m + half
+
+
+def upstream_iterations(rec: dict) -> int:
+    budget = rec.get("max_steps") or rec.get("steps", 0)
+    return rec["steps"] + 1 if rec.get("correct") else int(budget) + 1
+
+
+def _rate(name: str, k: int, n: int) -> dict:
+    return {name: k / n if n else 0.0, f"{name}_ci95": list(wilson_interval(k, n))}
+
+
+def block(recs: list[dict]) -> dict:
+    n = len(recs)
+    c = sum(bool(r["correct"]) for r in recs)
+    s = sum(bool(r["safe"]) for r in recs)
+    sc = sum(bool(r["safe_compat"]) for r in recs)
+    steps = mean_interval([float(r["steps"]) for r in recs])
+    secs = mean_interval([float(r["agent_seconds"]) for r in recs])
+    llm_calls = [len([t for t in r.get("trajectory", ()) if t.get("llm")]) for r in recs]
+    out = {
+        "episodes": n, **_rate("correctness", c, n), **_rate("safety", s, n),
+        **_rate("safety_compat", sc, n),
+        "mean_steps": steps[0],
+        "steps_ci95": [steps[1], steps[2]],
+        "mean_agent_seconds": secs[0],
+        "agent_seconds_ci95": [secs[1], secs[2]],
+        "mean_env_seconds": (sum(float(r.get("env_seconds", 0.0)) for r in recs) / n) if n else 0.0,
+        "mean_reward": (sum(float(r.get("total_reward", 0.0)) for r in recs) / n) if n else 0.0,
+        "episodes_with_errors": sum(1 for r in recs if r.get("errors")),
+        "invalid_actions": sum(int((r.get("metrics") or {}).get("invalid", 0)) for r in recs),
+        "upstream": {
+            "avg_correctness": c / n if n else 0.0,
+            "avg_safety": sc / n if n else 0.0,
+            "avg_iterations": (sum(upstream_iterations(r) for r in recs) / n) if n else 0.0,
+            "score": 50.0 * (c + sc) / n if n else 0.0,
+        },
+    }
+    if any(llm_calls):
+        toks = [t["llm"] for r in recs for t in r.get("trajectory", ()) if t.get("llm")]
+        out["llm"] = {
+            "calls": len(toks),
+            "mean_latency_s": sum(float(t.get("latency_s") or 0.0) for t in toks) / len(toks),
+            "prompt_tokens": sum(int(t.get("prompt_tokens") or 0) for t in toks),
+            "completion_tokens": sum(int(t.get("completion_tokens") or 0) for t in toks),
+            "unparsed_replies": sum(1 for t in toks if not t.get("parsed", True)),
+            "failed_calls": sum(1 for t in toks if t.get("error")),
+        }
+    return out
+
+
+def _by(recs: Iterable[dict], field: str) -> dict[str, list[dict]]:
+    groups: dict[str, list[dict]] = {}
+    for r in recs:
+        groups.setdefault(str(r.get(field)), []).append(r)
+    return dict(sorted(groups.items()))
+
+
+def dedupe(records: Iterable[dict]) -> list[dict]:
+    """One record per key (the last one wins), in key order."""
+    by_key = {r["key"]: r for r in records}
+    return [by_key[k] for k in sorted(by_key, key=_key_order)]
+
+
+def _key_order(k: str):
+    env, level, seed = k.rsplit("|", 2)
+    return env, (0, int(level), "") if level.lstrip("-").isdigit() else (1, 0, level), int(seed)
+
+
+def summarize_records(records: Iterable[dict], *, meta: dict | None = None) -> dict:
+    """The summary of a run. ``meta`` (env, agent, ...) goes in front; the first CLI's keys
+    (``env``, ``level``, ``episodes``, ``correctness``, ``safety``, ``safety_compat``,
+    ``mean_steps``, ``mean_agent_seconds``, ``by_category``) keep their meaning."""
+    recs = dedupe(records)
+    out = dict(meta or {})
+    out.update(block(recs))
+    out["by_category"] = {k: block(v) for k, v in _by(recs, "category").items()}
+    levels = _by(recs, "level")
+    out["by_level"] = {lv: {**block(v), "by_category": {k: block(w) for k, w in
+                                                         _by(v, "category").items()}}
+                       for lv, v in levels.items()}
+    envs = _by(recs, "env")
+    if len(envs) > 1:
+        out["by_env"] = {k: block(v) for k, v in envs.items()}
+    return out
