@@ -1,0 +1,17 @@
+"""Training helpers behind the scripts in ``training/`` (see docs/training.md).
+
+* :mod:`~netarena_gym.train.tools`: the envs as TRL ``environment_factory`` classes
+  (one tool per atomic command; the env owns the reward);
+* :mod:`~netarena_gym.train.data`: seeded scenario rows, expert demonstrations as
+  tool-calling chat JSONL, conversion of episode records;
+* :mod:`~netarena_gym.train.grpo`, :mod:`~netarena_gym.train.sft`: trainer construction
+  and the CPU / single-GPU presets;
+* :mod:`~netarena_gym.train.agent`: a local transformers tool-calling agent for evaluation;
+* :mod:`~netarena_gym.train.ppo`: stable-baselines3 PPO / MaskablePPO, learning curves,
+  policy agents and the ``netarena-gym eval`` protocol;
+* :mod:`~netarena_gym.train.tiny`: a tiny Qwen3 built locally (tests, smoke runs);
+* :mod:`~netarena_gym.train.common`: shared command-line pieces.
+
+Only :mod:`tools` and :mod:`data` import without the ``train`` extra; the rest need
+torch and the libraries of docs/training.md, imported when used.
+"""

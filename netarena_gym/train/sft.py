@@ -1,0 +1,75 @@
+"""Supervised fine-tuning on expert demonstrations (the library side of
+``training/sft.py``): TRL ``SFTTrainer`` on the tool-calling conversations of
+:mod:`netarena_gym.train.data` (or on ``netarena-gym generate``'s JSON-reply chats),
+loss on the assistant turns only (tool calls, replies; observations are context), then
+evaluation of the tuned model as an agent through ``core.runner`` with the same seeds as
+``netarena-gym eval``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # Tiny local model on 2 CPU cores: a few optimizer steps over a few demonstrations.
+    "cpu-smoke": dict(use_cpu=True, bf16=False, gradient_checkpointing=False,
+                      per_device_train_batch_size=1, max_steps=3, learning_rate=1e-2,
+                      logging_steps=1, save_strategy="no", report_to="none",
+                      max_length=None),
+    # One GPU, a 0.6-4B instruct model: 2 epochs over a few thousand demonstrations.
+    "single-gpu": dict(bf16=True, gradient_checkpointing=True, per_device_train_batch_size=2,
+                       gradient_accumulation_steps=8, num_train_epochs=2, learning_rate=1e-5,
+                       lr_scheduler_type="cosine", warmup_ratio=0.03, logging_steps=10,
+                       save_strategy="epoch", report_to="none", max_length=16384),
+}
+
+
+def sft_config(output_dir: str, preset: str = "cpu-smoke", overrides: dict | None = None,
+               *, seed: int = 0):
+    from trl import SFTConfig
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; known: {sorted(PRESETS)}")
+    kw = dict(PRESETS[preset])
+    kw.update(overrides or {})
+    kw.setdefault("assistant_only_loss", True)
+    kw.setdefault("seed", seed)
+    return SFTConfig(output_dir=output_dir, **kw)
+
+
+def demo_format(demos: list[dict]) -> str:
+    """``"tools"``: tool-calling conversations (:mod:`netarena_gym.train.data`);
+    ``"chat"``: JSON-reply chats without tool schemas (``netarena-gym generate``'s
+    ``demos.jsonl``, one line per expert step)."""
+    if not demos:
+        raise ValueError("no demonstrations")
+    with_tools = sum("tools" in d for d in demos)
+    if with_tools == len(demos):
+        return "tools"
+    if with_tools == 0 and all("messages" in d for d in demos):
+        return "chat"
+    raise ValueError("demonstrations mix tool-calling conversations and plain chats")
+
+
+def sft_dataset(demos: list[dict]):
+    """A ``datasets.Dataset`` with the columns SFTTrainer reads: ``messages`` (and
+    ``tools`` for tool-calling demonstrations)."""
+    from datasets import Dataset
+    if demo_format(demos) == "tools":
+        return Dataset.from_list([{"messages": d["messages"], "tools": d["tools"]} for d in demos])
+    return Dataset.from_list([{"messages": d["messages"]} for d in demos])
+
+
+def build_trainer(*, model, tokenizer=None, demos: list[dict], output_dir: str,
+                  preset: str = "cpu-smoke", overrides: dict | None = None,
+                  lora: bool = False, lora_r: int = 16, seed: int = 0):
+    from trl import SFTTrainer
+    from netarena_gym.train.grpo import lora_config
+    if isinstance(model, Path):
+        model = str(model)
+    if isinstance(model, str) and tokenizer is None:
+        from transformers import AutoTokenizer
+        tokenizer = AutoTokenizer.from_pretrained(model)
+    args = sft_config(output_dir, preset, overrides, seed=seed)
+    return SFTTrainer(model=model, processing_class=tokenizer, args=args,
+                      train_dataset=sft_dataset(demos),
+                      peft_config=lora_config(r=lora_r, alpha=2 * lora_r) if lora else None)

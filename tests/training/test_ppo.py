@@ -1,0 +1,141 @@
+"""PPO baselines: a short MaskablePPO run saves a loadable policy, a learning curve and a
+final evaluation whose numbers are those of ``netarena-gym eval``; PPO without masks and
+the cross-level table run too."""
+import csv
+import json
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from .conftest import ROUTING, load_script, requires_sb3
+
+pytestmark = requires_sb3
+
+
+@pytest.fixture(scope="module")
+def ppo_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ppo") / "run"
+    ppo = load_script("ppo")
+    res = ppo.main(["--level", "1", "--timesteps", "3000", "--n-envs", "4",
+                    "--eval-every", "1500", "--eval-episodes", "10", "--final-episodes", "12",
+                    "--eval-seed", "100", "--out", str(out), "--quiet"])
+    return out, res
+
+
+def test_ppo_saves_policy_curve_and_eval(ppo_run):
+    out, res = ppo_run
+    for name in ("policy.zip", "learning_curve.csv", "learning_curve.png", "eval.json",
+                 "config.json"):
+        assert (out / name).stat().st_size > 0, name
+    rows = list(csv.DictReader(open(out / "learning_curve.csv")))
+    assert int(rows[0]["timesteps"]) >= 1500 and int(rows[-1]["timesteps"]) >= 3000
+    assert all(0.0 <= float(r["eval_correctness"]) <= 1.0 for r in rows)
+    assert float(rows[-1]["train_episodes"]) > 50  # a few hundred episodes were played
+    assert open(out / "learning_curve.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    ev = json.loads((out / "eval.json").read_text())["1"]
+    assert ev["episodes"] == 12 and ev["seed"] == 100
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["timesteps_done"] >= 3000 and cfg["algo"] == "maskable_ppo"
+
+
+def test_saved_policy_loads_and_acts_within_the_mask(ppo_run):
+    from sb3_contrib import MaskablePPO
+    from netarena_gym.train.ppo import PolicyAgent, load_model
+    out, _ = ppo_run
+    model = load_model(out / "policy.zip")
+    assert isinstance(model, MaskablePPO)
+    agent = PolicyAgent(model)
+    env = gym.make(ROUTING, level=1, interface="discrete")
+    obs, info = env.reset(seed=4)
+    for _ in range(5):
+        a = agent.act(obs, info)
+        assert info["action_mask"][a] == 1
+        obs, r, term, trunc, info = env.step(a)
+        if term or trunc:
+            break
+
+
+def test_final_eval_matches_the_cli(ppo_run, capsys, monkeypatch):
+    """Same seeds, same runner: ``netarena-gym eval`` with the saved policy gives the
+    numbers ppo.py wrote."""
+    from netarena_gym.cli import main as cli_main
+    out, _ = ppo_run
+    ev = json.loads((out / "eval.json").read_text())["1"]
+    monkeypatch.setenv("NETARENA_POLICY", str(out / "policy.zip"))
+    capsys.readouterr()
+    rc = cli_main(["eval", "--env", ROUTING, "--agent", "netarena_gym.train.ppo:SB3Agent",
+                   "--interface", "discrete", "--level", "1", "--episodes", "12",
+                   "--seed", "100", "--format", "json"])
+    assert rc == 0
+    cli = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    for k in ("episodes", "correctness", "safety", "safety_compat", "mean_steps"):
+        assert cli[k] == pytest.approx(ev[k]), k
+
+
+def test_agent_view_wrapper_and_policy_agent_agree():
+    from netarena_gym.train.ppo import HISTORY_KEY, LAST_KEY, AgentView, make_env
+    env = make_env(ROUTING, 1, history=True, drop=("reachability",))
+    assert isinstance(env, AgentView)
+    assert "reachability" not in env.observation_space.spaces
+    obs, info = env.reset(seed=1)
+    assert obs[HISTORY_KEY].sum() == 0 and env.observation_space.contains(obs)
+    valid = np.flatnonzero(info["action_mask"])
+    obs, *_ = env.step(int(valid[0]))
+    obs, *_ = env.step(int(valid[1]))
+    assert set(np.flatnonzero(obs[HISTORY_KEY])) == {valid[0], valid[1]}
+    assert list(np.flatnonzero(obs[LAST_KEY])) == [valid[1]]
+    assert env.action_masks().shape == (env.action_space.n,)
+    obs, _ = env.reset(seed=2)
+    assert obs[HISTORY_KEY].sum() == 0 and obs[LAST_KEY].sum() == 0
+    with pytest.raises(ValueError, match="cannot drop"):
+        make_env(ROUTING, 1, drop=("action_mask",))
+
+
+def test_policy_agent_rebuilds_the_training_view(tmp_path):
+    """A policy trained on a dropped-key, history view acts on the raw env observation
+    (as in ``run_episode``) with exactly the inputs the wrapper gave it in training."""
+    from netarena_gym.train.ppo import PolicyAgent, make_env, train
+
+    model, _ = train(env_id=ROUTING, level=1, timesteps=256, n_envs=2, history=True,
+                     drop=("reachability",), eval_every=256, eval_episodes=1,
+                     hyper={"n_steps": 64, "batch_size": 64})
+    agent = PolicyAgent(model)
+    wrapped = make_env(ROUTING, 1, history=True, drop=("reachability",))
+    raw = gym.make(ROUTING, level=1, interface="discrete")
+    wo, _ = wrapped.reset(seed=3)
+    ro, ri = raw.reset(seed=3)
+    for _ in range(4):
+        a = agent.act(ro, ri)
+        want, _ = model.predict(wo, deterministic=True, action_masks=wrapped.action_masks())
+        assert a == int(want)
+        wo, *_ = wrapped.step(a)
+        ro, _, term, trunc, ri = raw.step(a)
+        if term or trunc:
+            break
+
+
+def test_plain_ppo_and_level_mix_checks(tmp_path):
+    from stable_baselines3 import PPO
+    from netarena_gym.train.ppo import check_same_spaces, load_model, train
+    model, rows = train(algo="ppo", env_id=ROUTING, level=[1, 2], timesteps=512, n_envs=2,
+                        history=False, eval_every=512, eval_episodes=2,
+                        hyper={"n_steps": 128, "batch_size": 64})
+    assert rows and model.num_timesteps >= 512
+    model.save(tmp_path / "p.zip")
+    assert isinstance(load_model(tmp_path / "p.zip"), PPO)
+    with pytest.raises(ValueError, match="different discrete spaces"):
+        check_same_spaces(ROUTING, [1, 3])
+
+
+def test_cross_level_table(tmp_path):
+    cross = load_script("cross_level")
+    rows = cross.main(["--method", "ppo", "--train", "1", "--eval-levels", "1,2,3",
+                       "--timesteps", "1024", "--n-envs", "2", "--eval-episodes", "3",
+                       "--out", str(tmp_path)])
+    assert [r["eval_level"] for r in rows] == ["1", "2", "3"]
+    assert rows[2]["note"].startswith("n/a") and rows[0]["episodes"] == 3
+    md = (tmp_path / "generalisation.md").read_text()
+    assert "| 1 | " in md and "n/a" in md
+    csv_rows = list(csv.DictReader(open(tmp_path / "generalisation.csv")))
+    assert len(csv_rows) == 3 and csv_rows[0]["train"] == "1"

@@ -1,0 +1,187 @@
+"""The tool environments and the datasets, without torch: the GRPO and SFT plumbing's
+contract with the envs."""
+import inspect
+import json
+
+import gymnasium as gym
+import pytest
+
+import netarena_gym
+from netarena_gym.core.runner import run_episode
+from netarena_gym.routing.expert import RoutingExpert
+from netarena_gym.train import data as D
+from netarena_gym.train.tools import (
+    ALL_COMPONENTS, SOLVED, TOOL_CLASSES, EpisodeOver, make_environment_factory, tool_names)
+
+from .conftest import ROUTING, requires_transformers
+
+
+def _play_expert(tools_env, seed, level="1"):
+    """Drive a tool env with the expert, exactly as a model's tool calls would."""
+    obs = tools_env.reset(seed=seed, level=level, prompt=[], env_id=ROUTING)
+    first = obs.split("Current state:\n", 1)[1]
+    expert, answers, o = RoutingExpert(), [], first
+    while True:
+        a = expert.act(o, {})
+        o = tools_env.run(**a)
+        answers.append((a, o))
+        if "Episode over" in o:
+            return answers
+
+
+@requires_transformers
+def test_tool_class_follows_trl_contract():
+    cls = make_environment_factory(ROUTING)
+    assert tool_names(cls) == ["run"]
+    sig = inspect.signature(cls.run)
+    assert [p.annotation for p in list(sig.parameters.values())[1:]] == ["str", "str"]
+    assert "Args:" in cls.run.__doc__ and "machine:" in cls.run.__doc__
+    assert not inspect.signature(cls).parameters  # built with no arguments
+    schema = cls._tool_schemas()[0]["function"]
+    assert schema["name"] == "run" and schema["parameters"]["required"] == ["machine", "command"]
+
+
+def test_tool_calls_step_the_env_and_reward_is_the_envs():
+    tools_env = make_environment_factory(ROUTING)()
+    answers = _play_expert(tools_env, seed=5)
+    # the same actions through a plain env give the same observations and rewards
+    env = gym.make(ROUTING, level=1)
+    env.reset(seed=5)
+    total = 0.0
+    for a, o in answers:
+        obs, r, term, trunc, info = env.step(a)
+        total += r
+        assert o.startswith(obs)
+    assert term and info["correct"]
+    assert answers[-1][1].endswith(SOLVED)
+    assert tools_env.get_reward() == pytest.approx(total)
+    m = tools_env._metrics()
+    assert m["correct"] == 1.0 and m["safe"] == 1.0 and m["steps"] == len(answers)
+    with pytest.raises(EpisodeOver, match="Episode over: solved"):
+        tools_env.run("r0", "ip addr show")
+
+
+def test_reward_components_are_selectable():
+    full = make_environment_factory(ROUTING)()
+    only = make_environment_factory(ROUTING, components=["success"])()
+    nosteps = make_environment_factory(ROUTING, components=["success", "safety"])()
+    for e in (full, only, nosteps):
+        _play_expert(e, seed=9)
+    steps = full._steps
+    assert only.get_reward() == pytest.approx(1.0)
+    assert nosteps.get_reward() == pytest.approx(1.0)  # the expert never breaks a pair
+    assert full.get_reward() == pytest.approx(1.0 - 0.01 * steps)
+    with pytest.raises(ValueError, match="unknown reward components"):
+        make_environment_factory(ROUTING, components=["succes"])
+    assert set(ALL_COMPONENTS) >= {"success", "safety", "step", "invalid"}
+
+
+def test_env_kwargs_reach_the_env_and_bad_calls_are_penalised():
+    cls = make_environment_factory(ROUTING, env_kwargs={"reward": {"invalid": -0.5},
+                                                        "max_steps": 2})
+    e = cls()
+    e.reset(seed=3, level="2")
+    assert e._env.unwrapped.level == 2 and e._env.unwrapped.max_steps == 2
+    out = e.run("nosuchhost", "ip addr show")
+    assert "Steps left: 1" in out
+    out = e.run("r0", "ip addr show")
+    assert "Episode over: not solved" in out
+    assert e.get_reward() == pytest.approx(-0.5 - 0.02)
+    with pytest.raises(ValueError, match="level"):
+        make_environment_factory(ROUTING, env_kwargs={"level": 2})
+
+
+def test_unregistered_task_is_a_clear_error():
+    with pytest.raises(ValueError, match="no tool environment"):
+        make_environment_factory("NetArena-Nope-v0")
+    if "NetArena-K8sPolicy-v0" not in netarena_gym.ENV_IDS:
+        with pytest.raises(ValueError, match="not registered"):
+            make_environment_factory("NetArena-K8sPolicy-v0")
+
+
+def test_level_mix_and_rows():
+    assert D.parse_level_mix("1") == {1: 1.0}
+    assert D.parse_level_mix("1,3") == {1: 0.5, 3: 0.5}
+    assert D.parse_level_mix("1:3,compat:1") == {1: 0.75, "compat": 0.25}
+    for bad in ("1:-1", "one", "1:x", ""):
+        with pytest.raises(ValueError, match="bad level mix"):
+            D.parse_level_mix(bad)
+    plan = D.level_plan({1: 0.5, 2: 0.3, 3: 0.2}, 10, seed=0)
+    assert sorted(plan) == [1] * 5 + [2] * 3 + [3] * 2
+    assert plan == D.level_plan({1: 0.5, 2: 0.3, 3: 0.2}, 10, seed=0)
+    rows = D.scenario_rows(ROUTING, n=4, level_mix="1,2")
+    assert [r["seed"] for r in rows] == [D.TRAIN_SEED_BASE + i for i in range(4)]
+    assert sorted(r["level"] for r in rows) == ["1", "1", "2", "2"]
+    assert rows[0]["prompt"][0]["role"] == "system" and "run" in rows[0]["prompt"][0]["content"]
+
+
+@requires_transformers
+def test_demonstrations_are_replayable_tool_conversations(tmp_path):
+    demos = D.generate_demonstrations(ROUTING, n=4, level_mix="1,3")
+    assert len(demos) == 4 and {d["level"] for d in demos} == {1, 3}
+    for d in demos:
+        msgs = d["messages"]
+        assert [m["role"] for m in msgs[:2]] == ["system", "user"]
+        assert msgs[-1] == {"role": "assistant", "content": "Done."}
+        calls = [m for m in msgs if m.get("tool_calls")]
+        tools = [m for m in msgs if m["role"] == "tool"]
+        assert len(calls) == len(tools) == d["steps"] > 0
+        assert tools[-1]["content"].endswith(SOLVED)
+        # replaying the tool calls in the env reproduces every tool answer
+        env = gym.make(ROUTING, level=d["level"])
+        obs, _ = env.reset(seed=d["seed"])
+        assert msgs[1]["content"].endswith(obs)
+        for c, t in zip(calls, tools):
+            fn = c["tool_calls"][0]["function"]
+            assert fn["name"] == "run" and isinstance(fn["arguments"], str)
+            obs, *_ = env.step(json.loads(fn["arguments"]))
+            assert t["content"].startswith(obs)
+    path = tmp_path / "demos.jsonl"
+    assert D.write_jsonl(path, demos) == 4
+    assert D.read_demonstrations(path) == demos
+    pc = D.to_prompt_completion(demos[0])
+    assert pc["prompt"][-1]["role"] == "user" and pc["completion"][0]["role"] == "assistant"
+
+
+@requires_transformers
+def test_episode_records_convert_by_replay(tmp_path):
+    env = gym.make(ROUTING, level=2)
+    rec = run_episode(env, RoutingExpert(), seed=12, record=True).to_dict()
+    path = tmp_path / "episodes.jsonl"
+    path.write_text(json.dumps(rec) + "\n")
+    (demo,) = D.read_demonstrations(path, env_id=ROUTING)
+    direct = D.generate_demonstrations(ROUTING, n=1, level_mix="2", seed_base=12)[0]
+    assert demo["messages"] == direct["messages"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"hello": 1}\n')
+    with pytest.raises(ValueError, match="neither a demonstration"):
+        D.read_demonstrations(bad)
+    rec["correct"] = not rec["correct"]
+    path.write_text(json.dumps(rec) + "\n")
+    with pytest.raises(ValueError, match="did not reproduce"):
+        D.read_demonstrations(path, env_id=ROUTING)
+
+
+@requires_transformers
+@pytest.mark.parametrize("env_id", sorted(TOOL_CLASSES))
+def test_every_task_tool_class_replays_its_expert(env_id):
+    """Each task's tools, driven by that task's expert demonstrations, solve the episode
+    (runs for every task registered in this netarena_gym)."""
+    if env_id not in netarena_gym.ENV_IDS:
+        pytest.skip(f"{env_id} is not registered in this netarena_gym yet")
+    cls = make_environment_factory(env_id)
+    names = tool_names(cls)
+    for schema in cls._tool_schemas():
+        assert schema["function"]["name"] in names and schema["function"]["description"]
+    for demo in D.generate_demonstrations(env_id, n=2, level_mix="1"):
+        e = cls()
+        first = e.reset(seed=demo["seed"], level=str(demo["level"]), prompt=[])
+        assert demo["messages"][1]["content"].endswith(first)
+        for m in demo["messages"]:
+            for call in m.get("tool_calls") or []:
+                fn = call["function"]
+                assert fn["name"] in names
+                out = getattr(e, fn["name"])(**json.loads(fn["arguments"]))
+        assert out.endswith(SOLVED)
+        m = e._metrics()
+        assert m["correct"] == 1.0 and m["steps"] == demo["steps"] and e.get_reward() > 0
