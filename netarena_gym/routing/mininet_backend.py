@@ -11,7 +11,7 @@ named with a run-unique prefix ``nxXXXX``; routers' and hosts' interfaces live i
 namespaces. The names and node PIDs are recorded in ``/run/netarena-gym/<run>.json``;
 ``close()``, exceptions, SIGINT/SIGTERM and garbage collection tear the network down, and a
 new run removes what a crashed run left, by those recorded names. Nothing else is touched
-(no ``mn -c``, nothing killed by name).
+(Mininet's global clean-up is never called, nothing is killed by name).
 
 The network stays up across episodes with the same topology: ``reset`` restores every
 node's baseline configuration instead of rebuilding.
