@@ -19,7 +19,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     # One GPU, a 0.6-4B instruct model: 2 epochs over a few thousand demonstrations.
     "single-gpu": dict(bf16=True, gradient_checkpointing=True, per_device_train_batch_size=2,
                        gradient_accumulation_steps=8, num_train_epochs=2, learning_rate=1e-5,
-                       lr_scheduler_type="cosine", warmup_ratio=0.03, logging_steps=10,
+                       lr_scheduler_type="cosine", warmup_steps=0.03, logging_steps=10,
                        save_strategy="epoch", report_to="none", max_length=16384),
 }
 

@@ -9,7 +9,7 @@ import pytest
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.train.tools import RoutingTools
 
-from .conftest import ROUTING, expert_reply, load_script, requires_llm, scripted_generate
+from .conftest import expert_reply, load_script, requires_llm, scripted_generate
 
 pytestmark = requires_llm
 
@@ -104,4 +104,13 @@ def test_presets_document_cpu_and_gpu():
     assert cfg.per_device_train_batch_size % cfg.num_generations == 0
     g = PRESETS["single-gpu"]
     assert g["per_device_train_batch_size"] % g["num_generations"] == 0
-    assert ROUTING
+    # the GPU presets are valid configs (bf16 needs a GPU, so it is switched off here)
+    cpu = {"bf16": False, "use_cpu": True}
+    gpu = grpo_config("/tmp/x", "single-gpu", cpu, lora=True, use_vllm=True)
+    assert gpu.generation_batch_size % gpu.num_generations == 0
+    assert gpu.learning_rate == 1e-5 and gpu.use_vllm and gpu.vllm_mode == "colocate"
+    assert grpo_config("/tmp/x", "single-gpu", cpu).learning_rate == 1e-6
+    from netarena_gym.train.sft import sft_config
+    s = sft_config("/tmp/x", "single-gpu", cpu)
+    assert s.assistant_only_loss and s.max_length == 16384
+    assert sft_config("/tmp/x", "cpu-smoke").use_cpu

@@ -185,3 +185,17 @@ def test_every_task_tool_class_replays_its_expert(env_id):
         assert out.endswith(SOLVED)
         m = e._metrics()
         assert m["correct"] == 1.0 and m["steps"] == demo["steps"] and e.get_reward() > 0
+
+
+@requires_transformers
+def test_eval_cli_records_convert(tmp_path, capsys):
+    """``netarena-gym eval --out`` episode records are demonstrations after a replay."""
+    from netarena_gym.cli import main as cli_main
+    rc = cli_main(["eval", "--env", ROUTING, "--agent", "expert", "--level", "2",
+                   "--episodes", "1", "--seed", "21", "--out", str(tmp_path / "run"),
+                   "--format", "json"])
+    assert rc == 0
+    capsys.readouterr()
+    (demo,) = D.read_demonstrations(tmp_path / "run" / "episodes.jsonl")
+    (direct,) = D.generate_demonstrations(ROUTING, n=1, level_mix="2", seed_base=21)
+    assert demo["messages"] == direct["messages"] and demo["env_id"] == ROUTING
