@@ -19,10 +19,11 @@ OPERATOR_COMMANDS = frozenset({
 TEXT_FILTERS = frozenset({"grep", "head", "tail", "wc", "sort", "uniq"})
 ALLOWED = OPERATOR_COMMANDS | TEXT_FILTERS
 
-# Programs that exist on a Linux box but are outside the operator's task. Refused, counted.
+# Programs that exist on a Linux box but are outside the operator's task. Refused, counted
+# (the whole kill family too: any program whose name starts with "kill").
 KNOWN_PROGRAMS = frozenset({
     "rm", "mv", "cp", "dd", "ln", "chmod", "chown", "touch", "mkdir", "rmdir", "tee",
-    "kill", "killall", "pkill", "reboot", "shutdown", "halt", "poweroff", "init",
+    "pkill", "reboot", "shutdown", "halt", "poweroff", "init",
     "systemctl", "service", "sudo", "su", "bash", "sh", "dash", "zsh", "ksh", "csh",
     "python", "python3", "perl", "ruby", "node", "nc", "ncat", "netcat", "socat", "curl",
     "wget", "ssh", "scp", "telnet", "ftp", "tcpdump", "tshark", "ethtool", "nft", "ovs-vsctl",
@@ -62,7 +63,7 @@ def refusal(cmd: SimpleCommand, position: int) -> str | None:
             return f"{prog} may only read the output of another command through a pipe"
         return None
     if prog not in OPERATOR_COMMANDS:
-        if prog in KNOWN_PROGRAMS or "/" in prog:
+        if prog in KNOWN_PROGRAMS or prog.startswith("kill") or "/" in prog:
             return f"'{prog}' is not an operator command for this task"
         return None  # not a program at all: bash says "command not found"
     if prog == "ip":
