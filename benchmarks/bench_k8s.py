@@ -20,8 +20,8 @@ from gymnasium.envs.registration import registry
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.core import benchkit
 from netarena_gym.k8s.expert import K8sExpert
-from netarena_gym.k8s.policy import PolicyEngine
-from netarena_gym.k8s.sim import SimBackend
+from netarena_gym.k8s.grader import PolicyEngine
+from netarena_gym.k8s.backends.sim import SimBackend
 
 ENV = "NetArena-K8sPolicy-v0"
 if ENV not in registry:

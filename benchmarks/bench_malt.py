@@ -22,16 +22,16 @@ import gymnasium as gym
 import numpy as np
 
 from netarena_gym.core.seeding import rng_from_seed
-from netarena_gym.malt.expert import code_for, compat_code_for
-from netarena_gym.malt.generator import LEVELS, QueryGenerator
-from netarena_gym.malt.grader import grade_submission
-from netarena_gym.malt.kinds import SUPERBLOCK
-from netarena_gym.malt.model import Diff, Graph
-from netarena_gym.malt.sandbox import Sandbox
+from netarena_gym.capacity_planning.expert import code_for, compat_code_for
+from netarena_gym.capacity_planning.generator import LEVELS, QueryGenerator
+from netarena_gym.capacity_planning.grader import grade_submission
+from netarena_gym.capacity_planning.kinds import SUPERBLOCK
+from netarena_gym.capacity_planning.state import Diff, Graph
+from netarena_gym.capacity_planning.commands.sandbox import Sandbox
 
 ENV = "NetArena-CapacityPlanning-v0"
 if ENV not in gym.registry:
-    gym.register(id=ENV, entry_point="netarena_gym.malt.env:CapacityPlanningEnv")
+    gym.register(id=ENV, entry_point="netarena_gym.capacity_planning.env:CapacityPlanningEnv")
 
 
 def generation_per_s(level, seconds: float) -> float:

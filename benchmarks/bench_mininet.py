@@ -18,8 +18,8 @@ from netarena_gym.routing.differential import (
     expert_commands, random_commands, run_both, wrong_fixes)
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.generator import RoutingGenerator
-from netarena_gym.routing.mininet_backend import MininetBackend
-from netarena_gym.routing.sim import SimBackend
+from netarena_gym.routing.backends.mininet import MininetBackend
+from netarena_gym.routing.backends.sim import SimBackend
 
 SMALL = {"hosts": [[1, 1]], "parents": []}
 LARGEST = {"hosts": [[4] * 8] * 4, "parents": [0, 0, 0]}

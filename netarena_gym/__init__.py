@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 
 ENV_IDS = {
     "NetArena-Routing-v0": "netarena_gym.routing.env:RoutingEnv",
-    "NetArena-CapacityPlanning-v0": "netarena_gym.malt.env:CapacityPlanningEnv",
+    "NetArena-CapacityPlanning-v0": "netarena_gym.capacity_planning.env:CapacityPlanningEnv",
     "NetArena-K8sPolicy-v0": "netarena_gym.k8s.env:K8sPolicyEnv",
 }
 

@@ -8,4 +8,4 @@ here="$(cd "$(dirname "$0")" && pwd)"
 command -v etcd >/dev/null || { [ "$(id -u)" = 0 ] && apt-get install -y -qq etcd-server openssl >/dev/null; }
 "$here/build-apiserver.sh" >/dev/null
 cd "$here/../.."
-exec "${PYTHON:-python}" -m netarena_gym.k8s.apiserver start "$@"
+exec "${PYTHON:-python}" -m netarena_gym.k8s.backends.apiserver start "$@"

@@ -3,4 +3,4 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here/../.."
-exec "${PYTHON:-python}" -m netarena_gym.k8s.apiserver stop "$@"
+exec "${PYTHON:-python}" -m netarena_gym.k8s.backends.apiserver stop "$@"

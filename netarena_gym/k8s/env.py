@@ -11,7 +11,7 @@ Discrete interface: a catalogue of atomic policy edits with a mask, and arrays (
 :mod:`netarena_gym.k8s.features`).
 
 Backends: ``"sim"`` (default, the in-memory API server and simulated kubectl) and
-``"kubernetes"`` (any cluster through a kubeconfig; see :mod:`netarena_gym.k8s.real`).
+``"kubernetes"`` (any cluster through a kubeconfig; see :mod:`netarena_gym.k8s.backends.kubernetes`).
 """
 from __future__ import annotations
 
@@ -24,12 +24,12 @@ from netarena_gym.core.env import NetArenaEnv
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.core.shell import CommandResult
 from netarena_gym.k8s import catalogue as cat_mod
-from netarena_gym.k8s.allowlist import DEFAULT_VERBS
+from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS
 from netarena_gym.k8s.expert import K8sExpert
 from netarena_gym.k8s.features import FeatureBuilder, feature_spaces
 from netarena_gym.k8s.generator import K8sGenerator
-from netarena_gym.k8s.grader import mismatch_report
-from netarena_gym.k8s.sim import SimBackend
+from netarena_gym.k8s.render import mismatch_report
+from netarena_gym.k8s.backends.sim import SimBackend
 from netarena_gym.k8s.workload import load_workload
 
 BACKENDS = ("sim", "kubernetes")
@@ -65,7 +65,7 @@ class K8sPolicyEnv(NetArenaEnv):
             self.backend = SimBackend(verbs=allowed_verbs, end_port=end_port)
             ns = namespace or "default"
         elif backend == "kubernetes":
-            from netarena_gym.k8s.real import KubernetesBackend
+            from netarena_gym.k8s.backends.kubernetes import KubernetesBackend
             self.backend = KubernetesBackend(kubeconfig=kubeconfig, namespace=namespace,
                                              probe=probe, verbs=allowed_verbs,
                                              command_timeout=command_timeout)

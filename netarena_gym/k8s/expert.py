@@ -24,9 +24,9 @@ from functools import lru_cache
 import numpy as np
 
 from netarena_gym.core.observation import last_output as core_last_output
-from netarena_gym.k8s.model import DNS_POD
-from netarena_gym.k8s.patches import clone
-from netarena_gym.k8s.policy import Cluster, PolicyEngine
+from netarena_gym.k8s.cluster import DNS_POD
+from netarena_gym.k8s.state_patches import clone
+from netarena_gym.k8s.grader import Cluster, PolicyEngine
 from netarena_gym.k8s.workload import Probe
 
 INSPECT = "kubectl get networkpolicies,pods,services -o json"

@@ -25,7 +25,7 @@ import numpy as np
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.core.seeding import choice, draw_seed, rng_from_seed, sample
 from netarena_gym.k8s.faults import NEW_TYPES, TYPES, UPSTREAM_TYPES, apply_fault
-from netarena_gym.k8s.model import BaseCluster, base_cluster
+from netarena_gym.k8s.cluster import BaseCluster, base_cluster
 from netarena_gym.k8s.workload import load_workload
 
 MAX_RESAMPLES = 200

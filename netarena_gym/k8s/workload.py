@@ -1,5 +1,5 @@
 """The Online Boutique workload, its baseline NetworkPolicies and the intended connectivity,
-loaded from the data in ``envs/k8s/`` (``NETARENA_K8S_DATA`` points elsewhere).
+loaded from the package data in ``netarena_gym/k8s/data/`` (``NETARENA_K8S_DATA`` points elsewhere).
 
 * ``workload.yaml``: one Pod per app (labels, container names, named container ports) and
   the Services (port -> targetPort), without a namespace;
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "envs" / "k8s"
+DEFAULT_DATA = Path(__file__).resolve().parent / "data"
 NETWORKING = "networking.k8s.io/v1"
 
 
@@ -27,8 +27,8 @@ def data_dir() -> Path:
     d = Path(os.environ.get("NETARENA_K8S_DATA", DEFAULT_DATA))
     if not (d / "intent.json").is_file():
         raise FileNotFoundError(
-            f"Online Boutique data not found in {d} (set NETARENA_K8S_DATA to the envs/k8s "
-            "folder of a netarena_gym checkout)")
+            f"Online Boutique data not found in {d} (NETARENA_K8S_DATA must name a folder with "
+            "workload.yaml, intent.json and policies/, as netarena_gym/k8s/data/ has)")
     return d
 
 

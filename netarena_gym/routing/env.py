@@ -17,8 +17,8 @@ from netarena_gym.routing.catalogue import Dims, fill
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.routing.features import FeatureBuilder, feature_spaces
 from netarena_gym.routing.generator import RoutingGenerator, level_config
-from netarena_gym.routing.grader import pingall_text
-from netarena_gym.routing.sim import SimBackend, SimState
+from netarena_gym.routing.render import pingall_text
+from netarena_gym.routing.backends.sim import SimBackend, SimState
 from netarena_gym.routing.views import INSPECT, parse_inspection
 
 BACKENDS = ("sim", "mininet")
@@ -29,7 +29,7 @@ def make_backend(name: str, **kw):
         return SimBackend(**kw)
     if name == "mininet":
         try:
-            from netarena_gym.routing.mininet_backend import MininetBackend
+            from netarena_gym.routing.backends.mininet import MininetBackend
         except ImportError as e:
             raise RuntimeError(f"backend 'mininet' is not available: {e}") from None
         return MininetBackend(**kw)

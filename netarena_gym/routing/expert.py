@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from netarena_gym.core.observation import last_output as _last_output
-from netarena_gym.routing.model import natural_key
+from netarena_gym.routing.state import natural_key
 from netarena_gym.routing.views import (
     DEFAULT_RULES, INSPECT, RouterView, derive_intent, parse_inspection)
 

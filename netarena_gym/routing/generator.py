@@ -159,7 +159,7 @@ class RoutingGenerator:
         return self.generate(draw_seed(rng), category=category)
 
     def build(self, scenario: Scenario):
-        from netarena_gym.routing.sim import SimState
+        from netarena_gym.routing.backends.sim import SimState
         return SimState.build(scenario, probe_timeout=self.probe_timeout)
 
     # --------------------------------------------------------------- drawing

@@ -1,23 +1,385 @@
-"""The routing grader: the all-pairs ping matrix (from the backend) rendered as Mininet's
-``pingall`` and scored by :mod:`netarena_gym.core.metrics` (correctness: every pair works;
-safety: no step breaks a pair that worked; ``safety_compat``: upstream's aggregate-loss rule).
+"""The packet engine: walks an ICMP echo and its reply hop by hop through the decisions
+Linux makes (policy routing, forwarding switch, filter chains, MTU, ARP, netem), and
+derives the all-pairs ``ping -c1 -W<t>`` matrix from it.
+
+The matrix is cached by the content of every node's configuration, so steps that change
+nothing, or that return the network to a state seen before, cost a dictionary lookup.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from netarena_gym.core.metrics import loss_percent
+from netarena_gym.routing.commands.iptables import verdict
+from netarena_gym.core.ipv4 import mask_of
+from netarena_gym.routing.state import Network, Node
+
+PING_PACKET = 84  # IP bytes of a default ping: 56 data + 8 ICMP + 20 IP
+MAX_TTL = 64
+HOP_MS = 0.02
+BASE_MS = 0.04
 
 
-def pingall_text(names: list[str], m: np.ndarray) -> str:
-    """Mininet's ``pingAll`` output: one row per source, ``X`` for a failed destination."""
-    lines = ["*** Ping: testing ping reachability"]
-    n = len(names)
-    for i in range(n):
-        row = m[i]
-        lines.append(f"{names[i]} -> " + " ".join(names[j] if row[j] else "X"
-                                                  for j in range(n) if j != i))
-    sent = n * (n - 1)
-    received = int(m.sum()) - n
-    lines.append(f"*** Results: {loss_percent(m)}% dropped ({received}/{sent} received)")
-    return "\n".join(lines)
+class Trip:
+    """One direction of a probe. ``ok``: delivered to the destination's stack.
+
+    ``error`` names the failure as ping reports it (``None`` when ok, ``"timeout"`` when the
+    packet vanished silently); ``reporter`` is the address an ICMP error came from;
+    ``local_error`` is set when the sender's own stack refused (printed as ``ping: ...``);
+    ``src`` is the source address the packet carried; ``hops`` is filled when recording."""
+    __slots__ = ("ok", "node", "error", "reporter", "local_error", "delay_ms", "loss", "ttl",
+                 "hops", "src")
+
+    def __init__(self, node: Node, ttl: int, record: bool):
+        self.ok = False
+        self.node = node
+        self.error = self.reporter = self.local_error = self.src = None
+        self.delay_ms = 0.0
+        self.loss = 0.0
+        self.ttl = ttl
+        self.hops = [] if record else None
+
+
+_REJECT_TEXT = {
+    None: "Destination Port Unreachable",
+    "icmp-port-unreachable": "Destination Port Unreachable",
+    "icmp-host-unreachable": "Destination Host Unreachable",
+    "icmp-net-unreachable": "Destination Net Unreachable",
+    "icmp-proto-unreachable": "Destination Protocol Unreachable",
+    "icmp-admin-prohibited": "Packet filtered",
+    "icmp-net-prohibited": "Packet filtered",
+    "icmp-host-prohibited": "Packet filtered",
+    "tcp-reset": "Destination Port Unreachable",
+}
+
+
+def _filter(node: Node, chain: str, src: int, dst: int, proto: str, in_if, out_if,
+            icmp_type: str | None) -> tuple[str, str | None]:
+    ipt = node.iptables
+    if not ipt.chains[chain] and ipt.policies[chain] == "ACCEPT":
+        return "ACCEPT", None
+    return verdict(ipt, chain, src, dst, proto, in_if, out_if, icmp_type)
+
+
+def _reply_source(node: Node, toward: int) -> int | None:
+    """Source address a node uses for ICMP errors it sends toward ``toward``."""
+    res = node.lookup(toward, 0, "lo")
+    if res.kind != "unicast":
+        return node.select_source(None, toward)
+    if res.route is not None and res.route.src is not None:
+        return res.route.src
+    return node.select_source(res.dev, res.gateway if res.gateway is not None else toward)
+
+
+def _no_source(node: Node, toward: int) -> None:
+    return None
+
+
+def _egress(trip: Trip, node: Node, dev: str) -> None:
+    q = node.interfaces[dev].qdisc
+    if q is not None and q.kind == "netem":
+        trip.delay_ms += q.delay_ms
+        keep = (1.0 - trip.loss) * (1.0 - q.loss_pct / 100.0) * (1.0 - q.corrupt_pct / 100.0)
+        trip.loss = 1.0 - keep
+
+
+def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
+         size: int = PING_PACKET, dont_fragment: bool = False, proto: str = "icmp",
+         icmp_type: str = "echo-request", ttl: int = MAX_TTL, record: bool = False,
+         detail: bool = True) -> Trip:
+    """Send one packet from ``origin`` (locally generated) to ``dst``. With
+    ``detail=False`` (the probe matrix) failures skip working out who reports them."""
+    reply_source = _reply_source if detail else _no_source
+    trip = Trip(origin, ttl, record)
+    node = origin
+    res = node.lookup(dst, src or 0, "lo")
+    if res.kind == "local":
+        s = src if src is not None else dst
+        trip.src = s
+        if _filter(node, "OUTPUT", s, dst, proto, None, "lo", icmp_type)[0] != "ACCEPT":
+            trip.local_error = "sendmsg: Operation not permitted"
+            return trip
+        v, how = _filter(node, "INPUT", s, dst, proto, "lo", None, icmp_type)
+        if v != "ACCEPT":
+            trip.error = "timeout" if v == "DROP" else _REJECT_TEXT.get(how, "Packet filtered")
+            trip.reporter = dst if v == "REJECT" else None
+            return trip
+        trip.ok = True
+        if record:
+            trip.hops.append((node, dst))
+        return trip
+    if res.kind != "unicast":
+        trip.local_error = {"unreachable": "connect: Network is unreachable",
+                            "prohibit": "connect: Permission denied",
+                            "blackhole": "connect: Invalid argument"}[res.kind]
+        return trip
+    dev, gw = res.dev, res.gateway
+    if src is None:
+        src = res.route.src if res.route is not None and res.route.src is not None else None
+        if src is None:
+            src = node.select_source(dev, gw if gw is not None else dst)
+        if src is None:
+            trip.local_error = "connect: Network is unreachable"
+            return trip
+    trip.src = src
+    v, how = _filter(node, "OUTPUT", src, dst, proto, None, dev, icmp_type)
+    if v == "DROP":
+        trip.local_error = "sendmsg: Operation not permitted"
+        return trip
+    if v == "REJECT":
+        trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), src
+        return trip
+    itf = node.interfaces[dev]
+    if size > itf.mtu:
+        if dont_fragment:
+            trip.local_error = f"local error: message too long, mtu={itf.mtu}"
+            return trip
+        size = itf.mtu  # fragmented locally; the largest fragment is what must fit
+    if itf.qdisc is not None:
+        _egress(trip, node, dev)
+    hop = net.neighbor(node, dev, gw if gw is not None else dst)
+    if hop is None:
+        trip.error, trip.reporter = "Destination Host Unreachable", src
+        return trip
+    node, in_if = hop
+    while True:
+        trip.delay_ms += HOP_MS
+        if size > node.interfaces[in_if].mtu:  # veth drops frames above the receiver's MTU
+            trip.error = "timeout"
+            return trip
+        res = node.lookup(dst, src, in_if)
+        if res.kind == "local":
+            v, how = _filter(node, "INPUT", src, dst, proto, in_if, None, icmp_type)
+            if v == "DROP":
+                trip.error = "timeout"
+                return trip
+            if v == "REJECT":
+                trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), dst
+                return trip
+            if icmp_type == "echo-request" and node.sysctl.get("net.ipv4.icmp_echo_ignore_all") == "1":
+                trip.error = "timeout"
+                return trip
+            trip.ok, trip.node = True, node
+            if record:
+                trip.hops.append((node, dst))
+            return trip
+        # forwarding path
+        if record:
+            trip.hops.append((node, reply_source(node, src)))
+        if not node.ip_forward:
+            trip.error, trip.reporter = "Destination Host Unreachable", reply_source(node, src)
+            return trip
+        if res.kind != "unicast":
+            if res.kind == "blackhole":
+                trip.error = "timeout"
+            else:
+                trip.error = ("Destination Net Unreachable" if res.kind == "unreachable"
+                              else "Packet filtered")
+                trip.reporter = reply_source(node, src)
+            return trip
+        dev, gw = res.dev, res.gateway
+        v, how = _filter(node, "FORWARD", src, dst, proto, in_if, dev, icmp_type)
+        if v == "DROP":
+            trip.error = "timeout"
+            return trip
+        if v == "REJECT":
+            trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), reply_source(node, src)
+            return trip
+        trip.ttl -= 1
+        if trip.ttl <= 0:
+            trip.error, trip.reporter = "Time to live exceeded", reply_source(node, src)
+            return trip
+        out = node.interfaces[dev]
+        if size > out.mtu:
+            trip.error = f"Frag needed and DF set (mtu = {out.mtu})"
+            trip.reporter = reply_source(node, src)
+            return trip
+        if out.qdisc is not None:
+            _egress(trip, node, dev)
+        hop = net.neighbor(node, dev, gw if gw is not None else dst)
+        if hop is None:
+            trip.error, trip.reporter = "Destination Host Unreachable", reply_source(node, src)
+            return trip
+        node, in_if = hop
+
+
+@dataclass(slots=True)
+class PingOutcome:
+    """Result of one echo exchange (``ping -c1``)."""
+    ok: bool
+    src: int | None
+    rtt_ms: float = 0.0
+    loss: float = 0.0
+    ttl: int = MAX_TTL
+    error: str | None = None  # ICMP error text or "timeout"
+    reporter: int | None = None
+    local_error: str | None = None
+
+
+def echo(net: Network, origin: Node, dst: int, *, size: int = PING_PACKET,
+         dont_fragment: bool = False, src: int | None = None) -> PingOutcome:
+    """One ICMP echo request from ``origin`` and, if it arrives, the reply back."""
+    req = walk(net, origin, dst, src, size=size, dont_fragment=dont_fragment)
+    if req.local_error:
+        return PingOutcome(False, None, local_error=req.local_error)
+    s = req.src
+    if not req.ok:
+        return PingOutcome(False, s, error=req.error, reporter=req.reporter)
+    responder = req.node
+    if responder is origin:
+        return PingOutcome(True, s, rtt_ms=BASE_MS, ttl=MAX_TTL)
+    rep = walk(net, responder, s, dst, size=size, icmp_type="echo-reply")
+    if not rep.ok:
+        return PingOutcome(False, s, error=rep.error if rep.error != "timeout" else "timeout",
+                           reporter=None)
+    loss = 1.0 - (1.0 - req.loss) * (1.0 - rep.loss)
+    return PingOutcome(True, s, rtt_ms=BASE_MS + req.delay_ms + rep.delay_ms, loss=loss,
+                       ttl=rep.ttl)
+
+
+def pair_ok(net: Network, a: Node, dst: int, timeout_s: float) -> bool:
+    """Would ``ping -c1 -W<timeout_s>`` from ``a`` to ``dst`` succeed? Any netem loss or
+    corruption on the path counts as failure: the oracle asks for reliable reachability."""
+    req = walk(net, a, dst, detail=False)
+    if not req.ok:
+        return False
+    if req.node is a:
+        return True
+    rep = walk(net, req.node, req.src, dst, icmp_type="echo-reply", detail=False)
+    return (rep.ok and req.loss == 0.0 and rep.loss == 0.0
+            and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0)
+
+
+class ReachabilityOracle:
+    """All-pairs probe matrix over ``net.probe_order()`` with a content-keyed cache."""
+
+    def __init__(self, net: Network, timeout_s: float = 0.2, cache_size: int = 512):
+        self.net = net
+        self.timeout_s = timeout_s
+        self.names = net.probe_order()
+        self.index = {n: i for i, n in enumerate(self.names)}
+        self._nodes = [net.nodes[n] for n in self.names]
+        self._dst = [net.probe_ip[n] for n in self.names]
+        self._state_ids: dict[tuple, int] = {}
+        self._node_state = [(-1, -1)] * len(self._nodes)  # (version, state id)
+        self._cache: dict[tuple, np.ndarray] = {}
+        self._cache_size = cache_size
+        self._last_version = -1
+        self._last: np.ndarray | None = None
+
+    def _key(self) -> tuple:
+        """One small int per node naming its configuration: negative for a node untouched
+        since the build (no fingerprint needed), else an id interned from its content."""
+        key = []
+        for i, node in enumerate(self._nodes):
+            ver, sid = self._node_state[i]
+            if ver != node.version:
+                if node.version == 0:
+                    self._node_state[i] = (0, -1 - i)
+                    key.append(-1 - i)
+                    continue
+                fp = node.fingerprint()
+                sid = self._state_ids.get(fp)
+                if sid is None:
+                    sid = len(self._state_ids)
+                    self._state_ids[fp] = sid
+                self._node_state[i] = (node.version, sid)
+            key.append(sid)
+        return tuple(key)
+
+    def matrix(self) -> np.ndarray:
+        """Boolean matrix ``m[i, j]``: node i reaches node j (diagonal True). Read-only."""
+        if self._last is not None and self._last_version == self.net.version:
+            return self._last
+        key = self._key()
+        m = self._cache.get(key)
+        if m is None:
+            m = self._compute()
+            if len(self._cache) >= self._cache_size:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[key] = m
+        self._last, self._last_version = m, self.net.version
+        return m
+
+    def _compute(self) -> np.ndarray:
+        """Probe one representative per equivalence class of hosts (same segment, never
+        reconfigured, not told apart by any prefix longer than /24 anywhere in the
+        network), then expand. Hosts of a class behave identically as sources and
+        destinations, so this is exact, and it divides the work by the hosts per subnet."""
+        classes, cls_of = self._classes()
+        net, t = self.net, self.timeout_s
+        reps = [c[0] for c in classes]
+        k = len(classes)
+        r = np.ones((k, k), dtype=bool)
+        intra = np.ones(k, dtype=bool)
+        for a in range(k):
+            src = self._nodes[reps[a]]
+            for b in range(k):
+                if a != b:
+                    r[a, b] = pair_ok(net, src, self._dst[reps[b]], t)
+            if len(classes[a]) > 1:
+                intra[a] = pair_ok(net, src, self._dst[classes[a][1]], t)
+        same = cls_of[:, None] == cls_of[None, :]
+        m = np.where(same, intra[cls_of][:, None], r[np.ix_(cls_of, cls_of)])
+        np.fill_diagonal(m, True)
+        m.flags.writeable = False
+        return m
+
+    def _pristine_ips(self) -> set[int]:
+        return {self._dst[i] for i, n in enumerate(self._nodes)
+                if n.kind == "host" and n.version == 0}
+
+    def _classes(self) -> tuple[list[list[int]], np.ndarray]:
+        long_prefixes: set[tuple[int, int]] = set()
+        for node in self._nodes:
+            if node.kind == "host" and node.version == 0:
+                continue
+            for routes in node.tables.values():
+                for rt in routes:
+                    if rt.plen > 24:
+                        long_prefixes.add((rt.dst, rt.plen))
+                    if rt.gateway is not None:
+                        long_prefixes.add((rt.gateway, 32))
+                    if rt.src is not None:
+                        long_prefixes.add((rt.src, 32))
+            for rule in node.rules:
+                for p in (rule.src, rule.dst):
+                    if p is not None and p[1] > 24:
+                        long_prefixes.add(p)
+            for chain in node.iptables.chains.values():
+                for ir in chain:
+                    for p in (ir.src, ir.dst):
+                        if p is not None and p[1] > 24:
+                            long_prefixes.add(p)
+            for itf in node.interfaces.values():
+                for a in itf.addresses:
+                    long_prefixes.add((a.ip, 32))
+        # only prefixes that contain some pristine host can tell hosts apart
+        hosts = self._pristine_ips()
+        lp = []
+        for net_, pl in sorted(long_prefixes):
+            if pl == 32:
+                if net_ in hosts:
+                    lp.append((net_, pl))
+            elif any((h & mask_of(pl)) == net_ for h in hosts):
+                lp.append((net_ & mask_of(pl), pl))
+        groups: dict[tuple, list[int]] = {}
+        order: list[tuple] = []
+        seg_of = self.net.segment_of
+        for i, node in enumerate(self._nodes):
+            if node.kind == "host" and node.version == 0:
+                ip = self._dst[i]
+                key = (seg_of.get((node.name, f"{node.name}-eth0")),
+                       tuple((ip & mask_of(pl)) == n for n, pl in lp) if lp else ())
+            else:
+                key = ("node", i)
+            if key not in groups:
+                groups[key] = []
+                order.append(key)
+            groups[key].append(i)
+        classes = [groups[k] for k in order]
+        cls_of = np.empty(len(self._nodes), dtype=np.intp)
+        for c, members in enumerate(classes):
+            cls_of[members] = c
+        return classes, cls_of

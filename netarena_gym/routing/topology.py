@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from netarena_gym.core.ipv4 import int_to_ip
-from netarena_gym.routing.model import MAIN, Network, Node, Route  # noqa: F401
+from netarena_gym.routing.state import MAIN, Network, Node, Route  # noqa: F401
 
 MAX_ROUTERS = 4
 MAX_SUBNETS_PER_ROUTER = 8

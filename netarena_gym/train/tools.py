@@ -247,7 +247,7 @@ def _json_or_text(v: str):
 
 class CapacityPlanningTools(NetArenaToolEnv):
     """``NetArena-CapacityPlanning-v0`` (``interface="text"``): graph operations on a
-    MALT topology and the final answer, one tool each (see ``netarena_gym.malt.tools``)."""
+    MALT topology and the final answer, one tool each (see ``netarena_gym.capacity_planning.commands.tools``)."""
 
     _env_id = "NetArena-CapacityPlanning-v0"
     _system_prompt = (

@@ -12,8 +12,8 @@ import sys
 import time
 
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.k8s.real import KubernetesBackend
-from netarena_gym.k8s.sim import SimBackend
+from netarena_gym.k8s.backends.kubernetes import KubernetesBackend
+from netarena_gym.k8s.backends.sim import SimBackend
 from tests.k8s.commandgen import CommandGen
 
 _META = ("name", "labels", "annotations", "generation")

@@ -70,7 +70,7 @@ def test_apply_through_stdin_fixes_a_policy():
     env = gym.make(ENV_ID, level=1, fault_types=("remove_ingress",))
     obs, info = env.reset(seed=3)
     pol = info["scenario"]["faults"][0]["policy"]
-    yaml_text = open(f"envs/k8s/policies/network-policy-{'redis' if pol == 'redis-cart' else pol}.yaml").read()
+    yaml_text = open(f"netarena_gym/k8s/data/policies/network-policy-{'redis' if pol == 'redis-cart' else pol}.yaml").read()
     obs, r, term, trunc, info = env.step({"command": "kubectl apply -f -", "stdin": yaml_text})
     assert f"networkpolicy.networking.k8s.io/{pol} configured" in obs
     assert term and info["correct"] and info["safe"] and r > 0.9

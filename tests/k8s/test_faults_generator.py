@@ -7,7 +7,7 @@ import pytest
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.k8s.faults import NEW_TYPES, TYPES, UPSTREAM_TYPES, apply_fault
 from netarena_gym.k8s.generator import COMPAT_CATEGORIES, K8sGenerator, import_upstream
-from netarena_gym.k8s.model import base_cluster
+from netarena_gym.k8s.cluster import base_cluster
 from netarena_gym.k8s.workload import load_workload
 
 

@@ -5,10 +5,10 @@ import json
 import pytest
 
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.k8s.cmdline import UsageError, parse, resource_args
-from netarena_gym.k8s.patches import (
+from netarena_gym.k8s.commands.cmdline import UsageError, parse, resource_args
+from netarena_gym.k8s.state_patches import (
     PatchFailed, PatchMalformed, json_patch, merge_patch, strategic_merge_patch, three_way_patch)
-from netarena_gym.k8s.sim import SimBackend
+from netarena_gym.k8s.backends.sim import SimBackend
 
 
 @pytest.fixture

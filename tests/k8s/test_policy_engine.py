@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from netarena_gym.k8s.model import DNS_POD, base_cluster
-from netarena_gym.k8s.policy import Cluster, PolicyEngine, intended
+from netarena_gym.k8s.cluster import DNS_POD, base_cluster
+from netarena_gym.k8s.grader import Cluster, PolicyEngine, intended
 from netarena_gym.k8s.workload import Probe, load_workload
 
 

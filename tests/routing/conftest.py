@@ -1,7 +1,7 @@
 import pytest
 
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.routing.sim import SimState
+from netarena_gym.routing.backends.sim import SimState
 
 # r0: eth1 -> s1 (h1), eth2 -> s2 (h2, h3), eth3 -> s3 (h4); probe order h1..h4, r0
 SMALL = {"hosts": [[1, 2, 1]], "parents": []}

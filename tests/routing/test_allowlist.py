@@ -1,7 +1,7 @@
 import pytest
 
 from netarena_gym.core.shell import parse_command_line
-from netarena_gym.routing.allowlist import check_command_line
+from netarena_gym.routing.commands.allowlist import check_command_line
 
 
 @pytest.mark.parametrize("line", [

@@ -7,7 +7,7 @@ import pytest
 from netarena_gym.core.shell import ERROR, INVALID, OK
 from netarena_gym.routing.commands import REGISTRY, CommandContext
 from netarena_gym.routing.commands import ip as ipmod  # noqa: F401  (registers "ip")
-from netarena_gym.routing.model import Qdisc
+from netarena_gym.routing.state import Qdisc
 from netarena_gym.routing.topology import TopologySpec, build_network
 
 # r0: eth1 -> s1 (h1), eth2 -> s2 (h2, h3), eth3 -> transit to r1 (172.16.0.0/30)

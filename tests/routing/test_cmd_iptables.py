@@ -8,7 +8,7 @@ from netarena_gym.core.ipv4 import ip_to_int
 from netarena_gym.core.shell import ERROR, INVALID, OK
 from netarena_gym.routing.commands import REGISTRY, CommandContext
 from netarena_gym.routing.commands import iptables as ipt
-from netarena_gym.routing.model import Iptables, IptRule
+from netarena_gym.routing.state import Iptables, IptRule
 from netarena_gym.routing.topology import TopologySpec, build_network
 
 TRY = "Try `iptables -h' or 'iptables --help' for more information.\n"

@@ -13,7 +13,7 @@ from netarena_gym.routing.commands import (  # noqa: F401
     sysctl,
     tc,
 )
-from netarena_gym.routing.model import Qdisc
+from netarena_gym.routing.state import Qdisc
 from netarena_gym.routing.topology import TopologySpec, build_network
 
 

@@ -21,8 +21,8 @@ from netarena_gym.routing.differential import expert_commands, random_commands, 
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.generator import RoutingGenerator
-from netarena_gym.routing.mininet_backend import STATE_DIR, requirements_missing
-from netarena_gym.routing.sim import SimBackend
+from netarena_gym.routing.backends.mininet import STATE_DIR, requirements_missing
+from netarena_gym.routing.backends.sim import SimBackend
 
 from .conftest import scenario
 
@@ -37,14 +37,14 @@ def root_links() -> str:
 
 @pytest.fixture(scope="module")
 def real():
-    from netarena_gym.routing.mininet_backend import MininetBackend
+    from netarena_gym.routing.backends.mininet import MininetBackend
     b = MininetBackend(probe_timeout=0.1)
     yield b
     b.close()
 
 
 def test_names_are_prefixed_and_close_removes_everything():
-    from netarena_gym.routing.mininet_backend import MininetBackend
+    from netarena_gym.routing.backends.mininet import MininetBackend
     before = root_links()
     b = MininetBackend()
     b.apply(scenario([]))
@@ -68,7 +68,7 @@ def _child(code: str) -> subprocess.Popen:
 def test_crashed_run_is_reaped_by_the_next_one():
     p = _child("""
         import os, sys
-        from netarena_gym.routing.mininet_backend import MininetBackend
+        from netarena_gym.routing.backends.mininet import MininetBackend
         from tests.routing.conftest import scenario
         b = MininetBackend(); b.apply(scenario([]))
         print(b.run_id, flush=True)
@@ -77,7 +77,7 @@ def test_crashed_run_is_reaped_by_the_next_one():
     run_id = p.stdout.readline().strip()
     p.wait(timeout=60)
     assert run_id and run_id in root_links()  # the crash left its bridges behind
-    from netarena_gym.routing.mininet_backend import MininetBackend
+    from netarena_gym.routing.backends.mininet import MininetBackend
     b = MininetBackend()
     try:
         assert run_id not in root_links()
@@ -89,7 +89,7 @@ def test_crashed_run_is_reaped_by_the_next_one():
 def test_sigterm_tears_down():
     p = _child("""
         import time
-        from netarena_gym.routing.mininet_backend import MininetBackend
+        from netarena_gym.routing.backends.mininet import MininetBackend
         from tests.routing.conftest import scenario
         b = MininetBackend(); b.apply(scenario([]))
         print(b.run_id, flush=True)

@@ -3,7 +3,7 @@
 Each handler has the signature ``handler(ctx, argv, stdin) -> CommandResult`` where ``argv``
 includes the program name, and is registered under its program name with :func:`register`.
 Handlers print what the real tool prints (same layout, same error wording) and mutate the
-node's state only through :class:`~netarena_gym.routing.model.Node` methods (or call
+node's state only through :class:`~netarena_gym.routing.state.Node` methods (or call
 ``node.touch()`` after a direct change), so that caches stay valid.
 
 Outcome kinds (``CommandResult.kind``): ``OK``; ``ERROR`` when the tool ran and failed
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Callable
 from netarena_gym.core.shell import CommandResult
 
 if TYPE_CHECKING:
-    from netarena_gym.routing.model import Network, Node
+    from netarena_gym.routing.state import Network, Node
 
 __all__ = ["CommandContext", "Handler", "REGISTRY", "register", "get_handler"]
 

@@ -16,7 +16,7 @@ from netarena_gym.core.ipv4 import mask_of
 from netarena_gym.core.shell import ERROR, INVALID, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.sysctl import proc_status, read_proc, write_proc
-from netarena_gym.routing.model import MAIN
+from netarena_gym.routing.state import MAIN
 
 __all__ = ["cat_cmd", "echo_cmd", "proc_net_route", "read_path", "write_redirect"]
 

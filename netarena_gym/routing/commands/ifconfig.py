@@ -13,7 +13,7 @@ from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.ip_addr import (
     AddrMeta, addr_meta, broadcast_of, kernel_order, label_of, set_addr_meta)
 from netarena_gym.routing.commands.ip_common import parse_inet
-from netarena_gym.routing.model import Address, Interface, Node, natural_key
+from netarena_gym.routing.state import Address, Interface, Node, natural_key
 
 __all__ = ["ifconfig_command", "format_interface"]
 

@@ -18,7 +18,7 @@ from netarena_gym.routing.commands.ip_route import flush_routes, show_routes, us
 from netarena_gym.routing.commands.ip_route_get import route_get
 from netarena_gym.routing.commands.ip_route_mod import modify_route
 from netarena_gym.routing.commands.ip_rule import do_iprule
-from netarena_gym.routing.model import Node
+from netarena_gym.routing.state import Node
 
 __all__ = ["ip_command"]
 

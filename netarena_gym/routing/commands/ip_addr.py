@@ -18,7 +18,7 @@ from netarena_gym.routing.commands.ip_common import (
     kernel_error, matches, no_such_device_dump, nodev, scope_a2n, unsupported)
 from netarena_gym.routing.commands.ip_link import (
     link_name, link_record, operstate, ordered_interfaces, stats_lines)
-from netarena_gym.routing.model import Address, Interface, Node
+from netarena_gym.routing.state import Address, Interface, Node
 
 _META_ATTR = "_ip_addr_meta"
 _NO_BRD = -1  # AddrMeta.brd value: no broadcast address configured

@@ -5,7 +5,7 @@ from netarena_gym.core.shell import INVALID, OK, CommandResult
 from netarena_gym.routing.commands.ip_common import (
     ArgReader, IpExit, IpOpts, duparg, duparg2, extack_error, invarg, matches, no_such_device_dump,
     nodev, unsupported)
-from netarena_gym.routing.model import Interface, Node
+from netarena_gym.routing.state import Interface, Node
 
 ETH_MIN_MTU, ETH_MAX_MTU = 68, 65535
 

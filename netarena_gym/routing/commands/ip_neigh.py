@@ -11,7 +11,7 @@ from netarena_gym.core.ipv4 import in_prefix, int_to_ip
 from netarena_gym.core.shell import INVALID, OK, CommandResult
 from netarena_gym.routing.commands.ip_common import (
     ArgReader, IpExit, IpOpts, duparg, get_prefix, matches, nodev, unsupported)
-from netarena_gym.routing.model import Network, Node
+from netarena_gym.routing.state import Network, Node
 
 __all__ = ["Neighbour", "neighbours", "do_ipneigh"]
 

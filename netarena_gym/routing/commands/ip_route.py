@@ -15,7 +15,7 @@ from netarena_gym.routing.commands.ip_addr import broadcast_of
 from netarena_gym.routing.commands.ip_common import (
     ArgReader, IpExit, IpOpts, format_dst, get_prefix, get_u32, invarg, matches, nodev,
     proto_a2n, rtntype_a2n, scope_a2n, table_a2n, table_n2a, unsupported)
-from netarena_gym.routing.model import LOCAL, MAIN, Node, Route
+from netarena_gym.routing.state import LOCAL, MAIN, Node, Route
 
 ROUTE_USAGE = (
     "Usage: ip route { list | flush } SELECTOR\n"

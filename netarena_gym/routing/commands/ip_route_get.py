@@ -15,7 +15,7 @@ from netarena_gym.routing.commands.ip_common import (
     table_n2a, unsupported)
 from netarena_gym.routing.commands.ip_route import (
     RouteFilter, format_route, local_table, usage)
-from netarena_gym.routing.model import MAIN, Lookup, Node, Route
+from netarena_gym.routing.state import MAIN, Lookup, Node, Route
 
 __all__ = ["route_get"]
 

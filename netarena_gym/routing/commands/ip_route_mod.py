@@ -12,7 +12,7 @@ from netarena_gym.routing.commands.ip_common import (
     host_bits_set, invarg, kernel_error, matches, nodev, proto_a2n, rtntype_a2n, scope_a2n,
     table_a2n, unsupported)
 from netarena_gym.routing.commands.ip_route import usage
-from netarena_gym.routing.model import LOCAL, MAIN, Node, Route
+from netarena_gym.routing.state import LOCAL, MAIN, Node, Route
 
 ERROR_TYPES = ("blackhole", "unreachable", "prohibit", "throw")
 UNMODELLED_TYPES = ("local", "broadcast", "anycast", "multicast", "nat", "xresolve")

@@ -18,7 +18,7 @@ from netarena_gym.core.shell import INVALID, OK, CommandResult
 from netarena_gym.routing.commands.ip_common import (
     ArgReader, IpExit, IpOpts, get_prefix, get_u32, invarg, kernel_error, matches,
     rtntype_a2n, table_a2n, table_n2a, unsupported)
-from netarena_gym.routing.model import MAIN, Node, Rule
+from netarena_gym.routing.state import MAIN, Node, Rule
 
 RULE_USAGE = (
     "Usage: ip rule { add | del } SELECTOR ACTION\n"

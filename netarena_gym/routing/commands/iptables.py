@@ -4,7 +4,7 @@ Listing layouts, option order of ``-S``, error wording and exit codes were taken
 tool on Debian 12 (e.g. ``-L -n`` prints protocol numbers, ``-L NOPE`` prints the nft
 "incompatible" message, ``-X`` of a busy chain fails with exit 4).
 
-Simulator limits (the model stores only what :class:`~netarena_gym.routing.model.IptRule`
+Simulator limits (the model stores only what :class:`~netarena_gym.routing.state.IptRule`
 holds): matches other than ``icmp`` (``-m state``, ``-m conntrack``, ``--dport`` ...) and targets
 other than ACCEPT/DROP/REJECT/RETURN/user chains are refused as if the extension were missing
 (``Couldn't load match `state':No such file or directory``, exit 2); ``-g`` and ``-f`` are
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from netarena_gym.core.ipv4 import int_to_ip, mask_of
 from netarena_gym.core.shell import ERROR, INVALID, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
-from netarena_gym.routing.model import BUILTIN_CHAINS, Iptables, IptRule
+from netarena_gym.routing.state import BUILTIN_CHAINS, Iptables, IptRule
 
 __all__ = ["SAVE_DATE", "format_rule_spec", "icmp_spec", "verdict"]
 

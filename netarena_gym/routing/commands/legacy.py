@@ -15,7 +15,7 @@ from netarena_gym.routing.commands.ip_common import IpExit, parse_inet
 from netarena_gym.routing.commands.ip_neigh import neighbours
 from netarena_gym.routing.commands.ip_route import table_routes
 from netarena_gym.routing.commands.ip_route_mod import RouteReq, build_route, delete, insert
-from netarena_gym.routing.model import MAIN, Node, Route
+from netarena_gym.routing.state import MAIN, Node, Route
 
 __all__ = ["route_command", "arp_command"]
 

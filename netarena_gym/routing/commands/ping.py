@@ -11,7 +11,7 @@ import math
 from netarena_gym.core.ipv4 import AddressError, int_to_ip, ip_to_int
 from netarena_gym.core.shell import ERROR, INVALID, OK, TIMEOUT, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
-from netarena_gym.routing.reachability import echo, walk
+from netarena_gym.routing.grader import echo, walk
 
 _PING_USAGE = "ping: usage error: Destination address required"
 

@@ -28,7 +28,7 @@ import re
 
 from netarena_gym.core.shell import ERROR, INVALID, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
-from netarena_gym.routing.model import Interface, Qdisc
+from netarena_gym.routing.state import Interface, Qdisc
 
 __all__ = ["NETEM", "ROOT_REFCNT", "format_qdisc", "netem_supported", "tc_cmd"]
 

@@ -1,0 +1,236 @@
+"""The discrete interface: a fixed catalogue of tool actions with a validity mask, and the
+array observation.
+
+Layout (``SIZE`` = 196 entries, the same for every episode):
+
+* ``FOCUS`` (48) node slots x (get_node, list_children, remove_node): the nodes the question
+  names, then their parents and children;
+* ``ADD_SLOTS`` (16): the ``add_node`` calls the question asks for (a port, a switch and its
+  ports, or for "place" the new port on each candidate switch of the block);
+* ``SET_SLOTS`` (4): the ``set_attr`` calls of capacity updates;
+* ``ANSWER_SLOTS`` (8): answer candidates (the right one and plausible mistakes: the value
+  before the change, off-by-one counts, reversed rankings, other switches), in an order
+  drawn per episode.
+
+Every entry renders to the JSON action an LLM would send on the text interface. Features
+come from what the agent observed: a focus node's capacity and child count are shown once
+a ``get_node`` or ``list_children`` revealed them.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from gymnasium import spaces
+
+from netarena_gym.core.actions import Catalogue, CatalogueEntry
+from netarena_gym.capacity_planning.generator import TEMPLATES
+from netarena_gym.capacity_planning.kinds import CAPACITY, KIND_INDEX, KINDS, PORT, SWITCH, natural_key
+from netarena_gym.capacity_planning.state import BaseGraph, Graph, GraphError
+from netarena_gym.capacity_planning.state_ops import MUTATIONS, READS, child_switches, read
+from netarena_gym.capacity_planning.problems import Query
+
+FOCUS = 48
+NODE_TOOLS = ("get_node", "list_children", "remove_node")
+ADD_SLOTS = 16
+SET_SLOTS = 4
+ANSWER_SLOTS = 8
+SIZE = FOCUS * len(NODE_TOOLS) + ADD_SLOTS + SET_SLOTS + ANSWER_SLOTS
+ALL_TEMPLATES = tuple(dict.fromkeys(t for ts in TEMPLATES.values() for t in ts))
+OP_NAMES = MUTATIONS + READS
+ANSWER_TYPES = ("number", "name", "list", "rank", "graph")
+FOCUS_FEATURES = len(KINDS) + 5
+CANDIDATE_FEATURES = 2 + len(ANSWER_TYPES)
+
+
+def spaces_dict() -> dict[str, spaces.Space]:
+    return {
+        "query": spaces.Box(0.0, 1.0, (len(ALL_TEMPLATES) + len(OP_NAMES),), np.float32),
+        "focus": spaces.Box(0.0, 1.0, (FOCUS, FOCUS_FEATURES), np.float32),
+        "candidates": spaces.Box(0.0, 1.0, (ANSWER_SLOTS, CANDIDATE_FEATURES), np.float32),
+    }
+
+
+def _name(k) -> str:
+    return k[1] if isinstance(k, tuple) else str(k)
+
+
+def _log(v: float) -> float:
+    return min(1.0, math.log10(1.0 + abs(v)) / 13.0)
+
+
+class DiscreteView:
+    def __init__(self):
+        self.catalogue = Catalogue(SIZE)
+        self.focus: list = []
+        self.observed: set = set()
+        self.candidates: list = []
+        self._query_vec = np.zeros(len(ALL_TEMPLATES) + len(OP_NAMES), np.float32)
+
+    # ------------------------------------------------------------------ build
+    def build(self, graph: Graph, query: Query, rng: np.random.Generator) -> None:
+        self.catalogue.clear()
+        self.observed = set()
+        refs = [tuple(op[f]) for op in query.ops for f in ("node", "parent") if f in op]
+        focus: list = []
+
+        def push(k):
+            if len(focus) < FOCUS and k not in focus and graph.has(k):
+                focus.append(k)
+        for r in refs:
+            push(r)
+        for r in refs:
+            for p in graph.parents(r) if graph.has(r) else ():
+                push(p)
+        for r in refs:
+            kids = graph.children(r) if graph.has(r) else {}
+            for c in sorted(kids, key=lambda c: natural_key(_name(c))):
+                push(c)
+        self.focus = focus
+        for i, k in enumerate(focus):
+            for j, tool in enumerate(NODE_TOOLS):
+                self.catalogue.set(i * len(NODE_TOOLS) + j, CatalogueEntry(
+                    f"{tool} {k[0]} {k[1]}", {"tool": tool, "node": k[1], "kind": k[0]}, tool))
+        base = FOCUS * len(NODE_TOOLS)
+        for i, act in enumerate(_additions(graph, query)[:ADD_SLOTS]):
+            self.catalogue.set(base + i, CatalogueEntry(f"add {act['kind']} {act['name']}", act, "add"))
+        base += ADD_SLOTS
+        sets = [op for op in query.ops if op["op"] == "update"][:SET_SLOTS]
+        for i, op in enumerate(sets):
+            act = {"tool": "set_attr", "node": op["node"][1], "kind": PORT, "key": CAPACITY,
+                   "value": op["capacity"]}
+            self.catalogue.set(base + i, CatalogueEntry(f"set {op['node'][1]} capacity", act, "set"))
+        base += SET_SLOTS
+        cands = _candidates(graph.base, query)
+        order = rng.permutation(len(cands))
+        self.candidates = [cands[int(i)] for i in order][:ANSWER_SLOTS]
+        for i, value in enumerate(self.candidates):
+            self.catalogue.set(base + i, CatalogueEntry(f"answer {value!r}"[:80],
+                                                        {"tool": "answer", "answer": value}, "answer"))
+        q = self._query_vec
+        q[:] = 0
+        if query.template in ALL_TEMPLATES:
+            q[ALL_TEMPLATES.index(query.template)] = 1
+        for op in query.ops:
+            if op["op"] in OP_NAMES:
+                q[len(ALL_TEMPLATES) + OP_NAMES.index(op["op"])] += 1 / 3
+        np.clip(q, 0, 1, out=q)
+        self.refresh(graph)
+
+    def refresh(self, graph: Graph) -> None:
+        """Recompute the mask after a step."""
+        cat = self.catalogue
+        for i, e in enumerate(cat.entries):
+            if e is None:
+                continue
+            a = e.action
+            if a["tool"] in NODE_TOOLS or a["tool"] == "set_attr":
+                ok = graph.has((a["kind"], a["node"]))
+            elif a["tool"] == "add_node":
+                ok = (not graph.has((a["kind"], a["name"]))
+                      and graph.has((a["parent_kind"], a["parent"])))
+            else:
+                ok = True
+            cat.mask[i] = 1 if ok else 0
+
+    def saw(self, action: dict | None, graph: Graph) -> None:
+        """Record what a read revealed."""
+        if not action or action.get("tool") not in ("get_node", "list_children"):
+            return
+        k = (action.get("kind"), action.get("node"))
+        if not graph.has(k):
+            return
+        self.observed.add(k)
+        if action["tool"] == "list_children":
+            self.observed.update(graph.children(k))
+
+    # --------------------------------------------------------------- arrays
+    def arrays(self, graph: Graph) -> dict[str, np.ndarray]:
+        f = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
+        nk = len(KINDS)
+        for i, k in enumerate(self.focus):
+            f[i, KIND_INDEX[k[0]]] = 1
+            if not graph.has(k):
+                continue
+            f[i, nk] = 1
+            if k in self.observed:
+                f[i, nk + 1] = 1
+                f[i, nk + 2] = _log(graph.capacity(k))
+                f[i, nk + 3] = min(1.0, len(graph.children(k)) / 64)
+                f[i, nk + 4] = min(1.0, graph.degree(k) / 64)
+        c = np.zeros((ANSWER_SLOTS, CANDIDATE_FEATURES), np.float32)
+        for i, v in enumerate(self.candidates):
+            c[i, 0] = 1
+            if isinstance(v, (int, float)):
+                t, mag = "number", _log(v)
+            elif isinstance(v, str):
+                t, mag = ("graph", 0.0) if v == "done" else ("name", 0.0)
+            elif v and isinstance(v[0], list):
+                t, mag = "rank", min(1.0, len(v) / 64)
+            else:
+                t, mag = "list", min(1.0, len(v) / 64)
+            c[i, 1 + ANSWER_TYPES.index(t)] = 1
+            c[i, -1] = mag
+        return {"query": self._query_vec.copy(), "focus": f, "candidates": c}
+
+
+def _additions(graph: Graph, query: Query) -> list[dict]:
+    out = []
+    for op in query.ops:
+        if op["op"] == "add" and op["kind"] == PORT:
+            out.append({"tool": "add_node", "name": op["name"], "kind": PORT,
+                        "parent": op["parent"][1], "parent_kind": op["parent"][0],
+                        "attrs": {CAPACITY: op["capacity"]}})
+        elif op["op"] == "add":
+            out.append({"tool": "add_node", "name": op["name"], "kind": SWITCH,
+                        "parent": op["parent"][1], "parent_kind": op["parent"][0],
+                        "attrs": {"switch_loc": {"stage": op["stage"]}}})
+            for i in range(1, op["ports"] + 1):
+                out.append({"tool": "add_node", "name": f"{op['name']}.p{i}", "kind": PORT,
+                            "parent": op["name"], "parent_kind": SWITCH,
+                            "attrs": {CAPACITY: op["capacity"]}})
+        elif op["op"] == "place":
+            block = tuple(op["parent"])
+            for sw in child_switches(graph, block):
+                out.append({"tool": "add_node", "name": f"{sw[1]}.p{op['index']}", "kind": PORT,
+                            "parent": sw[1], "parent_kind": SWITCH,
+                            "attrs": {CAPACITY: op["capacity"]}})
+    return out
+
+
+def _candidates(base: BaseGraph, query: Query) -> list:
+    """The right answer and plausible wrong ones (distinct, JSON values)."""
+    gt = query.ground_truth.get("answer")
+    t = query.answer_type
+    if t == "graph":
+        return ["done"]
+    out = [gt]
+    last = query.ops[-1]
+    before = None
+    if last["op"] in READS:
+        try:
+            before = read(Graph(base), last)  # the answer on the unchanged graph
+        except GraphError:  # the node is one the query adds
+            before = None
+    if t == "number":
+        out += [before, gt + 1, gt - 1, gt * 2, gt // 2, 0]
+    elif t == "name":
+        g = Graph(base)
+        ref = tuple(last.get("parent") or last.get("node"))
+        if g.has(ref):
+            out += [s[1] for s in child_switches(g, ref)]
+    elif t == "list":
+        out += [before, gt[:-1], sorted(gt, key=natural_key, reverse=True)[:-1] + ["none"], []]
+    elif t == "rank":
+        out += [before, list(reversed(gt)), sorted(gt, key=lambda r: natural_key(r[0])),
+                [[n, c // 2] for n, c in gt]]
+    seen, uniq = set(), []
+    for v in out:
+        key = repr(v)
+        if v is not None and key not in seen:
+            seen.add(key)
+            uniq.append(v)
+    return uniq[:ANSWER_SLOTS]
+
+
+__all__ = ["DiscreteView", "SIZE", "spaces_dict"]

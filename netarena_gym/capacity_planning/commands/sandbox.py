@@ -1,0 +1,355 @@
+"""Env side of the code sandbox: starts the worker (see :mod:`sandbox_worker`) as a
+separate process with a minimal environment, sends it each topology once and each
+submission as it comes, and turns its replies into :class:`SandboxResult` objects.
+
+Every submission runs with CPU-time, memory and wall-clock limits; the client adds its own
+deadline on top, and if the worker itself stops answering it is killed and restarted, so a
+submission can never hang the env. Nothing about the query's answer is ever sent.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+from netarena_gym.capacity_planning.state import BaseGraph, Diff
+
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_worker.py")
+MAX_CODE_CHARS = 20000
+STARTUP_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class Limits:
+    cpu_seconds: float = 2.0
+    wall_seconds: float = 5.0
+    memory_mb: int = 1024
+    output_bytes: int = 16 << 20
+
+    def to_dict(self) -> dict:
+        return {"cpu_seconds": self.cpu_seconds, "wall_seconds": self.wall_seconds,
+                "memory_mb": self.memory_mb, "output_bytes": self.output_bytes}
+
+
+@dataclass
+class SandboxResult:
+    status: str  # ok | error | refused | timeout | memory | crash
+    message: str = ""
+    declared_type: str | None = None
+    data: Any = None
+    diff: Diff | None = None        # None: no updated graph was returned
+    duplicates: list = field(default_factory=list)
+    stdout: str = ""
+    seconds: float = 0.0       # wall-clock, as the env saw it
+    cpu_seconds: float = 0.0   # CPU time of the sandboxed process
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class Opaque:
+    """An agent value that has no JSON form (kept as its repr; equal to nothing else)."""
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+GRAPH = Opaque("<graph>")
+
+
+class MalformedResult(ValueError):
+    pass
+
+
+def decode(v, depth: int = 0):
+    """Inverse of the worker's tagged encoding."""
+    if depth > 60:
+        raise MalformedResult("value nested too deeply")
+    if isinstance(v, list):
+        return [decode(x, depth + 1) for x in v]
+    if isinstance(v, dict):
+        if len(v) == 1:
+            (tag, x), = v.items()
+            if tag == "$tuple" and isinstance(x, list):
+                return tuple(decode(y, depth + 1) for y in x)
+            if tag == "$set" and isinstance(x, list):
+                items = [decode(y, depth + 1) for y in x]
+                try:
+                    return frozenset(items)
+                except TypeError:
+                    return Opaque(repr(items))
+            if tag == "$dict" and isinstance(x, list):
+                out = {}
+                for pair in x:
+                    if not (isinstance(pair, list) and len(pair) == 2):
+                        raise MalformedResult("bad $dict entry")
+                    k = decode(pair[0], depth + 1)
+                    try:
+                        out[k] = decode(pair[1], depth + 1)
+                    except TypeError:
+                        out[Opaque(repr(k))] = decode(pair[1], depth + 1)
+                return out
+            if tag == "$int" and isinstance(x, str):
+                return int(x)
+            if tag == "$float" and isinstance(x, str):
+                return float(x)
+            if tag == "$graph":
+                return GRAPH
+        if "$repr" in v:
+            return Opaque(str(v.get("$repr"))[:200])
+        return {k: decode(x, depth + 1) for k, x in v.items()}
+    return v
+
+
+def _key(k, scheme: str):
+    if scheme == "kind_name":
+        if isinstance(k, list) and len(k) == 2 and all(isinstance(x, str) for x in k):
+            return tuple(k)
+        raise MalformedResult(f"bad node identity {k!r}")
+    if isinstance(k, str):
+        return k
+    raise MalformedResult(f"bad node identity {k!r}")
+
+
+def decode_diff(d, scheme: str) -> tuple[Diff, list]:
+    if not isinstance(d, dict) or not isinstance(d.get("nodes"), list) \
+            or not isinstance(d.get("edges"), list):
+        raise MalformedResult("diff must hold node and edge lists")
+    nodes = {}
+    for item in d["nodes"]:
+        if not (isinstance(item, list) and len(item) == 2):
+            raise MalformedResult("bad node entry")
+        attrs = None if item[1] is None else decode(item[1])
+        if attrs is not None and not isinstance(attrs, dict):
+            raise MalformedResult("node attributes must be a dict")
+        nodes[_key(item[0], scheme)] = attrs
+    edges = {}
+    for item in d["edges"]:
+        if not (isinstance(item, list) and len(item) == 3) or not (
+                item[2] is None or isinstance(item[2], str)):
+            raise MalformedResult("bad edge entry")
+        edges[(_key(item[0], scheme), _key(item[1], scheme))] = item[2]
+    dups = [_key(k, scheme) for k in d.get("duplicates", [])]
+    return Diff(nodes, edges), dups
+
+
+_FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|$)", re.S)
+
+
+def extract_code(text: str) -> str | None:
+    """The Python source holding ``def process_graph`` in an agent's reply (a bare
+    function, or a fenced code block among prose); None if there is none."""
+    if not isinstance(text, str) or "process_graph" not in text:
+        return None
+    for block in _FENCE.findall(text):
+        if re.search(r"^\s*def\s+process_graph\s*\(", block, re.M):
+            return block
+    if re.search(r"^\s*def\s+process_graph\s*\(", text, re.M):
+        return text
+    return None
+
+
+def _minimal_env() -> dict:
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    if "NETARENA_SANDBOX_CACHE" in os.environ:
+        env["NETARENA_SANDBOX_CACHE"] = os.environ["NETARENA_SANDBOX_CACHE"]
+    return env
+
+
+class Sandbox:
+    """A handle on one worker process (started on first use)."""
+
+    def __init__(self, limits: Limits | None = None, python_guard: bool = True):
+        self.limits = limits or Limits()
+        self.python_guard = python_guard
+        self._proc: subprocess.Popen | None = None
+        self._loaded: set[str] = set()
+        self.restarts = 0
+        self._finalizer = weakref.finalize(self, _stop, [None])
+
+    # ------------------------------------------------------------ lifecycle
+    def _start(self) -> None:
+        self._finalizer()  # clean up a previous worker and its scratch directory
+        scratch = tempfile.mkdtemp(prefix="netarena-sandbox-")
+        os.chmod(scratch, 0o755)  # the code's working directory: empty, and not writable
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", WORKER, scratch], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_minimal_env(), cwd="/",
+            close_fds=True, start_new_session=True)
+        self._finalizer = weakref.finalize(self, _stop, [self._proc, scratch])
+        self._loaded = set()
+        reply = self._read(time.monotonic() + STARTUP_SECONDS)
+        if reply is None or reply.get("status") != "ready":
+            self.close()
+            raise RuntimeError("the sandbox worker did not start")
+
+    def close(self) -> None:
+        self._finalizer()
+        self._proc = None
+        self._loaded = set()
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    # ------------------------------------------------------------- framing
+    def _send(self, obj) -> None:
+        body = json.dumps(obj).encode("utf-8")
+        self._proc.stdin.write(struct.pack(">I", len(body)) + body)
+        self._proc.stdin.flush()
+
+    def _read_exact(self, n: int, deadline: float) -> bytes | None:
+        fd = self._proc.stdout.fileno()
+        buf = bytearray()
+        while len(buf) < n:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            block = os.read(fd, n - len(buf))
+            if not block:
+                return None
+            buf += block
+        return bytes(buf)
+
+    def _read(self, deadline: float) -> dict | None:
+        head = self._read_exact(4, deadline)
+        if head is None:
+            return None
+        (n,) = struct.unpack(">I", head)
+        body = self._read_exact(n, deadline)
+        if body is None:
+            return None
+        try:
+            return json.loads(body.decode("utf-8"))
+        except (ValueError, RecursionError):
+            return {"status": "error", "error": "the sandbox worker sent a malformed reply"}
+
+    def _request(self, obj, seconds: float) -> dict | None:
+        if self._proc is None or self._proc.poll() is not None:
+            if self._proc is not None:
+                self.restarts += 1
+            self._start()
+        try:
+            self._send(obj)
+        except (BrokenPipeError, OSError):
+            self.close()
+            return None
+        reply = self._read(time.monotonic() + seconds)
+        if reply is None:  # the worker hung or died: never let it block the env
+            self.close()
+        return reply
+
+    # ----------------------------------------------------------------- API
+    def prepare(self, base: BaseGraph) -> None:
+        """Send ``base`` to the worker (done by :meth:`run` when needed)."""
+        key, nodes, edges = _records(base)
+        if key in self._loaded and self._proc is not None and self._proc.poll() is None:
+            return
+        reply = self._request({"op": "load", "key": key, "scheme": base.scheme,
+                               "nodes": nodes, "edges": edges}, STARTUP_SECONDS)
+        if reply is None or reply.get("status") != "loaded":
+            raise RuntimeError(f"the sandbox worker could not load the topology: {reply}")
+        self._loaded.add(key)
+
+    def run(self, base: BaseGraph, code: str) -> SandboxResult:
+        if not isinstance(code, str) or len(code) > MAX_CODE_CHARS:
+            return SandboxResult("error", f"code must be a string of at most {MAX_CODE_CHARS} characters")
+        t0 = time.perf_counter()
+        req = {"op": "run", "key": _records(base)[0], "code": code,
+               "limits": self.limits.to_dict(), "guard": self.python_guard}
+        for _ in range(2):
+            self.prepare(base)
+            reply = self._request(req, self.limits.wall_seconds + 10.0)
+            if reply is None:
+                return SandboxResult("crash", "the sandbox worker stopped responding and was "
+                                     "restarted", seconds=time.perf_counter() - t0)
+            if reply.get("status") != "unknown_topology":
+                break
+            self._loaded.discard(req["key"])
+        res = _result(reply, base.scheme)
+        res.seconds = time.perf_counter() - t0
+        return res
+
+
+def _result(reply: dict, scheme: str) -> SandboxResult:
+    status = reply.get("status")
+    if status == "timeout":
+        return SandboxResult("timeout", f"time limit exceeded ({reply.get('error', '')})")
+    if status == "crash":
+        return SandboxResult("crash", f"the code crashed the sandbox process: {reply.get('error')}")
+    if status != "ok":
+        return SandboxResult("error", str(reply.get("error", "sandbox error")))
+    r = reply.get("result")
+    if not isinstance(r, dict):
+        return SandboxResult("error", "sandbox returned a malformed result")
+    stdout = r.get("stdout") if isinstance(r.get("stdout"), str) else ""
+    if not r.get("ok"):
+        kind = "refused" if r.get("refused") else "memory" if r.get("memory") else "error"
+        return SandboxResult(kind, str(r.get("error", "error"))[:4000], stdout=stdout)
+    try:
+        data = decode(r.get("data"))
+        diff, dups = (None, []) if r.get("diff") is None else decode_diff(r["diff"], scheme)
+    except (MalformedResult, TypeError, ValueError) as e:
+        return SandboxResult("error", f"sandbox returned a malformed result: {e}")
+    dtype = r.get("type") if isinstance(r.get("type"), str) else None
+    t = r.get("timings") if isinstance(r.get("timings"), dict) else {}
+    cpu = t.get("cpu") if isinstance(t.get("cpu"), (int, float)) else 0.0
+    return SandboxResult("ok", declared_type=dtype, data=data, diff=diff, duplicates=dups,
+                         stdout=stdout, cpu_seconds=float(cpu))
+
+
+def _records(base: BaseGraph) -> tuple[str, list, list]:
+    rec = base.facts.get("sandbox_records")
+    if rec is None:
+        ident = repr(base.spec.key()) if base.spec is not None else f"id{id(base)}"
+        key = hashlib.sha1(f"{base.scheme}|{ident}".encode()).hexdigest()[:16]
+        nodes = [[list(k) if isinstance(k, tuple) else k, a] for k, a in base.nodes.items()]
+        edges = [[list(a) if isinstance(a, tuple) else a, list(z) if isinstance(z, tuple) else z, t]
+                 for a, kids in base.out.items() for z, t in kids.items()]
+        rec = base.facts["sandbox_records"] = (key, nodes, edges)
+    return rec
+
+
+def _stop(box: list) -> None:
+    proc = box[0]
+    if len(box) > 1:
+        shutil.rmtree(box[1], ignore_errors=True)
+    if proc is None:
+        return
+    try:
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+        proc.wait(timeout=5)
+    except Exception:  # noqa: BLE001 - best effort at shutdown
+        pass
+    for f in (proc.stdin, proc.stdout):
+        try:
+            f.close()
+        except Exception:  # noqa: BLE001
+            pass
+
+

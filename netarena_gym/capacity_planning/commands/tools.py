@@ -1,0 +1,172 @@
+"""Atomic graph operations for the multi-step interfaces (``interface="text"`` and
+``"discrete"``).
+
+An action is a JSON object (or dict) with a ``tool`` and its arguments:
+
+* ``{"tool": "get_node", "node": N[, "kind": K]}``: attributes, total capacity, parents
+  (with their degree), counts of children and of everything below;
+* ``{"tool": "list_children", "node": N[, "kind": K]}``: one line per out-edge (RK_CONTAINS
+  and RK_CONTROLS) with the child's kind, name, total capacity, number of children,
+  degree and attributes;
+* ``{"tool": "add_node", "name": N, "kind": K, "parent": P[, "parent_kind": PK][, "attrs": {...}]}``:
+  a new node (``name`` and list ``type`` are set from ``name``/``kind``) and an RK_CONTAINS
+  edge from the parent;
+* ``{"tool": "remove_node", "node": N[, "kind": K]}``: the node and its edges, nothing else;
+* ``{"tool": "set_attr", "node": N[, "kind": K], "key": A, "value": V}``;
+* ``{"tool": "answer", "answer": V}``: the final answer (ends the episode; for questions
+  that return the updated graph any value will do).
+
+``kind`` is needed only when a name is shared (a switch, its chassis and its control point
+have the same name). The tools apply what they are asked: validity of the resulting graph
+is what safety grades.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from netarena_gym.core.actions import ActionError, parse_json_action
+from netarena_gym.core.shell import ERROR, INVALID, OK, CommandResult
+from netarena_gym.capacity_planning.kinds import CONTAINS, KIND_SET, KINDS, natural_key
+from netarena_gym.capacity_planning.state import Graph, GraphError
+
+TOOLS = ("get_node", "list_children", "add_node", "remove_node", "set_attr", "answer")
+OPTIONAL = ("node", "kind", "name", "parent", "parent_kind", "attrs", "key", "value", "answer")
+IDENTITY_ATTRS = ("name", "type")
+MAX_JSON = 600
+
+HELP = """Tools (one JSON object per step):
+  {"tool": "get_node", "node": NAME, "kind": KIND?}
+  {"tool": "list_children", "node": NAME, "kind": KIND?}
+  {"tool": "add_node", "name": NAME, "kind": KIND, "parent": NAME, "parent_kind": KIND?, "attrs": {...}?}
+  {"tool": "remove_node", "node": NAME, "kind": KIND?}
+  {"tool": "set_attr", "node": NAME, "kind": KIND?, "key": ATTRIBUTE, "value": VALUE}
+  {"tool": "answer", "answer": VALUE}   (ends the episode)
+"kind" is an EK_* kind, needed when a name is shared (a switch, its chassis and its control
+point share a name). remove_node removes exactly one node and its edges."""
+
+
+def _dump(v) -> str:
+    s = json.dumps(v, sort_keys=True, default=repr)
+    return s if len(s) <= MAX_JSON else s[:MAX_JSON] + "..."
+
+
+def decode_action(action: Any) -> dict:
+    a = parse_json_action(action, ("tool",), optional=OPTIONAL)
+    tool = a["tool"]
+    if tool not in TOOLS:
+        raise ActionError(f"unknown tool {tool!r}; tools: {', '.join(TOOLS)}")
+    need = {"get_node": ("node",), "list_children": ("node",), "remove_node": ("node",),
+            "add_node": ("name", "kind", "parent"), "set_attr": ("node", "key"),
+            "answer": ()}[tool]
+    for k in need:
+        if not isinstance(a.get(k), str) or not a[k].strip():
+            raise ActionError(f'{tool} needs a non-empty string "{k}"')
+        a[k] = a[k].strip()
+    for k in ("kind", "parent_kind"):
+        if k in a and a[k] is not None and (not isinstance(a[k], str) or a[k] not in KIND_SET):
+            raise ActionError(f'"{k}" must be one of {", ".join(KINDS)}')
+    if tool == "answer" and "answer" not in a:
+        raise ActionError('answer needs an "answer" value')
+    if tool == "set_attr" and "value" not in a:
+        raise ActionError('set_attr needs a "value"')
+    if tool == "add_node" and a.get("attrs") is not None and not isinstance(a["attrs"], dict):
+        raise ActionError('"attrs" must be a JSON object')
+    return a
+
+
+class ToolBox:
+    """Runs tool actions on a :class:`Graph` (the episode's copy-on-write state)."""
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+
+    def resolve(self, name: str, kind: str | None):
+        keys = self.graph.lookup(name)
+        if kind:
+            keys = [k for k in keys if self.graph.kind(k) == kind]
+        if not keys:
+            what = f"{kind} named {name!r}" if kind else f"node named {name!r}"
+            raise GraphError(f"no {what}")
+        if len(keys) > 1:
+            kinds = ", ".join(sorted(self.graph.kind(k) or "?" for k in keys))
+            raise GraphError(f"{name!r} is ambiguous ({kinds}); add \"kind\"")
+        return keys[0]
+
+    def run(self, a: dict) -> CommandResult:
+        try:
+            out = getattr(self, "_" + a["tool"])(a)
+        except GraphError as e:
+            return CommandResult(f"error: {e}\n", 1, ERROR)
+        except ActionError as e:
+            return CommandResult(f"netarena: invalid action: {e}\n", 2, INVALID)
+        return CommandResult(out, 0, OK)
+
+    # ------------------------------------------------------------- reads
+    def _line(self, rel: str, k) -> str:
+        g = self.graph
+        a = g.attrs(k)
+        extra = {x: v for x, v in a.items() if x not in IDENTITY_ATTRS}
+        return (f"  {rel} {g.kind(k)} {a.get('name')} total_capacity_bps={g.capacity(k)} "
+                f"children={len(g.children(k))} degree={g.degree(k)} attrs={_dump(extra)}")
+
+    def _get_node(self, a: dict) -> str:
+        g = self.graph
+        k = self.resolve(a["node"], a.get("kind"))
+        counts = g.sub(k).counts(g.attrs)
+        kids: dict[str, int] = {}
+        for c in g.children(k):
+            kids[g.kind(c) or "?"] = kids.get(g.kind(c) or "?", 0) + 1
+        lines = [f"node {g.kind(k)} {g.attrs(k).get('name')}",
+                 f"attributes: {_dump(g.attrs(k))}",
+                 f"total_capacity_bps: {g.capacity(k)}",
+                 f"parents ({len(g.parents(k))}):"]
+        for p, t in sorted(g.parents(k).items(), key=lambda x: (x[1], str(x[0]))):
+            lines.append(f"  {t} {g.kind(p)} {g.attrs(p).get('name')} degree={g.degree(p)}")
+        lines.append(f"children ({len(g.children(k))}): "
+                     + ", ".join(f"{n} {kind}" for kind, n in sorted(kids.items())))
+        lines.append("descendants: " + ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items())))
+        return "\n".join(lines) + "\n"
+
+    def _list_children(self, a: dict) -> str:
+        g = self.graph
+        k = self.resolve(a["node"], a.get("kind"))
+        kids = sorted(g.children(k).items(),
+                      key=lambda x: (x[1] != CONTAINS, natural_key(str(g.attrs(x[0]).get("name")))))
+        lines = [f"children of {g.kind(k)} {g.attrs(k).get('name')} ({len(kids)}):"]
+        lines += [self._line(t, c) for c, t in kids]
+        return "\n".join(lines) + "\n"
+
+    # ------------------------------------------------------------ writes
+    def _add_node(self, a: dict) -> str:
+        g = self.graph
+        kind, name = a["kind"], a["name"]
+        parent = self.resolve(a["parent"], a.get("parent_kind"))
+        attrs = dict(a.get("attrs") or {})
+        bad = [x for x in attrs if x in IDENTITY_ATTRS or not isinstance(x, str)]
+        if bad:
+            raise ActionError(f"attrs may not set {bad}: name and type come from \"name\" and \"kind\"")
+        key = (kind, name)
+        if g.has(key):
+            raise GraphError(f"{kind} {name!r} already exists")
+        g.add_node(key, {"name": name, "type": [kind], **attrs})
+        g.add_edge(parent, key, CONTAINS)
+        return f"added {kind} {name} under {g.kind(parent)} {g.attrs(parent).get('name')}\n"
+
+    def _remove_node(self, a: dict) -> str:
+        g = self.graph
+        k = self.resolve(a["node"], a.get("kind"))
+        kind, n = g.kind(k), g.degree(k)
+        g.remove_node(k)
+        return f"removed {kind} {a['node']} and its {n} edges\n"
+
+    def _set_attr(self, a: dict) -> str:
+        if a["key"] in IDENTITY_ATTRS:
+            raise ActionError(f"{a['key']!r} cannot be changed (it identifies the node)")
+        g = self.graph
+        k = self.resolve(a["node"], a.get("kind"))
+        g.set_attr(k, a["key"], a["value"])
+        return f"set {a['key']} of {g.kind(k)} {a['node']} to {_dump(a['value'])}\n"
+
+    def _answer(self, a: dict) -> str:
+        return f"answer submitted: {_dump(a['answer'])}\n"

@@ -1,0 +1,337 @@
+"""``NetArena-CapacityPlanning-v0``: answer capacity-planning questions on MALT topologies.
+
+Interfaces (``interface=``):
+
+* ``"code"`` (default, upstream's): the observation is the instructions and the question;
+  the action is Python source defining ``process_graph(graph)`` (a string, optionally inside
+  a fenced block among prose, or ``{"code": ...}``). It runs in the sandbox (see
+  :mod:`sandbox`); a result is graded and ends the episode, an error is reported in the
+  next observation and costs a penalty (``max_steps`` attempts, 3 by default, 1 at compat);
+* ``"text"``: a multi-step episode of JSON tool calls (see :mod:`tools`) ending with
+  ``{"tool": "answer", ...}``;
+* ``"discrete"``: the same tools as a fixed catalogue with a mask (see :mod:`catalogue`).
+
+Levels 1-4 and ``"compat"`` are described in :mod:`generator` (compat is code-only, like
+upstream). ``reset(seed=s)`` always gives the same episode; ``info["scenario"]`` is a
+replayable record (the ground truth is left out of it and recomputed on replay).
+"""
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from collections import OrderedDict
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from netarena_gym.core.actions import ActionError, text_space
+from netarena_gym.core.env import _AUTORESET, sanitize
+from netarena_gym.core.reward import RewardConfig
+from netarena_gym.core.scenario import Scenario
+from netarena_gym.core.seeding import rng_from_seed
+from netarena_gym.core.shell import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
+from netarena_gym.capacity_planning import prompts
+from netarena_gym.capacity_planning.catalogue import DiscreteView, spaces_dict
+from netarena_gym.capacity_planning.expert import CapacityPlanningExpert
+from netarena_gym.capacity_planning.generator import LEVELS, TASK, QueryGenerator, from_scenario, level_topologies, to_scenario
+from netarena_gym.capacity_planning.grader import Verdict, grade, grade_submission
+from netarena_gym.capacity_planning.metrics import MaltMetrics
+from netarena_gym.capacity_planning.state import BaseGraph, Graph, base_graph
+from netarena_gym.capacity_planning.problems import Query
+from netarena_gym.capacity_planning.commands.sandbox import MAX_CODE_CHARS, Limits, Sandbox, extract_code
+from netarena_gym.capacity_planning.commands.tools import ToolBox, decode_action
+from netarena_gym.capacity_planning.topology import TopologySpec
+
+INTERFACES = ("code", "text", "discrete")
+DEFAULT_MAX_STEPS = {"code": {1: 3, 2: 3, 3: 3, 4: 3, "compat": 1},
+                     "tools": {1: 40, 2: 60, 3: 60, 4: 100}}
+_SANDBOX_KIND = {"refused": REFUSED, "timeout": TIMEOUT, "error": ERROR, "memory": ERROR,
+                 "crash": ERROR}
+
+
+class CapacityPlanningEnv(gym.Env):
+    metadata = {"render_modes": ["ansi"], "render_fps": 4, **_AUTORESET}
+    task = TASK
+    levels = LEVELS
+    max_obs_chars = 32768
+    max_output_chars = 16000
+
+    def __init__(self, level: int | str = 1, interface: str = "code", backend: str = "sim",
+                 max_steps: int | None = None, reward: RewardConfig | dict | None = None,
+                 render_mode: str | None = None, history: int = 0,
+                 topologies: int | list | None = None, templates: tuple[str, ...] | None = None,
+                 limits: Limits | dict | None = None, python_guard: bool = True):
+        if level not in LEVELS:
+            raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+        if interface not in INTERFACES:
+            raise ValueError(f"interface must be one of {INTERFACES}, got {interface!r}")
+        if level == "compat" and interface != "code":
+            raise ValueError("level 'compat' reproduces upstream, which is code-only: "
+                             "use interface='code'")
+        if backend != "sim":
+            raise ValueError("the capacity-planning task has one backend, 'sim' (the graph)")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self.level = level
+        self.interface = interface
+        self.backend_name = backend
+        mode = "code" if interface == "code" else "tools"
+        self.max_steps = int(max_steps or DEFAULT_MAX_STEPS[mode][level])
+        if self.max_steps < 1:
+            raise ValueError("max_steps must be >= 1")
+        self.reward_config = RewardConfig.coerce(reward)
+        self.render_mode = render_mode
+        self.history = int(history)
+        if isinstance(topologies, int):
+            topologies = level_topologies(topologies)
+        elif topologies is not None:
+            topologies = [t if isinstance(t, TopologySpec) else TopologySpec.from_dict(t)
+                          for t in topologies]
+        self.generator = QueryGenerator(level, topologies=topologies, templates=templates)
+        if isinstance(limits, dict):
+            limits = Limits(**limits)
+        self.limits = limits or Limits()
+        self.python_guard = python_guard
+        self.sandbox: Sandbox | None = None
+        self.view = DiscreteView()
+        self.catalogue = self.view.catalogue
+        self._graphs: OrderedDict[int, Graph] = OrderedDict()
+        self.scenario: Scenario | None = None
+        self.query: Query | None = None
+        self.base: BaseGraph | None = None
+        self.graph: Graph | None = None
+        self.toolbox: ToolBox | None = None
+        self.metrics: MaltMetrics | None = None
+        self.verdict: Verdict | None = None
+        self._last: tuple[Any, CommandResult] | None = None
+        self._transcript: list[tuple[Any, str]] = []
+        if interface == "code":
+            self.observation_space = text_space(self.max_obs_chars)
+            self.action_space = text_space(MAX_CODE_CHARS)
+        elif interface == "text":
+            self.observation_space = text_space(self.max_obs_chars)
+            self.action_space = text_space(2048)
+        else:
+            d = spaces_dict()
+            d["action_mask"] = spaces.MultiBinary(self.catalogue.size)
+            self.observation_space = spaces.Dict(d)
+            self.action_space = spaces.Discrete(self.catalogue.size)
+
+    @property
+    def expert_class(self):
+        return CapacityPlanningExpert
+
+    # ------------------------------------------------------------------- API
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        options = dict(options or {})
+        if "scenario" in options:
+            scenario = Scenario.coerce(options.pop("scenario"))
+            base, query = from_scenario(scenario)
+            if query.level == "compat" and self.interface != "code":
+                raise ValueError("a compat scenario needs interface='code'")
+        else:
+            drawn = self.generator.sample(self.np_random, template=options.get("template"))
+            scenario = to_scenario(drawn, seed)
+            base, query = base_graph(drawn.spec, drawn.scheme), drawn.query
+        self.scenario, self.query, self.base = scenario, query, base
+        self.graph = self._graph_for(base)
+        self.toolbox = ToolBox(self.graph)
+        self.metrics = MaltMetrics()
+        self.verdict = None
+        self._last = None
+        self._transcript = []
+        if self.interface != "code":  # the catalogue also serves random agents on "text"
+            self.view.build(self.graph, query, rng_from_seed(zlib.crc32(query.text.encode())))
+        info = self._info(None)
+        record = scenario.to_dict()
+        record["faults"] = [query.to_dict(with_answer=False)]
+        info["scenario"] = record
+        return self._observation(), info
+
+    def step(self, action: Any):
+        if self.metrics is None:
+            raise RuntimeError("call reset() before step()")
+        if self.verdict is not None:
+            raise RuntimeError("the episode is over; call reset()")
+        t0 = time.perf_counter()
+        met = self.metrics
+        met.steps += 1
+        if self.interface == "code":
+            decoded, result, verdict = self._step_code(action)
+        else:
+            decoded, result, verdict = self._step_tool(action)
+        met.count(result.kind)
+        terminated = verdict is not None
+        truncated = not terminated and met.steps >= self.max_steps
+        if truncated:
+            verdict = self._final_verdict()
+        if verdict is not None:
+            self.verdict = verdict
+            met.record(verdict)
+        comps = self.reward_config.components(
+            kind=result.kind, newly_broken=len(verdict.violations) if verdict else 0,
+            solved_now=bool(verdict and verdict.correct), progress_delta=0.0)
+        self._last = (decoded, result)
+        if self.history:
+            self._transcript.append((decoded, result.output))
+            del self._transcript[:-self.history]
+        if self.interface != "code":
+            self.view.saw(decoded if isinstance(decoded, dict) else None, self.graph)
+            self.view.refresh(self.graph)
+        met.env_seconds += time.perf_counter() - t0
+        info = self._info(result)
+        info["reward_components"] = comps
+        return self._observation(), float(sum(comps.values())), terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """Validity mask of the discrete catalogue (the name sb3-contrib looks for)."""
+        return self.catalogue.mask.astype(bool)
+
+    def render(self):
+        if self.render_mode == "ansi":
+            return self._text()
+        return None
+
+    def close(self):
+        if self.sandbox is not None:
+            self.sandbox.close()
+            self.sandbox = None
+
+    # ------------------------------------------------------------- stepping
+    def _step_code(self, action):
+        if isinstance(action, dict):
+            action = action.get("code")
+        if isinstance(action, bytes):
+            action = action.decode("utf-8", "replace")
+        if isinstance(action, np.str_):
+            action = str(action)
+        if not isinstance(action, str):
+            return None, CommandResult("netarena: invalid action: submit Python source "
+                                       "defining process_graph(graph)\n", 2, INVALID), None
+        if len(action) > MAX_CODE_CHARS:
+            return None, CommandResult(f"netarena: invalid action: code longer than "
+                                       f"{MAX_CODE_CHARS} characters\n", 2, INVALID), None
+        code = extract_code(action)
+        if code is None:
+            return None, CommandResult("netarena: invalid action: no `def process_graph(graph)` "
+                                       "found in the submission\n", 2, INVALID), None
+        if self.sandbox is None:
+            self.sandbox = Sandbox(self.limits, self.python_guard)
+        res = self.sandbox.run(self.base, code)
+        self.metrics.sandbox_seconds += res.seconds
+        out = f"[{res.status}] {res.message}".rstrip()
+        if res.stdout:
+            out += f"\nprinted:\n{res.stdout}"
+        if not res.ok:
+            return code, CommandResult(out + "\n", 1, _SANDBOX_KIND.get(res.status, ERROR)), None
+        if res.declared_type == "error":
+            return code, CommandResult("[error] the code returned type 'error'\n", 1, ERROR), None
+        self.metrics.answered = True
+        verdict = grade_submission(self.query, self.base, res.data, res.diff, res.duplicates)
+        return code, CommandResult(f"submission of type {res.declared_type!r} received and "
+                                   "graded\n", 0, OK), verdict
+
+    def _step_tool(self, action):
+        try:
+            if self.interface == "discrete":
+                if isinstance(action, (dict, str)):
+                    raise ActionError("the discrete interface takes a catalogue index")
+                try:
+                    idx = int(action)
+                except (TypeError, ValueError):
+                    raise ActionError(f"action {action!r} is not an integer index") from None
+                action = self.catalogue.render(idx)
+            a = decode_action(action)
+        except ActionError as e:
+            return None, CommandResult(f"netarena: invalid action: {e}\n", 2, INVALID), None
+        res = self.toolbox.run(a)
+        if a["tool"] != "answer" or res.kind != OK:
+            return a, res, None
+        self.metrics.answered = True
+        return a, res, grade(self.query, self.graph, a["answer"])
+
+    def _final_verdict(self) -> Verdict:
+        """Grading at truncation: the state reached, without an answer."""
+        if self.interface == "code":  # nothing valid was submitted: no change, upstream Fail
+            v = grade_submission(self.query, self.base, None, None)
+            v.correct = v.answer_ok = False
+            return v
+        v = grade(self.query, self.graph, None)
+        v.correct = v.answer_ok = False
+        return v
+
+    # ------------------------------------------------------------ helpers
+    def _graph_for(self, base: BaseGraph) -> Graph:
+        g = self._graphs.get(id(base))
+        if g is None or g.base is not base:
+            g = self._graphs[id(base)] = Graph(base)
+            while len(self._graphs) > 8:
+                self._graphs.popitem(last=False)
+        else:
+            self._graphs.move_to_end(id(base))
+        g.reset()
+        return g
+
+    def _info(self, result: CommandResult | None) -> dict:
+        met = self.metrics
+        info = {
+            "action_mask": self.catalogue.mask.copy(),
+            "correct": met.correct,
+            "safe": met.safe,
+            "safe_compat": met.safe_compat,
+            "steps": met.steps,
+            "violations": len(met.violations),
+            "command_kind": result.kind if result is not None else None,
+            "command_status": result.status if result is not None else None,
+            "invalid": met.invalid,
+            "refused": met.refused,
+            "timeouts": met.timeouts,
+            "failed": met.failed,
+            "label": self.query.label,
+            "level": self.query.level,
+            "query": {"template": self.query.template, "text": self.query.text,
+                      "answer_type": self.query.answer_type,
+                      "literal_unsafe": bool(self.query.flags.get("literal_unsafe"))},
+        }
+        if self.verdict is not None:
+            info["verdict"] = self.verdict.to_info()
+        return info
+
+    def _observation(self):
+        if self.interface == "discrete":
+            obs = self.view.arrays(self.graph)
+            obs["action_mask"] = self.catalogue.mask.copy()
+            return obs
+        return self._text()
+
+    def _text(self) -> str:
+        q = self.query
+        steps_left = self.max_steps - self.metrics.steps
+        if self.interface == "code":
+            head = prompts.COMPAT if q.level == "compat" else prompts.CODE
+        else:
+            head = prompts.TOOLS
+        parts = [head, "", f"Question: {q.text}"]
+        if self.history and len(self._transcript) > 1:
+            parts += ["", "History (oldest first):"]
+            for act, out in self._transcript[:-1]:
+                parts.append(self._format(act))
+                parts.append(sanitize(out, 1500).rstrip("\n"))
+        if self._last is not None:
+            act, res = self._last
+            parts += ["", self._format(act), "Output:",
+                      sanitize(res.output, self.max_output_chars).rstrip("\n") or "(no output)"]
+        label = "Attempts left" if self.interface == "code" else "Steps left"
+        parts += ["", f"{label}: {steps_left}"]
+        return sanitize("\n".join(parts) + "\n", self.max_obs_chars)
+
+    def _format(self, act) -> str:
+        if act is None:
+            return "Action: (invalid)"
+        if self.interface == "code":
+            return f"Submitted code ({len(act)} characters)"
+        return "Action: " + json.dumps(act, sort_keys=True, default=repr)

@@ -1,0 +1,238 @@
+"""Safety rules on a MALT graph, evaluated where a change can affect them.
+
+Our rules (:func:`violations`) give one record per violation:
+
+* ``bad_type``: a node without a known kind in its ``type`` (or without a ``name``);
+* ``bad_edge_type``: an edge that is neither RK_CONTAINS nor RK_CONTROLS;
+* ``hierarchy``: an RK_CONTAINS edge MALT's hierarchy does not allow, or an RK_CONTROLS
+  edge that is not control point -> packet switch;
+* ``isolated``: a node with no edge at all;
+* ``switch_without_port``: a packet switch that contains no port;
+* ``port_capacity``: a port whose ``physical_capacity_bps`` is missing, not a whole number,
+  or outside 1 Mbps .. 1.6 Tbps;
+* ``port_parents``: a port contained by more than one switch;
+* ``dangling_edge`` and ``duplicate`` come from applying an agent's graph (an edge to a node
+  that does not exist; two nodes with the same kind and name).
+
+Safety is relative: a change is safe when it introduces no violation the graph did not
+already have (:func:`new_violations`). Every rule is local (a node, its edges and its
+neighbours' kinds), so checking the touched nodes and their neighbours is exact.
+
+:func:`upstream_verdict` reproduces upstream NetArena's checker (its six checks in order,
+first failure wins, substring tests on types, only capacity 0 rejected) for ``safe_compat``.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from netarena_gym.capacity_planning.kinds import (
+    CAPACITY, CONTAINS, CONTROLS, KIND_SET, KINDS, PORT, SWITCH, kinds_of, may_contain,
+    may_control, valid_capacity)
+from netarena_gym.capacity_planning.state import Diff, Graph, describe
+
+
+_ONE = {k: (k,) for k in KINDS}
+
+
+class Scope:
+    """Where a change can alter a rule's outcome: the nodes whose attributes changed, the
+    nodes touching a changed edge, the edges to check, and the untouched neighbours whose
+    structural rules depend on a touched node (a switch whose child, or a port whose parent,
+    was touched). The same scope is evaluated before and after the change."""
+    __slots__ = ("changed", "touched", "edges", "near")
+
+    def __init__(self, base, after, diff: Diff):
+        self.changed = set(diff.nodes)
+        touched = self.touched = diff.touched()
+        edges = set(diff.edges)
+        # a clean base is never evaluated, so only the edges that exist after matter
+        views = (after,) if not base_violations(base) and base_upstream_ok(base) else (base, after)
+        for view in views:
+            for k in self.changed:
+                edges.update((k, z) for z in view.children(k))
+                edges.update((p, k) for p in view.parents(k))
+        self.edges = edges
+        # an untouched node keeps its edges; its structural rules can only change when the
+        # kind of a neighbour changed: a switch above a changed node, a port below one
+        near = set()
+        for k in self.changed:
+            near.update(p for p in base.parents(k) if SWITCH in self.kinds(base, p))
+            near.update(c for c in base.children(k) if PORT in self.kinds(base, c))
+        self.near = near - touched
+
+    def kinds(self, view, k):
+        """A node's kinds. An unchanged node keyed ``(kind, name)`` has exactly its key's
+        kind (nodes are stored under the key their attributes imply)."""
+        if type(k) is tuple and k not in self.changed:
+            one = _ONE.get(k[0])
+            if one is not None:
+                return one
+        return kinds_of(view.attrs(k))
+
+
+def _node_rules(view, scope: Scope, k, a, out: set) -> None:
+    ks = kinds_of(a)
+    if k in scope.changed:
+        if not ks or any(x not in KIND_SET for x in ks) or not isinstance(a.get("name"), str):
+            out.add(("bad_type", k))
+        if PORT in ks and not valid_capacity(a.get(CAPACITY)):
+            out.add(("port_capacity", k))
+    if not view.children(k) and not view.parents(k):
+        out.add(("isolated", k))
+    _structure(view, scope, k, ks, out)
+
+
+def _structure(view, scope: Scope, k, ks, out: set) -> None:
+    if SWITCH in ks and not any(t == CONTAINS and PORT in scope.kinds(view, z)
+                                for z, t in view.children(k).items()):
+        out.add(("switch_without_port", k))
+    if PORT in ks and sum(1 for p, t in view.parents(k).items()
+                          if t == CONTAINS and SWITCH in scope.kinds(view, p)) > 1:
+        out.add(("port_parents", k))
+
+
+def violations(view, scope: Scope) -> set[tuple]:
+    """Rule violations of ``view`` within ``scope``."""
+    out: set[tuple] = set()
+    for k in scope.touched:
+        a = view.attrs(k)
+        if a is not None:
+            _node_rules(view, scope, k, a, out)
+    for k in scope.near:  # untouched: kinds and edges as in the base
+        if view.attrs(k) is not None:
+            _structure(view, scope, k, scope.kinds(view, k), out)
+    for a, z in scope.edges:
+        t = view.children(a).get(z) if view.attrs(a) is not None else None
+        if t is None:
+            continue
+        ka, kz = scope.kinds(view, a), scope.kinds(view, z)
+        if t == CONTAINS:
+            if not may_contain(ka, kz):
+                out.add(("hierarchy", a, z))
+        elif t == CONTROLS:
+            if not may_control(ka, kz):
+                out.add(("hierarchy", a, z))
+        else:
+            out.add(("bad_edge_type", a, z))
+    return out
+
+
+class _Everything(Scope):
+    """A scope covering a whole graph (to check a base once)."""
+
+    def __init__(self, view):
+        self.changed = self.touched = set(view.keys())
+        self.edges = {(a, z) for a in self.touched for z in view.children(a)}
+        self.near = ()
+
+
+def base_violations(base) -> frozenset:
+    """Every violation of a base graph (computed once per base; generated bases have none)."""
+    v = base.facts.get("violations")
+    if v is None:
+        v = base.facts["violations"] = frozenset(violations(base, _Everything(base)))
+    return v
+
+
+def base_upstream_ok(base) -> bool:
+    v = base.facts.get("upstream_ok")
+    if v is None:
+        v = base.facts["upstream_ok"] = _upstream(base, _Everything(base))[0]
+    return v
+
+
+def new_violations(graph: Graph, diff: Diff | None = None, extra: Iterable[tuple] = (),
+                   scope: Scope | None = None) -> list[tuple]:
+    """Violations of ``graph`` (a view over its base) that the base does not have."""
+    diff = graph.net_diff() if diff is None else diff
+    scope = scope or Scope(graph.base, graph, diff)
+    after = violations(graph, scope)
+    after.update(extra)
+    if base_violations(graph.base):
+        after -= violations(graph.base, scope)
+    return sorted(after, key=repr)
+
+
+def assess(graph: Graph, diff: Diff | None = None, extra: Iterable[tuple] = ()):
+    """``(new violations, upstream verdict, upstream message)`` of a graph's change."""
+    diff = graph.net_diff() if diff is None else diff
+    scope = Scope(graph.base, graph, diff)
+    new = new_violations(graph, diff, extra, scope)
+    ok, msg = upstream_verdict(graph, diff, scope)
+    return new, ok, msg
+
+
+def describe_violation(v: tuple) -> str:
+    rule = v[0]
+    what = {"bad_type": "has no known kind/name", "isolated": "is isolated (no edges)",
+            "switch_without_port": "is a packet switch without a port",
+            "port_capacity": "has a missing or out-of-range physical_capacity_bps",
+            "port_parents": "is contained by more than one switch",
+            "duplicate": "appears twice (same kind and name)"}
+    if rule in what:
+        return f"{describe(v[1])} {what[rule]}"
+    if rule == "hierarchy":
+        return f"{describe(v[1])} -> {describe(v[2])} is not allowed by the MALT hierarchy"
+    if rule == "bad_edge_type":
+        return f"edge {describe(v[1])} -> {describe(v[2])} has an unknown type"
+    if rule == "dangling_edge":
+        return f"edge {describe(v[1])} -> {describe(v[2])} points to a missing node"
+    return repr(v)
+
+
+# ------------------------------------------------------------- upstream's checker
+def _has(t, kind: str) -> bool:
+    """Upstream's ``kind in node['type']``: list membership, or substring for a string."""
+    if isinstance(t, (str, list, tuple)):
+        return kind in t
+    return False
+
+
+def upstream_verdict(graph: Graph, diff: Diff | None = None,
+                     scope: Scope | None = None) -> tuple[bool, str]:
+    """Upstream's six checks, in upstream's order (the first failure wins), on the part of
+    ``graph`` a change can affect. Exact when the base passes (every generated base does);
+    otherwise the whole graph is checked."""
+    if not base_upstream_ok(graph.base):
+        return _upstream(graph, _Everything(graph))
+    diff = graph.net_diff() if diff is None else diff
+    return _upstream(graph, scope or Scope(graph.base, graph, diff))
+
+
+def _upstream(graph, scope) -> tuple[bool, str]:
+    for k in scope.changed:
+        a = graph.attrs(k)
+        if a is None:
+            continue
+        t = a.get("type")
+        items = [t] if isinstance(t, str) else t
+        if not t or not isinstance(items, (list, tuple)) or any(x not in KINDS for x in items):
+            return False, f"Node {describe(k)} has an invalid type {t!r}"
+    edges = []
+    for a, z in scope.edges:
+        if graph.attrs(a) is not None and z in graph.children(a):
+            edges.append((a, z, graph.children(a)[z]))
+    for a, z, et in edges:
+        if not isinstance(et, str) or not (CONTAINS in et or CONTROLS in et):
+            return False, f"Edge {describe(a)} -> {describe(z)} has an invalid type {et!r}"
+    for a, z, et in edges:
+        if CONTAINS in et:
+            ta, tz = graph.attrs(a).get("type"), graph.attrs(z).get("type")
+            ta = [ta] if isinstance(ta, str) else list(ta)
+            tz = [tz] if isinstance(tz, str) else list(tz)
+            if not may_contain(ta, tz):
+                return False, f"Invalid hierarchy: {describe(a)} cannot contain {describe(z)}"
+    live = [k for k in scope.touched if graph.attrs(k) is not None]
+    for k in live:
+        if not graph.children(k) and not graph.parents(k):
+            return False, f"Found isolated node {describe(k)}"
+    for k in scope.changed:
+        a = graph.attrs(k)
+        if a is not None and _has(a.get("type"), PORT) and a.get(CAPACITY) == 0:
+            return False, f"Port {describe(k)} has zero capacity"
+    for k in live + list(scope.near):
+        a = graph.attrs(k)
+        if a is not None and _has(a.get("type"), SWITCH) and not any(
+                _has(graph.attrs(z).get("type"), PORT) for z in graph.children(k)):
+            return False, f"Packet switch {describe(k)} has no port"
+    return True, ""

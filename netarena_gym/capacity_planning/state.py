@@ -1,0 +1,412 @@
+"""The graph model: an immutable base graph shared by every episode, and a copy-on-write
+:class:`Graph` view that records an episode's changes without ever copying the base.
+
+Nodes are keyed by ``(kind, name)`` (our scheme) or by ``name`` (upstream's merged scheme);
+each has an attribute dict (``name``, ``type`` and the kind's attributes). Edges are typed
+and directed: ``out[a][z] = "RK_CONTAINS" | "RK_CONTROLS"``. ``Graph.reset()`` forgets the
+episode's changes in O(changes); :meth:`Graph.net_diff` is the episode's net change, the
+object the grader compares.
+
+Subtree facts (descendants through RK_CONTAINS and RK_CONTROLS, total port capacity) are
+memoised per node on the base and invalidated up the ancestor chain on every change.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from threading import Lock
+from typing import Any, Hashable, Iterable, Iterator
+
+from netarena_gym.capacity_planning.kinds import CAPACITY, CONTAINS, CONTROLS, PORT, kinds_of, primary_kind
+from netarena_gym.capacity_planning.topology import Topology, TopologySpec, generate
+
+Key = Hashable
+_MISS = object()
+_EMPTY: dict = {}
+_TRAVERSED = (CONTAINS, CONTROLS)
+
+
+class Sub:
+    """What lies beneath a node: its distinct descendants and their total port capacity."""
+    __slots__ = ("desc", "capacity", "_counts")
+
+    def __init__(self, desc: frozenset, capacity: int):
+        self.desc = desc
+        self.capacity = capacity
+        self._counts: dict | None = None
+
+    def counts(self, attrs_of) -> dict[str, int]:
+        if self._counts is None:
+            c: dict[str, int] = {}
+            for d in self.desc:
+                # a (kind, name) key carries its node's kind
+                for k in ((d[0],) if type(d) is tuple else kinds_of(attrs_of(d))):
+                    c[k] = c.get(k, 0) + 1
+            self._counts = c
+        return self._counts
+
+
+def _port_capacity(attrs: dict | None) -> int:
+    if attrs is None or PORT not in kinds_of(attrs):
+        return 0
+    v = attrs.get(CAPACITY)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+        return 0
+    return int(v)
+
+
+def _compute_sub(key, out_of, attrs_of, cached, store) -> Sub:
+    """Iterative post-order computation of ``Sub`` for ``key`` and any uncached descendant.
+    ``cached(k)`` returns a Sub or None; cycles (only an agent can make them) are cut."""
+    stack = [(key, False)]
+    visiting: set = set()
+    while stack:
+        k, expanded = stack.pop()
+        if cached(k) is not None:
+            continue
+        kids = [c for c, t in out_of(k).items() if t in _TRAVERSED and c != k]
+        if not expanded:
+            visiting.add(k)
+            stack.append((k, True))
+            for c in kids:
+                if c not in visiting and cached(c) is None:
+                    stack.append((c, False))
+            continue
+        subs = [cached(c) for c in kids]
+        subs = [s for s in subs if s is not None]
+        desc = set(kids).union(*[s.desc for s in subs])
+        desc.discard(k)
+        if len(desc) == len(kids) + sum(len(s.desc) for s in subs) and len(subs) == len(kids):
+            # disjoint subtrees (the usual case): capacities add up
+            cap = sum(s.capacity for s in subs)
+        else:
+            cap = sum(_port_capacity(attrs_of(d)) for d in desc)
+        store(k, Sub(frozenset(desc), cap + _port_capacity(attrs_of(k))))
+        visiting.discard(k)
+    return cached(key)
+
+
+class BaseGraph:
+    """An immutable graph built from a topology; shared between envs and episodes."""
+
+    def __init__(self, nodes: dict, edges: dict, scheme: str, spec: TopologySpec | None = None):
+        self.scheme = scheme
+        self.spec = spec
+        self.nodes: dict = nodes
+        self.out: dict = {k: {} for k in nodes}
+        self.inn: dict = {k: {} for k in nodes}
+        for (a, z), t in edges.items():
+            self.out[a][z] = t
+            self.inn[z][a] = t
+        self.n_edges = len(edges)
+        self.by_kind: dict[str, list] = {}
+        self.by_name: dict[str, list] = {}
+        for k, attrs in nodes.items():
+            for kind in kinds_of(attrs):
+                self.by_kind.setdefault(kind, []).append(k)
+            self.by_name.setdefault(attrs.get("name"), []).append(k)
+        self.facts: dict = {}  # per-base caches kept by other modules (e.g. base violations)
+        self.memo: dict = {}
+        for k in nodes:
+            _compute_sub(k, self.out.__getitem__, nodes.get, self.memo.get, self.memo.__setitem__)
+
+    @classmethod
+    def from_topology(cls, topology: Topology, scheme: str = "kind_name",
+                      spec: TopologySpec | None = None) -> "BaseGraph":
+        nodes, edges = topology.graph_records(scheme)
+        return cls(nodes, edges, scheme, spec)
+
+    # the read interface shared with Graph (checks and tools use either)
+    def attrs(self, k):
+        return self.nodes.get(k)
+
+    def has(self, k) -> bool:
+        return k in self.nodes
+
+    def children(self, k) -> dict:
+        return self.out.get(k, _EMPTY)
+
+    def parents(self, k) -> dict:
+        return self.inn.get(k, _EMPTY)
+
+    def keys(self) -> Iterable:
+        return self.nodes.keys()
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+_CACHE: "OrderedDict[tuple, BaseGraph]" = OrderedDict()
+_CACHE_LOCK = Lock()
+CACHE_SIZE = 16
+
+
+def base_graph(spec: TopologySpec, scheme: str = "kind_name") -> BaseGraph:
+    """The base graph of a generated topology (built once per process, LRU-cached)."""
+    key = (spec.key(), scheme)
+    with _CACHE_LOCK:
+        g = _CACHE.get(key)
+        if g is not None:
+            _CACHE.move_to_end(key)
+            return g
+    g = BaseGraph.from_topology(generate(spec), scheme, spec)
+    with _CACHE_LOCK:
+        _CACHE[key] = g
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return g
+
+
+@dataclass
+class Diff:
+    """A net change relative to a base graph: ``nodes[k]`` is the final attribute dict of
+    a node that was added or changed, or None if it was removed; ``edges[(a, z)]`` is the
+    final type of an edge that was added or retyped, or None if it was removed."""
+    nodes: dict = field(default_factory=dict)
+    edges: dict = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.nodes or self.edges)
+
+    def touched(self) -> set:
+        t = set(self.nodes)
+        for a, z in self.edges:
+            t.add(a)
+            t.add(z)
+        return t
+
+    def to_json(self) -> dict:
+        return {"nodes": [[_jkey(k), v] for k, v in self.nodes.items()],
+                "edges": [[_jkey(a), _jkey(z), t] for (a, z), t in self.edges.items()]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Diff":
+        nodes = {_key(k): v for k, v in d.get("nodes", [])}
+        edges = {(_key(a), _key(z)): t for a, z, t in d.get("edges", [])}
+        return cls(nodes, edges)
+
+
+def _jkey(k):
+    return list(k) if isinstance(k, tuple) else k
+
+
+def _key(k):
+    return tuple(k) if isinstance(k, list) else k
+
+
+class GraphError(ValueError):
+    """A mutation that cannot be applied (missing node, existing node)."""
+
+
+class Graph:
+    """A copy-on-write view over a :class:`BaseGraph`."""
+
+    __slots__ = ("base", "_nodes", "_out", "_inn", "_memo", "_edges", "_added_by_name")
+
+    def __init__(self, base: BaseGraph):
+        self.base = base
+        self._nodes: dict = {}   # key -> attrs | None (removed)
+        self._out: dict = {}     # key -> full adjacency (copied on first write)
+        self._inn: dict = {}
+        self._memo: dict = {}    # key -> Sub | None (dirty)
+        self._edges: set = set()  # (a, z) pairs written
+        self._added_by_name: dict = {}
+
+    def reset(self) -> None:
+        self._nodes.clear()
+        self._out.clear()
+        self._inn.clear()
+        self._memo.clear()
+        self._edges.clear()
+        self._added_by_name.clear()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self._nodes or self._edges)
+
+    # ------------------------------------------------------------------ reads
+    def attrs(self, k):
+        v = self._nodes.get(k, _MISS)
+        return self.base.nodes.get(k) if v is _MISS else v
+
+    def has(self, k) -> bool:
+        return self.attrs(k) is not None
+
+    def children(self, k) -> dict:
+        v = self._out.get(k)
+        return v if v is not None else self.base.out.get(k, _EMPTY)
+
+    def parents(self, k) -> dict:
+        v = self._inn.get(k)
+        return v if v is not None else self.base.inn.get(k, _EMPTY)
+
+    def kind(self, k) -> str | None:
+        """The primary kind of an existing node (a ``(kind, name)`` key carries it: nodes
+        are only ever stored under the key their attributes imply)."""
+        if type(k) is tuple:
+            return k[0]
+        return primary_kind(self.attrs(k))
+
+    def keys(self) -> Iterator:
+        for k in self.base.nodes:
+            if self._nodes.get(k, _MISS) is not None:
+                yield k
+        for k, v in self._nodes.items():
+            if v is not None and k not in self.base.nodes:
+                yield k
+
+    def lookup(self, name: str) -> list:
+        """Keys of the existing nodes called ``name``."""
+        out = [k for k in self.base.by_name.get(name, ()) if self.has(k)]
+        out.extend(k for k in self._added_by_name.get(name, ()) if self.has(k) and k not in out)
+        return out
+
+    def degree(self, k) -> int:
+        return len(self.children(k)) + len(self.parents(k))
+
+    # ------------------------------------------------------------ subtree facts
+    def sub(self, k) -> Sub:
+        def cached(x):
+            m = self._memo.get(x, _MISS)
+            if m is _MISS:
+                return self.base.memo.get(x)
+            return m
+        s = cached(k)
+        if s is not None:
+            return s
+        if not self.has(k):
+            raise GraphError(f"no node {k!r}")
+        return _compute_sub(k, self.children, self.attrs, cached, self._memo.__setitem__)
+
+    def capacity(self, k) -> int:
+        return self.sub(k).capacity
+
+    def count(self, k, kind: str) -> int:
+        return self.sub(k).counts(self.attrs).get(kind, 0)
+
+    def _invalidate(self, k) -> None:
+        stack = [k]
+        while stack:
+            x = stack.pop()
+            if self._memo.get(x, _MISS) is None:
+                continue
+            self._memo[x] = None
+            stack.extend(p for p, t in self.parents(x).items() if t in _TRAVERSED)
+
+    # ------------------------------------------------------------------ writes
+    def _w_out(self, k) -> dict:
+        v = self._out.get(k)
+        if v is None:
+            v = self._out[k] = dict(self.base.out.get(k, _EMPTY))
+        return v
+
+    def _w_inn(self, k) -> dict:
+        v = self._inn.get(k)
+        if v is None:
+            v = self._inn[k] = dict(self.base.inn.get(k, _EMPTY))
+        return v
+
+    def add_node(self, k, attrs: dict) -> None:
+        if self.has(k):
+            raise GraphError(f"node {k!r} already exists")
+        self._nodes[k] = attrs
+        self._memo[k] = None
+        if k not in self.base.nodes:
+            self._added_by_name.setdefault(attrs.get("name"), []).append(k)
+
+    def set_attrs(self, k, attrs: dict) -> None:
+        if not self.has(k):
+            raise GraphError(f"no node {k!r}")
+        self._invalidate(k)
+        self._nodes[k] = attrs
+
+    def set_attr(self, k, name: str, value) -> None:
+        a = self.attrs(k)
+        if a is None:
+            raise GraphError(f"no node {k!r}")
+        a = dict(a)
+        a[name] = value
+        self.set_attrs(k, a)
+
+    def add_edge(self, a, z, kind: str) -> None:
+        if not self.has(a) or not self.has(z):
+            raise GraphError(f"edge {a!r} -> {z!r}: both ends must exist")
+        self._invalidate(a)
+        self._w_out(a)[z] = kind
+        self._w_inn(z)[a] = kind
+        self._edges.add((a, z))
+
+    def remove_edge(self, a, z) -> None:
+        if z not in self.children(a):
+            raise GraphError(f"no edge {a!r} -> {z!r}")
+        self._invalidate(a)
+        self._unlink(a, z)
+
+    def _unlink(self, a, z) -> None:
+        del self._w_out(a)[z]
+        del self._w_inn(z)[a]
+        self._edges.add((a, z))
+
+    def remove_node(self, k) -> None:
+        if not self.has(k):
+            raise GraphError(f"no node {k!r}")
+        self._invalidate(k)  # k and everything above it; nothing below k changes
+        for c in list(self.children(k)):
+            if c != k:  # a self-loop goes with the parents below
+                self._unlink(k, c)
+        for p in list(self.parents(k)):
+            self._unlink(p, k)
+        self._nodes[k] = None
+        self._memo[k] = None
+
+    # ------------------------------------------------------------------ diffs
+    def net_diff(self) -> Diff:
+        base = self.base
+        nodes: dict = {}
+        for k, v in self._nodes.items():
+            b = base.nodes.get(k)
+            if v is None:
+                if b is not None:
+                    nodes[k] = None
+            elif b is None or v != b:
+                nodes[k] = v
+        edges: dict = {}
+        for a, z in self._edges:
+            cur = self.children(a).get(z) if self.has(a) else None
+            if cur != base.out.get(a, _EMPTY).get(z):
+                edges[(a, z)] = cur
+        return Diff(nodes, edges)
+
+    def apply_diff(self, diff: Diff) -> list[tuple]:
+        """Apply a net change; returns the edges that could not be applied because an end
+        does not exist (``("dangling_edge", a, z)`` records)."""
+        bad: list[tuple] = []
+        for k, v in diff.nodes.items():
+            if v is None:
+                continue
+            if self.has(k):
+                self.set_attrs(k, v)
+            else:
+                self.add_node(k, v)
+        for (a, z), t in diff.edges.items():
+            if t is None:
+                if self.has(a) and z in self.children(a):
+                    self.remove_edge(a, z)
+            elif self.has(a) and self.has(z):
+                if self.children(a).get(z) != t:
+                    if z in self.children(a):
+                        self.remove_edge(a, z)
+                    self.add_edge(a, z, t)
+            else:
+                bad.append(("dangling_edge", a, z))
+        for k, v in diff.nodes.items():
+            if v is None and self.has(k):
+                self.remove_node(k)
+        return bad
+
+
+def describe(k: Any) -> str:
+    """A node key as text: ``EK_PORT ju1.a1.m1.s2c1.p1`` or the bare name."""
+    if isinstance(k, tuple) and len(k) == 2:
+        return f"{k[0]} {k[1]}"
+    return str(k)

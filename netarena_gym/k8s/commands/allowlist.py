@@ -1,0 +1,127 @@
+"""The operator allow-list of the Kubernetes task, shared by the simulator and the real
+backend (nothing refused ever reaches a cluster).
+
+Default: the agent runs ``kubectl`` (and read-only text filters after a pipe) with the verbs
+``get``, ``describe``, ``patch``, ``label``, ``apply`` and ``delete``. Writes (patch, label,
+apply, delete) stay in the env's namespace; ``patch``, ``apply`` and ``delete`` act on
+NetworkPolicies only, ``label`` on NetworkPolicies and pods. Refused, with a message and the
+``refused`` penalty: ``exec``, ``edit``, deleting workloads, every other kubectl verb that
+changes or reaches into the cluster (``run``, ``create``, ``replace``, ``scale``, ...),
+kubeconfig overrides (``--kubeconfig``, ``--context``, ``--server``, ``--token``, ``--as``)
+and any program other than kubectl. ``allowed_verbs=`` configures the verb set.
+"""
+from __future__ import annotations
+
+from netarena_gym.core.shell import CommandLine, SimpleCommand
+from netarena_gym.k8s.commands.cmdline import Invocation, UsageError, parse, resolve, resource_args
+
+DEFAULT_VERBS = frozenset({"get", "describe", "patch", "label", "apply", "delete"})
+TEXT_FILTERS = frozenset({"grep", "head", "tail", "wc", "sort", "uniq"})
+KUBECTL_VERBS = frozenset({
+    "get", "describe", "patch", "label", "apply", "delete", "create", "expose", "run", "set",
+    "explain", "edit", "rollout", "scale", "autoscale", "certificate", "cluster-info", "top",
+    "cordon", "uncordon", "drain", "taint", "logs", "attach", "exec", "port-forward", "proxy",
+    "cp", "auth", "debug", "events", "diff", "replace", "wait", "kustomize", "annotate",
+    "completion", "alpha", "api-resources", "api-versions", "config", "plugin", "version"})
+WRITE_VERBS = frozenset({"patch", "label", "apply", "delete"})
+POLICY_ONLY = frozenset({"patch", "apply", "delete"})
+FORBIDDEN_FLAGS = frozenset({"kubeconfig", "context", "cluster", "user", "server", "token", "as"})
+
+
+def refusal(cmd: SimpleCommand, position: int, namespace: str,
+            verbs: frozenset[str] = DEFAULT_VERBS) -> str | None:
+    """Why this simple command is refused, or None when it may run."""
+    prog = cmd.argv[0]
+    if cmd.redirect is not None and cmd.redirect[1] != "/dev/null":
+        return f"writing to {cmd.redirect[1]} is not allowed"
+    if prog in TEXT_FILTERS:
+        return None if position > 0 else f"{prog} may only read the output of kubectl through a pipe"
+    if prog != "kubectl":
+        return f"'{prog}' is not allowed: this task is operated with kubectl only"
+    try:
+        inv = parse(cmd.argv[1:])
+    except UsageError:
+        verb = _loose_verb(cmd.argv[1:])
+        if verb in KUBECTL_VERBS and verb not in verbs:
+            return f"kubectl {verb} is not allowed (allowed: {', '.join(sorted(verbs))})"
+        return None  # kubectl itself reports the usage error
+    return invocation_refusal(inv, namespace, verbs)
+
+
+def _loose_verb(argv: list[str]) -> str | None:
+    """The verb of an argv the flag parser rejects (first word that is not a flag)."""
+    from netarena_gym.k8s.commands.cmdline import VALUE_FLAGS
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        if a.startswith("-"):
+            skip = a in VALUE_FLAGS
+            continue
+        return a
+    return None
+
+
+def invocation_refusal(inv: Invocation, namespace: str, verbs=DEFAULT_VERBS) -> str | None:
+    for f in FORBIDDEN_FLAGS:
+        if f in inv.flags:
+            return f"kubectl --{f} is not allowed (the env's cluster and namespace are fixed)"
+    fn = inv.flags.get("filename")
+    if fn is not None and fn != "-":
+        return "kubectl -f reads manifests from the action's stdin only (-f -)"
+    if "patch-file" in inv.flags:
+        return "kubectl --patch-file is not allowed (pass the patch with -p)"
+    v = inv.verb
+    if v is None or v not in KUBECTL_VERBS:
+        return None  # kubectl says "unknown command"
+    if v not in verbs:
+        return f"kubectl {v} is not allowed (allowed: {', '.join(sorted(verbs))})"
+    if inv.flags.get("watch"):
+        return None
+    if v in WRITE_VERBS:
+        ns = inv.flags.get("namespace", namespace)
+        if inv.flags.get("all-namespaces") or ns != namespace:
+            return f"kubectl {v} may only change objects in namespace {namespace}"
+        if v == "apply":
+            return None  # the manifest is checked by apply_refusal
+        args = inv.args
+        if v == "label":
+            args = [a for a in args if "=" not in a and not a.endswith("-")]
+        try:
+            targets = resource_args(args)
+        except UsageError:
+            return None
+        for t, _ in targets:
+            r = resolve(t)
+            if r is None:
+                continue
+            if v in POLICY_ONLY and r != "networkpolicies":
+                return f"kubectl {v} {t} is not allowed (only networkpolicies; workloads stay as they are)"
+            if v == "label" and r not in ("networkpolicies", "pods"):
+                return f"kubectl label {t} is not allowed (only networkpolicies and pods)"
+    return None
+
+
+def apply_refusal(docs: list, namespace: str) -> str | None:
+    """``kubectl apply`` is for NetworkPolicy manifests of the env's namespace only (a
+    manifest's own namespace wins over the kubeconfig's when ``-n`` is not given)."""
+    for d in docs:
+        if not isinstance(d, dict):
+            continue
+        if d.get("kind") not in (None, "NetworkPolicy"):
+            return f"kubectl apply of a {d.get('kind')} is not allowed (only NetworkPolicy manifests)"
+        md = d.get("metadata")
+        ns = md.get("namespace") if isinstance(md, dict) else None
+        if ns not in (None, "", namespace):
+            return f"kubectl apply may only change objects in namespace {namespace}"
+    return None
+
+
+def check_command_line(cl: CommandLine, namespace: str, verbs=DEFAULT_VERBS) -> str | None:
+    for _, pipe in cl.items:
+        for pos, cmd in enumerate(pipe.commands):
+            why = refusal(cmd, pos, namespace, verbs)
+            if why:
+                return why
+    return None

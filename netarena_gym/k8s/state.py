@@ -1,0 +1,229 @@
+"""An in-memory API server for the simulator: namespaces, pods, services and NetworkPolicies
+as the API server stores and returns them (canonical JSON with metadata, resourceVersion,
+generation, uid), with the server's decoding, defaulting, validation and error replies.
+
+Time is virtual, so outputs (``AGE``) are deterministic: objects are created at
+``EPOCH`` and the clock advances by ``TICK`` seconds with every agent command.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import time
+import uuid
+from netarena_gym.k8s.state_validation import (
+    DecodeError, FieldError, Invalid, apply_defaults, decode_spec, drop_empty, validate_metadata,
+    validate_name, validate_spec)
+
+EPOCH = 1767225600  # 2026-01-01T00:00:00Z
+START_AGE = 600     # the workload is ten minutes old when the episode starts
+TICK = 5
+
+KINDS = {  # resource -> (kind, apiVersion, namespaced, group suffix for names)
+    "namespaces": ("Namespace", "v1", False, ""),
+    "pods": ("Pod", "v1", True, ""),
+    "services": ("Service", "v1", True, ""),
+    "networkpolicies": ("NetworkPolicy", "networking.k8s.io/v1", True, ".networking.k8s.io"),
+}
+
+
+class ApiError(Exception):
+    """An error reply; ``str()`` is what kubectl prints."""
+
+    def __init__(self, reason: str, message: str, code: int):
+        self.reason, self.code = reason, code
+        super().__init__(message)
+
+    def kubectl_text(self) -> str:
+        msg = str(self)
+        if self.reason == "Invalid":
+            return msg
+        return f"Error from server ({self.reason}): {msg}"
+
+
+def not_found(resource: str, name: str) -> ApiError:
+    return ApiError("NotFound", f'{resource}{KINDS[resource][3]} "{name}" not found', 404)
+
+
+def timestamp(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def compact(obj) -> str:
+    """Go's json.Marshal of decoded JSON: sorted keys, no spaces."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+class Store:
+    """Objects by (resource, namespace, name). ``version`` changes on every write."""
+
+    def __init__(self, *, end_port: bool = True):
+        self.objects: dict[str, dict[tuple[str, str], dict]] = {k: {} for k in KINDS}
+        self.rv = 100
+        self.version = 0
+        self.ticks = 0
+        self.end_port = end_port
+        self._uid = 0
+
+    # ----------------------------------------------------------------- clock
+    @property
+    def now(self) -> float:
+        return EPOCH + START_AGE + TICK * self.ticks
+
+    def tick(self) -> None:
+        self.ticks += 1
+
+    # ----------------------------------------------------------------- reads
+    def get(self, resource: str, namespace: str, name: str) -> dict:
+        obj = self.objects[resource].get((namespace if KINDS[resource][2] else "", name))
+        if obj is None:
+            raise not_found(resource, name)
+        return obj
+
+    def find(self, resource: str, namespace: str, name: str) -> dict | None:
+        return self.objects[resource].get((namespace if KINDS[resource][2] else "", name))
+
+    def list(self, resource: str, namespace: str | None) -> list[dict]:
+        """Objects sorted by (namespace, name); ``namespace=None``: every namespace."""
+        items = self.objects[resource]
+        keys = sorted(k for k in items if namespace is None or not KINDS[resource][2]
+                      or k[0] == namespace)
+        return [items[k] for k in keys]
+
+    def namespace_exists(self, ns: str) -> bool:
+        return ("", ns) in self.objects["namespaces"]
+
+    # ----------------------------------------------------------------- writes
+    def _next_rv(self) -> str:
+        self.rv += 1
+        self.version += 1
+        return str(self.rv)
+
+    def _new_meta(self, resource: str, ns: str, md: dict) -> dict:
+        self._uid += 1
+        out = {"name": md["name"], "uid": str(uuid.UUID(int=(0x5EED << 96) | self._uid, version=4)),
+               "resourceVersion": self._next_rv(), "creationTimestamp": timestamp(EPOCH)}
+        if KINDS[resource][2]:
+            out["namespace"] = ns
+        for k in ("labels", "annotations"):
+            if md.get(k):
+                out[k] = dict(md[k])
+        return out
+
+    def load(self, resource: str, ns: str, manifest: dict, status: dict | None = None) -> dict:
+        """Create a workload object (pods, services, namespaces) from a trusted manifest."""
+        obj = copy.deepcopy(manifest)
+        kind, api, _, _ = KINDS[resource]
+        obj["apiVersion"], obj["kind"] = api, kind
+        obj["metadata"] = self._new_meta(resource, ns, obj.get("metadata") or {})
+        if status is not None:
+            obj["status"] = status
+        self.objects[resource][(ns if KINDS[resource][2] else "", obj["metadata"]["name"])] = obj
+        return obj
+
+    def delete(self, resource: str, ns: str, name: str) -> None:
+        key = (ns if KINDS[resource][2] else "", name)
+        if key not in self.objects[resource]:
+            raise not_found(resource, name)
+        del self.objects[resource][key]
+        self.version += 1
+
+    def set_labels(self, resource: str, ns: str, name: str, labels: dict) -> bool:
+        """Replace an object's labels (validated); True when they changed."""
+        obj = self.get(resource, ns, name)
+        errs = validate_metadata({"labels": labels})
+        if errs:
+            raise Invalid(KINDS[resource][0], name, errs)
+        old = obj["metadata"].get("labels") or {}
+        if old == labels:
+            return False
+        if labels:
+            obj["metadata"]["labels"] = dict(labels)
+        else:
+            obj["metadata"].pop("labels", None)
+        obj["metadata"]["resourceVersion"] = self._next_rv()
+        return True
+
+    # ------------------------------------------------------- NetworkPolicy writes
+    def canonical_policy(self, body, ns: str, *, name: str | None = None,
+                         old: dict | None = None) -> dict:
+        """Decode, default and validate a NetworkPolicy body as the server does; returns
+        the object to store (metadata from ``old`` on update). Raises ApiError/Invalid."""
+        if not isinstance(body, dict):
+            raise ApiError("BadRequest", "the body of the request was in an unknown format - "
+                           "accepted media types include: application/json", 400)
+        md = body.get("metadata")
+        if md is not None and not isinstance(md, dict):
+            raise DecodeError("metadata: expected an object")
+        md = md or {}
+        meta = {}
+        for k in ("labels", "annotations"):
+            v = md.get(k)
+            if v is None:
+                continue
+            if not isinstance(v, dict) or not all(x is None or isinstance(x, str) for x in v.values()):
+                raise DecodeError(f"metadata.{k}: expected a map of strings")
+            if v:  # a JSON null in a map of strings decodes to ""
+                meta[k] = {a: ("" if b is None else b) for a, b in v.items()}
+        shape = apply_defaults(decode_spec(body.get("spec"), end_port=self.end_port, keep_empty=True))
+        spec = drop_empty(shape)
+        obj_name = md.get("name") if isinstance(md.get("name"), str) else ""
+        if old is not None:
+            if obj_name and obj_name != old["metadata"]["name"]:
+                raise ApiError("BadRequest", f"the name of the object ({obj_name}) does not match "
+                               f"the name on the URL ({old['metadata']['name']})", 400)
+            obj_name = old["metadata"]["name"]
+        elif name is not None and obj_name != name:
+            raise ApiError("BadRequest", f"the name of the object ({obj_name}) does not match "
+                           f"the name on the URL ({name})", 400)
+        errs: list[FieldError] = []
+        if old is None:
+            errs.extend(validate_name(obj_name))
+        errs.extend(validate_metadata(meta))
+        errs.extend(validate_spec(spec, end_port=self.end_port))
+        if errs:
+            raise Invalid("NetworkPolicy", obj_name, errs)
+        return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+                "metadata": {"name": obj_name, **meta}, "spec": spec, "_shape": shape}
+
+    def create_policy(self, ns: str, body) -> dict:
+        if not self.namespace_exists(ns):
+            raise ApiError("NotFound", f'namespaces "{ns}" not found', 404)
+        try:
+            new = self.canonical_policy(body, ns)
+        except DecodeError as e:
+            raise ApiError("BadRequest", f'NetworkPolicy in version "v1" cannot be handled as a '
+                           f"NetworkPolicy: {e}", 400) from None
+        return self.insert_policy(ns, new)
+
+    def insert_policy(self, ns: str, new: dict) -> dict:
+        """Store an already canonical policy (from :meth:`canonical_policy`) as created."""
+        name = new["metadata"]["name"]
+        if (ns, name) in self.objects["networkpolicies"]:
+            raise ApiError("AlreadyExists", f'networkpolicies.networking.k8s.io "{name}" already exists', 409)
+        new.pop("_shape", None)
+        meta = self._new_meta("networkpolicies", ns, new["metadata"])
+        meta["generation"] = 1
+        new["metadata"] = meta
+        self.objects["networkpolicies"][(ns, name)] = new
+        return new
+
+    def update_policy(self, ns: str, name: str, body) -> tuple[dict, bool]:
+        """Store the decoded ``body`` as the new state of policy ``name``; returns (object,
+        changed). A body that decodes to the same object changes nothing."""
+        old = self.get("networkpolicies", ns, name)
+        new = self.canonical_policy(body, ns, old=old)
+        # the server compares typed specs, where an explicit empty list is not a missing one
+        spec_changed = new.pop("_shape") != old["spec"]
+        om = old["metadata"]
+        same_meta = all(new["metadata"].get(k) == om.get(k) for k in ("labels", "annotations"))
+        if same_meta and not spec_changed:
+            return old, False
+        meta = {k: v for k, v in om.items() if k not in ("labels", "annotations")}
+        meta.update({k: v for k, v in new["metadata"].items() if k in ("labels", "annotations")})
+        if spec_changed:
+            meta["generation"] = om.get("generation", 1) + 1
+        meta["resourceVersion"] = self._next_rv()
+        new["metadata"] = meta
+        self.objects["networkpolicies"][(ns, name)] = new
+        return new, True

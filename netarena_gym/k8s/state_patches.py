@@ -1,0 +1,293 @@
+"""Patch semantics of the API server and kubectl, on JSON-like data.
+
+* :func:`json_patch`: RFC 6902 (add, remove, replace, move, copy, test; JSON pointers with
+  ``~0``/``~1`` and ``-``); any failure raises :class:`PatchFailed`, as evanphx/json-patch does.
+* :func:`merge_patch`: RFC 7386 (objects merge, ``null`` deletes, everything else replaces).
+* :func:`strategic_merge_patch`: Kubernetes' strategic merge for types whose lists have no
+  merge key (all of NetworkPolicy's): maps merge, ``null`` deletes, lists are replaced whole;
+  ``$patch: replace|delete`` directives on maps.
+* :func:`three_way_patch`: what ``kubectl apply`` sends: deletions from the last applied
+  configuration, additions and changes against the live object.
+"""
+from __future__ import annotations
+
+from netarena_gym.k8s.state_validation import json_kind
+
+
+def clone(v):
+    """A deep copy of JSON-like data (dicts, lists, scalars), several times faster than
+    :func:`copy.deepcopy`."""
+    t = type(v)
+    if t is dict:
+        return {k: clone(x) for k, x in v.items()}
+    if t is list:
+        return [clone(x) for x in v]
+    return v
+
+
+class PatchFailed(Exception):
+    """The patch could not be applied (the server answers 422 with a generic message)."""
+
+
+class PatchMalformed(Exception):
+    """The patch document is not what the patch type expects (the server answers 400)."""
+
+
+# ------------------------------------------------------------------------- RFC 6902
+def _unescape(tok: str) -> str:
+    return tok.replace("~1", "/").replace("~0", "~")
+
+
+def _split(path) -> list[str]:
+    if not isinstance(path, str):
+        raise PatchFailed("path is not a string")
+    if path == "":
+        return []
+    if not path.startswith("/"):
+        raise PatchFailed(f"invalid path {path!r}")
+    return [_unescape(t) for t in path[1:].split("/")]
+
+
+def _index(tok: str, n: int, allow_end: bool) -> int:
+    if tok == "-" and allow_end:
+        return n
+    if not tok.isdigit() or (len(tok) > 1 and tok[0] == "0"):
+        raise PatchFailed(f"invalid array index {tok!r}")
+    i = int(tok)
+    if i > n or (i == n and not allow_end):
+        raise PatchFailed("index out of range")
+    return i
+
+
+def _parent(doc, toks: list[str]):
+    cur = doc
+    for t in toks[:-1]:
+        if isinstance(cur, dict):
+            if t not in cur:
+                raise PatchFailed("missing path")
+            cur = cur[t]
+        elif isinstance(cur, list):
+            cur = cur[_index(t, len(cur), False)]
+        else:
+            raise PatchFailed("missing path")
+    return cur
+
+
+def _get(doc, toks: list[str]):
+    if not toks:
+        return doc
+    par = _parent(doc, toks)
+    t = toks[-1]
+    if isinstance(par, dict):
+        if t not in par:
+            raise PatchFailed("missing path")
+        return par[t]
+    if isinstance(par, list):
+        return par[_index(t, len(par), False)]
+    raise PatchFailed("missing path")
+
+
+def _add(doc, toks: list[str], value):
+    if not toks:
+        return value
+    par = _parent(doc, toks)
+    t = toks[-1]
+    if isinstance(par, dict):
+        par[t] = value
+    elif isinstance(par, list):
+        par.insert(_index(t, len(par), True), value)
+    else:
+        raise PatchFailed("missing path")
+    return doc
+
+
+def _remove(doc, toks: list[str]):
+    if not toks:
+        raise PatchFailed("cannot remove the root")
+    par = _parent(doc, toks)
+    t = toks[-1]
+    if isinstance(par, dict):
+        if t not in par:
+            raise PatchFailed("missing path")
+        return par.pop(t)
+    if isinstance(par, list):
+        return par.pop(_index(t, len(par), False))
+    raise PatchFailed("missing path")
+
+
+def json_patch(doc, patch) -> object:
+    """Apply an RFC 6902 patch to a deep copy of ``doc``."""
+    if not isinstance(patch, list):
+        raise PatchMalformed("json: cannot unmarshal " + _go_kind(patch)
+                             + " into Go value of type jsonpatch.Patch")
+    doc = clone(doc)
+    for op in patch:
+        if not isinstance(op, dict):
+            raise PatchMalformed("json: cannot unmarshal " + _go_kind(op)
+                                 + " into Go value of type jsonpatch.Operation")
+        kind = op.get("op")
+        toks = _split(op.get("path"))
+        if kind == "add":
+            if "value" not in op:
+                raise PatchFailed("missing value")
+            doc = _add(doc, toks, clone(op["value"]))
+        elif kind == "remove":
+            _remove(doc, toks)
+        elif kind == "replace":
+            if "value" not in op:
+                raise PatchFailed("missing value")
+            _get(doc, toks)
+            if not toks:
+                doc = clone(op["value"])
+            else:
+                par = _parent(doc, toks)
+                if isinstance(par, dict):
+                    par[toks[-1]] = clone(op["value"])
+                else:
+                    par[_index(toks[-1], len(par), False)] = clone(op["value"])
+        elif kind in ("move", "copy"):
+            src = _split(op.get("from"))
+            value = _get(doc, src)
+            if kind == "move":
+                if toks[:len(src)] == src and len(toks) > len(src):
+                    raise PatchFailed("cannot move a value into itself")
+                _remove(doc, src)
+            else:
+                value = clone(value)
+            doc = _add(doc, toks, value)
+        elif kind == "test":
+            if "value" not in op:
+                raise PatchFailed("missing value")
+            if not _equal(_get(doc, toks), op["value"]):
+                raise PatchFailed("testing value failed")
+        else:
+            raise PatchFailed(f"unexpected kind of operation {kind!r}")
+    return doc
+
+
+def _equal(a, b) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    return a == b
+
+
+def _go_kind(v) -> str:
+    return json_kind(v, boolean="bool")
+
+
+# ------------------------------------------------------------------------- RFC 7386
+def merge_patch(doc, patch):
+    if not isinstance(patch, dict):
+        return clone(patch)
+    out = clone(doc) if isinstance(doc, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
+
+
+# ------------------------------------------------------------------ strategic merge
+def strategic_merge_patch(doc, patch):
+    """Strategic merge for schemas whose lists are all atomic (replace)."""
+    if not isinstance(patch, dict):
+        raise PatchMalformed("json: cannot unmarshal " + _go_kind(patch)
+                             + " into Go value of type map[string]interface {}")
+    return _smp(doc if isinstance(doc, dict) else {}, patch)
+
+
+def _smp(doc: dict, patch: dict) -> dict:
+    directive = patch.get("$patch")
+    if directive == "delete":
+        return {}
+    if directive == "replace":
+        return {k: clone(v) for k, v in patch.items() if k != "$patch"}
+    out = clone(doc)
+    for k, v in patch.items():
+        if k == "$patch" or k.startswith("$retainKeys") or k.startswith("$setElementOrder/"):
+            continue
+        if v is None:
+            out.pop(k, None)
+        elif isinstance(v, dict):
+            if v.get("$patch") == "delete":
+                out.pop(k, None)
+            elif isinstance(out.get(k), dict):
+                out[k] = _smp(out[k], v)
+            else:  # a new key takes the patch value as it is (nulls and all)
+                out[k] = clone(v)
+        else:
+            out[k] = clone(v)
+    return out
+
+
+# ----------------------------------------------------------- kubectl apply (3-way)
+def three_way_patch(original: dict | None, modified: dict, current: dict) -> dict:
+    """The strategic patch ``kubectl apply`` computes (lists compared whole)."""
+    patch = _additions(current, modified)
+    if original:
+        _merge_into(patch, _deletions(original, modified))
+    return patch
+
+
+def _additions(current, modified) -> dict:
+    out = {}
+    for k, v in modified.items():
+        cur = current.get(k) if isinstance(current, dict) else None
+        if isinstance(v, dict) and isinstance(cur, dict):
+            sub = _additions(cur, v)
+            if sub:
+                out[k] = sub
+        elif not isinstance(current, dict) or k not in current:
+            out[k] = clone(v)
+        elif not _equal_json(cur, v):
+            out[k] = clone(v)
+    return out
+
+
+def _deletions(original: dict, modified: dict) -> dict:
+    out = {}
+    for k, v in original.items():
+        if k not in modified:
+            out[k] = None
+        elif isinstance(v, dict) and isinstance(modified[k], dict):
+            sub = _deletions(v, modified[k])
+            if sub:
+                out[k] = sub
+    return out
+
+
+def _merge_into(a: dict, b: dict) -> None:
+    for k, v in b.items():
+        if k in a and isinstance(a[k], dict) and isinstance(v, dict):
+            _merge_into(a[k], v)
+        elif k not in a:
+            a[k] = v
+
+
+def _equal_json(a, b) -> bool:
+    if type(a) is not type(b):
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)) \
+                and not isinstance(a, bool) and not isinstance(b, bool):
+            return a == b
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_equal_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_equal_json(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def go_value(v) -> str:
+    """Go's ``%v`` of decoded JSON (``map[k:v]``, ``[a b]``, ``<nil>``), for messages."""
+    if v is None:
+        return "<nil>"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, dict):
+        return "map[" + " ".join(f"{k}:{go_value(v[k])}" for k in sorted(v)) + "]"
+    if isinstance(v, list):
+        return "[" + " ".join(go_value(x) for x in v) + "]"
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e21:
+        return str(int(v))
+    return str(v)

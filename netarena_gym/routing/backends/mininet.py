@@ -1,0 +1,423 @@
+"""The real backend of the routing task: the topology in Mininet (routers are Linux hosts
+with forwarding, subnets are Linux bridges, no controller), faults injected with the real
+commands, agent commands run in the node's network namespace.
+
+Needs root, Debian's ``mininet`` (for ``mnexec``), ``bridge-utils``, ``iputils-ping``,
+``iproute2`` and ``iptables``, and the ``mininet`` Python package (``pip install
+'netarena-gym[mininet]'``).
+
+Lifecycle: everything this run creates in the root namespace (bridges and their ports) is
+named with a run-unique prefix ``nxXXXX``; routers' and hosts' interfaces live in their own
+namespaces. The names and node PIDs are recorded in ``/run/netarena-gym/<run>.json``;
+``close()``, exceptions, SIGINT/SIGTERM and garbage collection tear the network down, and a
+new run removes what a crashed run left, by those recorded names. Nothing else is touched
+(Mininet's global clean-up is never called, nothing is killed by name).
+
+The network stays up across episodes with the same topology: ``reset`` restores every
+node's baseline configuration instead of rebuilding.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shlex
+import shutil
+import signal
+import subprocess
+import weakref
+from pathlib import Path
+
+import numpy as np
+
+from netarena_gym.core.ipv4 import int_to_ip
+from netarena_gym.core.scenario import Scenario
+from netarena_gym.core.shell import ERROR, INVALID, OK, TIMEOUT, CommandLine, CommandResult
+from netarena_gym.routing.commands.executor import precheck
+from netarena_gym.routing.faults import Fault
+from netarena_gym.routing.topology import Layout, TopologySpec
+
+STATE_DIR = Path(os.environ.get("NETARENA_STATE_DIR", "/run/netarena-gym"))
+_USAGE_MARKERS = ("Usage:", "usage:", "is unknown", "garbage", "invalid", "Invalid", "Bad ",
+                  "unknown option", "Try `", "requires an argument", "command not found")
+
+
+class BackendUnavailable(RuntimeError):
+    pass
+
+
+def requirements_missing() -> list[str]:
+    """What this machine lacks for the Mininet backend (empty when it can run)."""
+    missing = []
+    if os.geteuid() != 0:
+        missing.append("root")
+    for prog in ("mnexec", "ping", "brctl", "ip", "iptables", "tc"):
+        if shutil.which(prog) is None:
+            missing.append(prog)
+    try:
+        import mininet.net  # noqa: F401
+    except ImportError:
+        missing.append("python package mininet")
+    return missing
+
+
+def detect_capabilities() -> frozenset[str]:
+    """Probe the kernel in a throwaway network namespace (``unshare -n``)."""
+    caps = set()
+    r = subprocess.run(["unshare", "-n", "tc", "qdisc", "add", "dev", "lo", "root", "netem",
+                        "delay", "1ms"], capture_output=True, text=True, timeout=10)
+    if r.returncode == 0:
+        caps.add("netem")
+    return frozenset(caps)
+
+
+def render(cl: CommandLine) -> str:
+    """Rebuild a checked command line for bash with every word quoted, so bash runs
+    exactly the words our parser saw (no globbing or expansion)."""
+    parts = []
+    for connector, pipe in cl.items:
+        if connector:
+            parts.append(connector)
+        cmds = []
+        for c in pipe.commands:
+            s = " ".join(shlex.quote(a) for a in c.argv)
+            if c.stderr == "stdout":
+                s += " 2>&1"
+            elif c.stderr == "null":
+                s += " 2>/dev/null"
+            if c.redirect:
+                s += f" {c.redirect[0]} {shlex.quote(c.redirect[1])}"
+            cmds.append(s)
+        parts.append(" | ".join(cmds))
+    return " ".join(parts)
+
+
+def _classify(status: int, output: str) -> str:
+    if status == 0:
+        return OK
+    if status == 127 or any(m in output for m in _USAGE_MARKERS):
+        return INVALID
+    return ERROR
+
+
+def baseline_script(lay: Layout, node: str) -> str:
+    """Shell commands that bring ``node`` to its healthy configuration from any state."""
+    lines = ["iptables -P INPUT ACCEPT", "iptables -P FORWARD ACCEPT",
+             "iptables -P OUTPUT ACCEPT", "iptables -F", "iptables -X",
+             # `ip rule flush` keeps every pref-0 rule: delete all but `lookup local` by spec
+             "ip rule show | sed -n 's/^0:\t//p' | grep -vx 'from all lookup local' | "
+             "while read -r spec; do ip rule del pref 0 $spec; done",
+             "ip rule flush", "ip rule add pref 32766 lookup main",
+             "ip rule add pref 32767 lookup default",
+             "ip route flush table main", "ip route flush table default", "ip neigh flush all"]
+    if node.startswith("r"):
+        addrs = {}
+        for s in lay.subnets:
+            if s.router == node:
+                addrs[s.iface] = f"{int_to_ip(s.gateway)}/24"
+        for ln in lay.links:
+            if ln.a == node:
+                addrs[ln.a_iface] = f"{int_to_ip(ln.a_ip)}/30"
+            if ln.b == node:
+                addrs[ln.b_iface] = f"{int_to_ip(ln.b_ip)}/30"
+        lines.append("sysctl -qw net.ipv4.ip_forward=1")
+        for itf in lay.router_ifaces[node]:
+            lines += [f"tc qdisc del dev {itf} root 2>/dev/null",
+                      f"ip addr flush dev {itf}",
+                      f"ip link set dev {itf} up mtu 1500 promisc off",
+                      f"ip link set dev {itf} alias {shlex.quote(lay.iface_alias(node, itf))}",
+                      f"ip addr add {addrs[itf]} brd + dev {itf}"]
+        for net, plen, dev, gw in lay.intended_routes(node):
+            if gw is not None:
+                lines.append(f"ip route add {int_to_ip(net)}/{plen} via {int_to_ip(gw)} dev {dev}")
+    else:
+        s = lay.subnet_of_host[node]
+        itf = f"{node}-eth0"
+        ip = int_to_ip(s.net + 100 + s.hosts.index(node))
+        lines += ["sysctl -qw net.ipv4.ip_forward=0",
+                  f"tc qdisc del dev {itf} root 2>/dev/null", f"ip addr flush dev {itf}",
+                  f"ip link set dev {itf} up mtu 1500 promisc off",
+                  f"ip addr add {ip}/24 brd + dev {itf}",
+                  f"ip route add default via {int_to_ip(s.gateway)} dev {itf}"]
+    lines += ["sysctl -qw net.ipv4.icmp_echo_ignore_all=0",
+              "ip link set lo up", "tc qdisc del dev lo root 2>/dev/null"]
+    return "\n".join(lines)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def reap_leftovers(state_dir: Path = STATE_DIR) -> list[str]:
+    """Remove what crashed runs recorded and left behind (their bridges and node shells),
+    by the names and PIDs in their state files. Returns the run ids cleaned."""
+    cleaned = []
+    if not state_dir.is_dir():
+        return cleaned
+    for f in state_dir.glob("*.json"):
+        try:
+            rec = json.loads(f.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if _alive(int(rec.get("owner", 0))):
+            continue
+        for pid in rec.get("node_pids", []):
+            if _alive(pid) and _cmdline_has(pid, "mininet:"):
+                os.kill(pid, signal.SIGKILL)
+        for br in rec.get("bridges", []):
+            subprocess.run(["ip", "link", "del", br], capture_output=True, timeout=10)
+        for port in rec.get("ports", []):
+            subprocess.run(["ip", "link", "del", port], capture_output=True, timeout=10)
+        f.unlink(missing_ok=True)
+        cleaned.append(rec.get("run", f.stem))
+    return cleaned
+
+
+def _cmdline_has(pid: int, text: str) -> bool:
+    try:
+        return text in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+
+
+class MininetBackend:
+    """Routing backend on Mininet. Same protocol as :class:`~netarena_gym.routing.backends.sim.SimBackend`."""
+
+    name = "mininet"
+
+    def __init__(self, *, probe_timeout: float = 0.2, command_timeout: float = 10.0,
+                 state_dir: Path | None = None, probe: str = "socket"):
+        """``probe="socket"`` sends the echo requests from raw sockets opened in each node's
+        namespace (one process, fast); ``probe="ping"`` runs ``ping -c1 -W<t>`` per pair."""
+        if probe not in ("socket", "ping"):
+            raise ValueError("probe must be 'socket' or 'ping'")
+        self.probe = probe
+        self._prober = None
+        missing = requirements_missing()
+        if missing:
+            raise BackendUnavailable("the mininet backend needs: " + ", ".join(missing))
+        self.probe_timeout = probe_timeout
+        self.command_timeout = command_timeout
+        self.capabilities = detect_capabilities()
+        self.state_dir = Path(state_dir or STATE_DIR)
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        reap_leftovers(self.state_dir)
+        self.run_id = f"nx{secrets.token_hex(2)}"
+        self.net = None
+        self.spec: TopologySpec | None = None
+        self.layout: Layout | None = None
+        self.scenario: Scenario | None = None
+        self.names: list[str] = []
+        self._pids: dict[str, int] = {}
+        self._shells: dict = {}
+        self._switches: frozenset[str] = frozenset()
+        self.builds = 0
+        # runs on garbage collection and at interpreter exit
+        self._finalizer = weakref.finalize(self, _teardown, self.__dict__)
+        self._install_signal_handlers()
+
+    # ------------------------------------------------------------- lifecycle
+    def _install_signal_handlers(self) -> None:
+        ref = weakref.ref(self)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            prev = signal.getsignal(sig)
+
+            def handler(signum, frame, prev=prev):
+                b = ref()
+                if b is not None:
+                    b.close()
+                if callable(prev):
+                    prev(signum, frame)
+                elif prev == signal.SIG_DFL:
+                    signal.signal(signum, signal.SIG_DFL)
+                    os.kill(os.getpid(), signum)
+            try:
+                signal.signal(sig, handler)
+            except ValueError:  # not the main thread: rely on atexit and finalize
+                pass
+
+    def _record(self) -> None:
+        rec = {"run": self.run_id, "owner": os.getpid(), "node_pids": list(self._pids.values()),
+               "bridges": sorted(self._bridge_names()), "ports": []}
+        (self.state_dir / f"{self.run_id}.json").write_text(json.dumps(rec))
+
+    def _bridge_names(self) -> list[str]:
+        return [self._bridge(s.switch) for s in self.layout.subnets] if self.layout else []
+
+    def _bridge(self, switch: str) -> str:
+        return f"{self.run_id}{switch}"
+
+    def close(self) -> None:
+        _teardown(self.__dict__)
+
+    # --------------------------------------------------------------- building
+    def _build(self, spec: TopologySpec) -> None:
+        from mininet.net import Mininet
+        from mininet.node import Node
+        from mininet.nodelib import LinuxBridge
+
+        self.close()
+        lay = Layout(spec)
+        net = Mininet(topo=None, controller=None, switch=LinuxBridge, build=False,
+                      autoSetMacs=False, autoStaticArp=False, waitConnected=False,
+                      cleanup=False)
+        self.layout, self.spec, self.net = lay, spec, net
+        self._record()  # names are known before anything exists: a crash here is reapable
+        nodes = {}
+        for r in lay.routers:
+            nodes[r] = net.addHost(r, cls=Node, ip=None, inNamespace=True)
+        for s in lay.subnets:
+            br = net.addSwitch(self._bridge(s.switch), cls=LinuxBridge)
+            net.addLink(nodes[s.router], br, intfName1=s.iface,
+                        intfName2=f"{self._bridge(s.switch)}-eth1")
+            for j, hn in enumerate(s.hosts, start=2):
+                nodes[hn] = net.addHost(hn, cls=Node, ip=None, inNamespace=True)
+                net.addLink(nodes[hn], br, intfName1=f"{hn}-eth0",
+                            intfName2=f"{self._bridge(s.switch)}-eth{j}")
+        for ln in lay.links:
+            net.addLink(nodes[ln.a], nodes[ln.b], intfName1=ln.a_iface, intfName2=ln.b_iface)
+        net.build()
+        for sw in net.switches:
+            sw.start([])
+        self._pids = {name: n.pid for name, n in nodes.items()}
+        self._shells = nodes
+        self._record()
+        self._switches = frozenset(s.switch for s in lay.subnets)
+        self.names = self._probe_order()
+        self._probe_ips = [self._probe_ip(n) for n in self.names]
+        if self.probe == "socket":
+            from netarena_gym.routing.backends.nsprobe import NamespaceProber
+            self._prober = NamespaceProber([self._pids[n] for n in self.names], self._probe_ips)
+        self.builds += 1
+
+    def _probe_order(self) -> list[str]:
+        from netarena_gym.routing.state import natural_key
+        hosts = sorted((h for s in self.layout.subnets for h in s.hosts), key=natural_key)
+        return hosts + sorted(self.layout.routers, key=natural_key)
+
+    def _probe_ip(self, name: str) -> str:
+        if name.startswith("r"):
+            return int_to_ip(next(s.gateway for s in self.layout.subnets if s.router == name))
+        s = self.layout.subnet_of_host[name]
+        return int_to_ip(s.net + 100 + s.hosts.index(name))
+
+    def _exec(self, node: str, script: str, timeout: float) -> subprocess.CompletedProcess:
+        return subprocess.run(["mnexec", "-a", str(self._pids[node]), "bash", "-c", script],
+                              capture_output=True, text=True, timeout=timeout,
+                              start_new_session=True)
+
+    def restore_baseline(self) -> None:
+        """Every node back to its healthy configuration (network stays up)."""
+        procs = [subprocess.Popen(["mnexec", "-a", str(self._pids[n]), "bash", "-c",
+                                   baseline_script(self.layout, n)],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                  start_new_session=True) for n in self._pids]
+        for p in procs:
+            p.wait(timeout=60)
+
+    # -------------------------------------------------------------- protocol
+    def apply(self, scenario: Scenario) -> None:
+        spec = TopologySpec.from_dict(scenario.params["topology"])
+        if self.net is None or spec != self.spec:
+            self._build(spec)
+        self.restore_baseline()
+        self.scenario = scenario
+        for fd in scenario.faults:
+            f = Fault.from_dict(fd)
+            for cmd in f.commands():
+                self.run(f.router, cmd)
+
+    def reset_to_baseline(self) -> None:
+        if self.net is not None:
+            self.restore_baseline()
+
+    def run(self, machine: str, command: str) -> CommandResult:
+        cl, early = precheck(self._pids, self._switches, machine, command)
+        if early is not None:
+            return early
+        try:
+            p = self._exec(machine, render(cl), self.command_timeout)
+        except subprocess.TimeoutExpired as e:
+            out = (e.stdout or b"")
+            out = out.decode(errors="replace") if isinstance(out, bytes) else out
+            return CommandResult(out + f"netarena: command timed out after "
+                                 f"{self.command_timeout:g} s (killed)\n", 124, TIMEOUT)
+        out = (p.stdout or "") + (p.stderr or "")
+        return CommandResult(out, p.returncode, _classify(p.returncode, out))
+
+    def _fresh_neighbours(self) -> None:
+        """Forget every neighbour entry before probing, so the probe sees the network's
+        steady state, as the simulator does, not an ARP entry still INCOMPLETE or FAILED
+        from before the last change (the kernel retries those only on its timers)."""
+        shells = list(self._shells.values())
+        for sh in shells:
+            sh.sendCmd("ip neigh flush all >/dev/null 2>&1")
+        for sh in shells:
+            sh.waitOutput()
+
+    def observe(self) -> np.ndarray:
+        """The all-pairs reachability matrix (``ping -c1 -W<t>`` semantics)."""
+        self._fresh_neighbours()
+        if self._prober is not None:
+            m = self._prober.matrix(self.probe_timeout)
+            m.flags.writeable = False
+            return m
+        return self._ping_matrix()
+
+    def _ping_matrix(self) -> np.ndarray:
+        """One shell per source node firing ``ping -c1 -W<t>`` at every other node."""
+        n = len(self.names)
+        w = f"{self.probe_timeout:g}"
+        procs = []
+        for i, src in enumerate(self.names):
+            targets = " ".join(ip for j, ip in enumerate(self._probe_ips) if j != i)
+            script = (f"for d in {targets}; do (ping -n -q -c1 -W{w} $d >/dev/null 2>&1 "
+                      f"&& echo $d) & done; wait")
+            procs.append(subprocess.Popen(["mnexec", "-a", str(self._pids[src]), "sh", "-c",
+                                           script], stdout=subprocess.PIPE,
+                                          stderr=subprocess.DEVNULL, text=True,
+                                          start_new_session=True))
+        m = np.zeros((n, n), dtype=bool)
+        index = {ip: j for j, ip in enumerate(self._probe_ips)}
+        for i, p in enumerate(procs):
+            out, _ = p.communicate(timeout=60)
+            for line in out.split():
+                j = index.get(line.strip())
+                if j is not None:
+                    m[i, j] = True
+        np.fill_diagonal(m, True)
+        m.flags.writeable = False
+        return m
+
+    def state_token(self, machine: str) -> None:
+        return None  # unknown: callers re-inspect
+
+
+def _teardown(state: dict) -> None:
+    """Stop this run's network and remove its state file (idempotent)."""
+    prober = state.get("_prober")
+    if prober is not None:
+        state["_prober"] = None
+        prober.close()
+    net = state.get("net")
+    if net is not None:
+        state["net"] = None
+        try:
+            net.stop()
+        except Exception:  # pragma: no cover - best effort, then remove by name
+            pass
+        for br in [f"{state['run_id']}{s.switch}" for s in state["layout"].subnets]:
+            subprocess.run(["ip", "link", "del", br], capture_output=True, timeout=10)
+        for pid in state.get("_pids", {}).values():
+            if _alive(pid) and _cmdline_has(pid, "mininet:"):
+                os.kill(pid, signal.SIGKILL)
+    run_id = state.get("run_id")
+    sd = state.get("state_dir")
+    if run_id and sd is not None:
+        (Path(sd) / f"{run_id}.json").unlink(missing_ok=True)

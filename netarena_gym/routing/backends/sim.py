@@ -1,0 +1,89 @@
+"""The embedded simulator backend of the routing task (the default: no root, no services)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from netarena_gym.core.scenario import Scenario
+from netarena_gym.core.shell import CommandResult
+from netarena_gym.routing.commands import executor
+from netarena_gym.routing.faults import Fault
+from netarena_gym.routing.state import Network
+from netarena_gym.routing.grader import ReachabilityOracle
+from netarena_gym.routing.topology import Layout, TopologySpec, build_network
+
+SIM_CAPABILITIES = frozenset({"netem"})
+
+
+@dataclass
+class SimState:
+    """A built network with its scenario's faults injected."""
+    net: Network
+    layout: Layout
+    oracle: ReachabilityOracle
+    switches: frozenset[str]
+    injection: list[tuple[str, str, CommandResult]] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, scenario: Scenario, *, probe_timeout: float = 0.2,
+              command_timeout: float = 10.0) -> "SimState":
+        spec = TopologySpec.from_dict(scenario.params["topology"])
+        net, lay = build_network(spec)
+        switches = frozenset(s.switch for s in lay.subnets)
+        log = []
+        for fd in scenario.faults:
+            f = Fault.from_dict(fd)
+            for cmd in f.commands():
+                log.append((f.router, cmd,
+                            executor.run(net, switches, f.router, cmd, command_timeout)))
+        return cls(net, lay, ReachabilityOracle(net, probe_timeout), switches, log)
+
+
+class SimBackend:
+    """Implements the routing backend protocol on the simulator.
+
+    ``apply(scenario)`` builds the topology and injects the faults with the same commands
+    a real backend runs; ``run(machine, command)`` executes one agent command line;
+    ``observe()`` returns the all-pairs reachability matrix over ``names``."""
+
+    name = "sim"
+    capabilities = SIM_CAPABILITIES
+
+    def __init__(self, *, probe_timeout: float = 0.2, command_timeout: float = 10.0):
+        self.probe_timeout = probe_timeout
+        self.command_timeout = command_timeout
+        self.state: SimState | None = None
+        self.scenario: Scenario | None = None
+
+    def apply(self, scenario: Scenario, state: SimState | None = None) -> None:
+        self.scenario = scenario
+        self.state = state or SimState.build(scenario, probe_timeout=self.probe_timeout,
+                                             command_timeout=self.command_timeout)
+
+    def reset_to_baseline(self) -> None:
+        if self.scenario is not None:
+            self.apply(self.scenario)
+
+    @property
+    def names(self) -> list[str]:
+        return self.state.oracle.names
+
+    @property
+    def layout(self) -> Layout:
+        return self.state.layout
+
+    def run(self, machine: str, command: str) -> CommandResult:
+        s = self.state
+        return executor.run(s.net, s.switches, machine, command, self.command_timeout)
+
+    def observe(self) -> np.ndarray:
+        return self.state.oracle.matrix()
+
+    def state_token(self, machine: str) -> int | None:
+        """Changes whenever ``machine``'s configuration changes (None: unknown)."""
+        node = self.state.net.nodes.get(machine)
+        return None if node is None else node.version
+
+    def close(self) -> None:
+        self.state = None

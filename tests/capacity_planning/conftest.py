@@ -1,0 +1,30 @@
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+ENV_ID = "NetArena-CapacityPlanning-v0"
+if ENV_ID not in gym.registry:
+    gym.register(id=ENV_ID, entry_point="netarena_gym.capacity_planning.env:CapacityPlanningEnv")
+
+GOOGLE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "malt" / "malt-example-final.textproto"
+
+
+@pytest.fixture(scope="session")
+def google_text() -> str:
+    if not GOOGLE.exists():
+        pytest.skip(f"Google's MALT example is not at {GOOGLE.resolve()} "
+                    "(../shared/data/malt/ relative to the repository)")
+    return GOOGLE.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def google(google_text):
+    from netarena_gym.capacity_planning.topology import Topology
+    return Topology.from_textproto(google_text)
+
+
+@pytest.fixture
+def sandbox_limits():
+    from netarena_gym.capacity_planning.commands.sandbox import Limits
+    return Limits(cpu_seconds=1.0, wall_seconds=2.0, memory_mb=512)
