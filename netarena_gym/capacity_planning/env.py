@@ -32,7 +32,7 @@ from netarena_gym.core.env import _AUTORESET, sanitize
 from netarena_gym.core.reward import RewardConfig
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.core.seeding import rng_from_seed
-from netarena_gym.core.shell import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
 from netarena_gym.capacity_planning import prompts
 from netarena_gym.capacity_planning.catalogue import DiscreteView, spaces_dict
 from netarena_gym.capacity_planning.expert import CapacityPlanningExpert

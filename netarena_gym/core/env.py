@@ -20,7 +20,7 @@ from netarena_gym.core.actions import ActionError, Catalogue, parse_json_action,
 from netarena_gym.core.metrics import EpisodeMetrics, loss_percent
 from netarena_gym.core.reward import RewardConfig
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.core.shell import INVALID, CommandResult
+from netarena_gym.shell.parser import INVALID, CommandResult
 
 try:  # gymnasium >= 1.1
     from gymnasium.vector import AutoresetMode

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-from netarena_gym.core.shell import ERROR, INVALID, OK, REFUSED, TIMEOUT
+from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT
 
 
 @dataclass(frozen=True)

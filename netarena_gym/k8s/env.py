@@ -22,7 +22,7 @@ import numpy as np
 from netarena_gym.core.actions import ActionError, parse_json_action
 from netarena_gym.core.env import NetArenaEnv
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.core.shell import CommandResult
+from netarena_gym.shell.parser import CommandResult
 from netarena_gym.k8s import catalogue as cat_mod
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS
 from netarena_gym.k8s.expert import K8sExpert

@@ -12,7 +12,7 @@ import numpy as np
 
 from netarena_gym.core.env import NetArenaEnv
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.core.shell import CommandResult
+from netarena_gym.shell.parser import CommandResult
 from netarena_gym.routing.catalogue import Dims, fill
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.routing.features import FeatureBuilder, feature_spaces

@@ -1,6 +1,6 @@
 import pytest
 
-from netarena_gym.core.shell import parse_command_line
+from netarena_gym.shell.parser import parse_command_line
 from netarena_gym.routing.commands.allowlist import check_command_line
 
 

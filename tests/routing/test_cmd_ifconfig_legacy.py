@@ -3,7 +3,7 @@ import shlex
 
 import pytest
 
-from netarena_gym.core.shell import ERROR, INVALID, OK
+from netarena_gym.shell.parser import ERROR, INVALID, OK
 from netarena_gym.routing.commands import REGISTRY, CommandContext
 from netarena_gym.routing.commands import ifconfig as _ifconfig  # noqa: F401  (registers)
 from netarena_gym.routing.commands import ip as _ip  # noqa: F401

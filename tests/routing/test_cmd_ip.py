@@ -4,7 +4,7 @@ import shlex
 
 import pytest
 
-from netarena_gym.core.shell import ERROR, INVALID, OK
+from netarena_gym.shell.parser import ERROR, INVALID, OK
 from netarena_gym.routing.commands import REGISTRY, CommandContext
 from netarena_gym.routing.commands import ip as ipmod  # noqa: F401  (registers "ip")
 from netarena_gym.routing.state import Qdisc

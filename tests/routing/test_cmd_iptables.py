@@ -5,7 +5,7 @@ import shlex
 import pytest
 
 from netarena_gym.core.ipv4 import ip_to_int
-from netarena_gym.core.shell import ERROR, INVALID, OK
+from netarena_gym.shell.parser import ERROR, INVALID, OK
 from netarena_gym.routing.commands import REGISTRY, CommandContext
 from netarena_gym.routing.commands import iptables as ipt
 from netarena_gym.routing.state import Iptables, IptRule

@@ -4,7 +4,7 @@ import shlex
 
 import pytest
 
-from netarena_gym.core.shell import ERROR, INVALID, OK
+from netarena_gym.shell.parser import ERROR, INVALID, OK
 from netarena_gym.routing.commands import (  # noqa: F401
     REGISTRY,
     CommandContext,

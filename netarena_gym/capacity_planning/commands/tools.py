@@ -26,7 +26,7 @@ import json
 from typing import Any
 
 from netarena_gym.core.actions import ActionError, parse_json_action
-from netarena_gym.core.shell import ERROR, INVALID, OK, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.capacity_planning.kinds import CONTAINS, KIND_SET, KINDS, natural_key
 from netarena_gym.capacity_planning.state import Graph, GraphError
 

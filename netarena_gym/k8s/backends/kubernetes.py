@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.core.shell import ERROR, INVALID, OK, TIMEOUT, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
 from netarena_gym.k8s.commands import executor
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS
 from netarena_gym.k8s.commands.kubectl import LAST_APPLIED, last_applied

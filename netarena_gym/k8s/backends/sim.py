@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.core.shell import CommandResult
+from netarena_gym.shell.parser import CommandResult
 from netarena_gym.k8s.commands import executor
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS
 from netarena_gym.k8s.faults import apply_fault

@@ -12,7 +12,7 @@ and any program other than kubectl. ``allowed_verbs=`` configures the verb set.
 """
 from __future__ import annotations
 
-from netarena_gym.core.shell import CommandLine, SimpleCommand
+from netarena_gym.shell.parser import CommandLine, SimpleCommand
 from netarena_gym.k8s.commands.cmdline import Invocation, UsageError, parse, resolve, resource_args
 
 DEFAULT_VERBS = frozenset({"get", "describe", "patch", "label", "apply", "delete"})

@@ -1,12 +1,12 @@
 """Runs one agent command line against a kubectl implementation: shell parse (the core's
 strict tokenizer), the allow-list, then each simple command: ``kubectl`` to the backend's
-runner, text filters to :mod:`netarena_gym.core.textfilters`. Shared by both backends."""
+runner, text filters to :mod:`netarena_gym.shell.filters`. Shared by both backends."""
 from __future__ import annotations
 
 from typing import Callable
 
-from netarena_gym.core import textfilters
-from netarena_gym.core.shell import (
+from netarena_gym.shell import filters as textfilters
+from netarena_gym.shell.parser import (
     INVALID, REFUSED, CommandResult, ShellSyntaxError, parse_command_line, run_command_line)
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS, apply_refusal, check_command_line
 from netarena_gym.k8s.commands.cmdline import UsageError, parse

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from netarena_gym.core.shell import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
 from netarena_gym.k8s.commands import printers
 from netarena_gym.k8s.commands.allowlist import apply_refusal
 from netarena_gym.k8s.commands.cmdline import (

@@ -32,7 +32,7 @@ import numpy as np
 
 from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.core.shell import ERROR, INVALID, OK, TIMEOUT, CommandLine, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandLine, CommandResult
 from netarena_gym.routing.commands.executor import precheck
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.topology import Layout, TopologySpec

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.core.shell import CommandResult
+from netarena_gym.shell.parser import CommandResult
 from netarena_gym.routing.commands import executor
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.state import Network

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from netarena_gym.core.shell import CommandResult
+from netarena_gym.shell.parser import CommandResult
 
 if TYPE_CHECKING:
     from netarena_gym.routing.state import Network, Node

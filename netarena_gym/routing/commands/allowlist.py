@@ -11,7 +11,7 @@ repair IP forwarding: ``ip`` (address, link, route, rule, neighbour), ``ifconfig
 """
 from __future__ import annotations
 
-from netarena_gym.core.shell import CommandLine, SimpleCommand
+from netarena_gym.shell.parser import CommandLine, SimpleCommand
 
 OPERATOR_COMMANDS = frozenset({
     "ip", "ifconfig", "route", "arp", "sysctl", "iptables", "iptables-save", "tc",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from netarena_gym.core.shell import (
+from netarena_gym.shell.parser import (
     ERROR, INVALID, REFUSED, CommandResult, ShellSyntaxError, parse_command_line,
     run_command_line)
 from netarena_gym.routing.commands.allowlist import check_command_line, machine_refusal

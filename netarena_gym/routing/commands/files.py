@@ -13,7 +13,7 @@ exist. The shell's allow-list has refused sensitive paths before these handlers 
 from __future__ import annotations
 
 from netarena_gym.core.ipv4 import mask_of
-from netarena_gym.core.shell import ERROR, INVALID, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.sysctl import proc_status, read_proc, write_proc
 from netarena_gym.routing.state import MAIN

@@ -1,11 +1,11 @@
-"""Routing-shell handlers for the read-only text filters of :mod:`netarena_gym.core.textfilters`
+"""Routing-shell handlers for the read-only text filters of :mod:`netarena_gym.shell.filters`
 (``grep``, ``egrep``, ``fgrep``, ``head``, ``tail``, ``wc``, ``sort``, ``uniq``). File operands
 are the node's readable files (``grep 1 /proc/sys/net/ipv4/ip_forward``), see
 :func:`~netarena_gym.routing.commands.files.read_path`."""
 from __future__ import annotations
 
-from netarena_gym.core import textfilters
-from netarena_gym.core.shell import CommandResult
+from netarena_gym.shell import filters as textfilters
+from netarena_gym.shell.parser import CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.files import read_path
 

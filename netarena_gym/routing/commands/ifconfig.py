@@ -8,7 +8,7 @@ a ``/len`` suffix or ``netmask`` then applies ``SIOCSIFNETMASK`` to that first a
 from __future__ import annotations
 
 from netarena_gym.core.ipv4 import int_to_ip, mask_of
-from netarena_gym.core.shell import ERROR, INVALID, OK, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.ip_addr import (
     AddrMeta, addr_meta, broadcast_of, kernel_order, label_of, set_addr_meta)

@@ -7,7 +7,7 @@ and ``ip_neigh``.
 """
 from __future__ import annotations
 
-from netarena_gym.core.shell import INVALID, OK, CommandResult
+from netarena_gym.shell.parser import INVALID, OK, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.ip_addr import do_ipaddr
 from netarena_gym.routing.commands.ip_common import (

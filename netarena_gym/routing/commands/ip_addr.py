@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from netarena_gym.core.ipv4 import in_prefix, int_to_ip, mask_of
-from netarena_gym.core.shell import ERROR, INVALID, OK, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.routing.commands.ip_common import (
     ArgReader, IpExit, IpOpts, duparg, duparg2, get_addr, get_prefix, get_u32, invarg,
     kernel_error, matches, no_such_device_dump, nodev, scope_a2n, unsupported)

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from netarena_gym.core.ipv4 import int_to_ip, mask_of
-from netarena_gym.core.shell import ERROR, INVALID, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, CommandResult
 
 __all__ = [
     "IpExit", "IpOpts", "matches", "invarg", "duparg", "duparg2", "incomplete", "nodev",

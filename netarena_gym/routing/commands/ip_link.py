@@ -1,7 +1,7 @@
 """``ip link``: show and set interfaces, plus the link header that ``ip addr`` shares."""
 from __future__ import annotations
 
-from netarena_gym.core.shell import INVALID, OK, CommandResult
+from netarena_gym.shell.parser import INVALID, OK, CommandResult
 from netarena_gym.routing.commands.ip_common import (
     ArgReader, IpExit, IpOpts, duparg, duparg2, extack_error, invarg, matches, no_such_device_dump,
     nodev, unsupported)

@@ -8,7 +8,7 @@ interface's connected subnets. ``arp`` (net-tools) shows the same view.
 from __future__ import annotations
 
 from netarena_gym.core.ipv4 import in_prefix, int_to_ip
-from netarena_gym.core.shell import INVALID, OK, CommandResult
+from netarena_gym.shell.parser import INVALID, OK, CommandResult
 from netarena_gym.routing.commands.ip_common import (
     ArgReader, IpExit, IpOpts, duparg, get_prefix, matches, nodev, unsupported)
 from netarena_gym.routing.state import Network, Node

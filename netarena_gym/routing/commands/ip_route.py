@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netarena_gym.core.ipv4 import in_prefix, int_to_ip, mask_of
-from netarena_gym.core.shell import ERROR, INVALID, OK, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.routing.commands.ip_addr import broadcast_of
 from netarena_gym.routing.commands.ip_common import (
     ArgReader, IpExit, IpOpts, format_dst, get_prefix, get_u32, invarg, matches, nodev,

@@ -9,7 +9,7 @@ no route / an ``unreachable`` rule give ``Network is unreachable``, an ``unreach
 from __future__ import annotations
 
 from netarena_gym.core.ipv4 import int_to_ip
-from netarena_gym.core.shell import INVALID, OK, CommandResult
+from netarena_gym.shell.parser import INVALID, OK, CommandResult
 from netarena_gym.routing.commands.ip_common import (
     ArgReader, IpExit, IpOpts, get_prefix, get_u32, invarg, kernel_error, matches, nodev,
     table_n2a, unsupported)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netarena_gym.core.ipv4 import in_prefix
-from netarena_gym.core.shell import OK, CommandResult
+from netarena_gym.shell.parser import OK, CommandResult
 from netarena_gym.routing.commands.ip_common import (
     SCOPE_VALUE, ArgReader, IpOpts, duparg2, extack_error, get_addr, get_prefix, get_u32,
     host_bits_set, invarg, kernel_error, matches, nodev, proto_a2n, rtntype_a2n, scope_a2n,

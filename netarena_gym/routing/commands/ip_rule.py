@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netarena_gym.core.ipv4 import in_prefix, int_to_ip
-from netarena_gym.core.shell import INVALID, OK, CommandResult
+from netarena_gym.shell.parser import INVALID, OK, CommandResult
 from netarena_gym.routing.commands.ip_common import (
     ArgReader, IpExit, IpOpts, get_prefix, get_u32, invarg, kernel_error, matches,
     rtntype_a2n, table_a2n, table_n2a, unsupported)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from netarena_gym.core.ipv4 import int_to_ip, mask_of
-from netarena_gym.core.shell import ERROR, INVALID, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.state import BUILTIN_CHAINS, Iptables, IptRule
 

@@ -9,7 +9,7 @@ derived neighbour view as ``ip neigh``.
 from __future__ import annotations
 
 from netarena_gym.core.ipv4 import int_to_ip, mask_of
-from netarena_gym.core.shell import ERROR, INVALID, OK, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.ip_common import IpExit, parse_inet
 from netarena_gym.routing.commands.ip_neigh import neighbours

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from netarena_gym.core.ipv4 import AddressError, int_to_ip, ip_to_int
-from netarena_gym.core.shell import ERROR, INVALID, OK, TIMEOUT, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.grader import echo, walk
 

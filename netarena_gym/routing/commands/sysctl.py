@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from netarena_gym.core.shell import ERROR, INVALID, OK, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 
 __all__ = [

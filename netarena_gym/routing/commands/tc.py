@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from netarena_gym.core.shell import ERROR, INVALID, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.state import Interface, Qdisc
 

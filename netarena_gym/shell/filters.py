@@ -18,7 +18,7 @@ import re
 import warnings
 from collections.abc import Callable
 
-from netarena_gym.core.shell import ERROR, INVALID, OK, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 
 __all__ = [
     "FILTERS",

@@ -1,6 +1,6 @@
 import pytest
 
-from netarena_gym.core.shell import (
+from netarena_gym.shell.parser import (
     ERROR, INVALID, OK, REFUSED, CommandResult, ShellSyntaxError, parse_command_line,
     run_command_line)
 

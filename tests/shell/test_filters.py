@@ -3,8 +3,8 @@ import shlex
 
 import pytest
 
-from netarena_gym.core.shell import ERROR, INVALID, OK
-from netarena_gym.core.textfilters import FILTERS, RegexError, translate_regex
+from netarena_gym.shell.parser import ERROR, INVALID, OK
+from netarena_gym.shell.filters import FILTERS, RegexError, translate_regex
 
 TEXT = "a(b\nfoo bar\nFoo\nfoobar\n  10 x\n2 y\n10 x\nb\nb\nB\n\tz\n9.5\n-3 neg\nfoo.bar\n"
 USAGE = "Usage: grep [OPTION]... PATTERNS [FILE]...\nTry 'grep --help' for more information.\n"
