@@ -2,16 +2,11 @@
 random baseline, which works on both interfaces of every task."""
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
-
-@runtime_checkable
-class Agent(Protocol):
-    def reset(self) -> None: ...
-
-    def act(self, observation: Any, info: dict) -> Any: ...
+from netarena_gym.core.protocols import Agent  # noqa: F401  (the protocol lives in core.protocols)
 
 
 class RandomAgent:
