@@ -1,29 +1,37 @@
 """Read-only text filters for pipelines: ``grep``, ``head``, ``tail``, ``wc``, ``sort``, ``uniq``.
 
-Pure functions of ``(argv, stdin, opener)`` returning a :class:`CommandResult` with GNU
+Pure functions of ``(argv, stdin)`` returning a :class:`CommandResult` with GNU
 coreutils/grep 3.8 output, messages and exit statuses (grep exits 1 when nothing matched, 2 on
-errors). ``opener(path) -> (text, None) | (None, reason)`` resolves file operands; without one
-every file is missing. Task-independent: the routing and Kubernetes shells both use them.
+errors). Task-independent: the routing and Kubernetes shells both use them, in-process, on the
+captured output of the command before the pipe (never on a real node).
+
+They read their standard input only. File operands (other than ``-``), ``grep -f FILE``,
+``grep -r/-R/-d/-D``, ``sort -o/-T`` and ``uniq``'s output operand are refused
+(:func:`operand_refusal`, which the shells' allow-lists apply before anything runs).
 
 Regular expressions: POSIX basic (default) and extended (``-E``) syntax, with the GNU
-extensions (``\\+ \\? \\|`` in BRE, ``\\< \\> \\b \\w \\s``, back-references), are translated
-to Python :mod:`re`, with grep's messages for malformed ones. Python picks the leftmost
-alternative rather than the longest match, which only shows with ``-o``. Sorting compares
-bytes as in the C locale.
+extensions (``\\+ \\? \\|`` in BRE, ``\\< \\> \\b \\w \\s``), are translated to RE2 syntax
+and run on ``google-re2`` (linear time in the input, whatever the pattern), with POSIX
+leftmost-longest matching as grep has. RE2 cannot express back-references (``\\1``) or
+``-P`` lookarounds: those patterns get a grep-style error (exit 2), never a hang. ``\\<``
+and ``\\>`` are RE2's ``\\b`` (the same wherever a word character follows or precedes).
+Sorting compares bytes as in the C locale.
 """
 from __future__ import annotations
 
 import functools
 import re
-import warnings
 from collections.abc import Callable
 
-from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
+from netarena_gym.shell.parser import INVALID, CommandResult, refused
+from netarena_gym.shell.regex import RegexError, compile_grep, matches, translate_regex
 
 __all__ = [
     "FILTERS",
-    "Opener",
+    "FILTER_NAMES",
     "RegexError",
+    "operand_refusal",
+    "run_filter",
     "grep",
     "head",
     "sort",
@@ -33,172 +41,12 @@ __all__ = [
     "wc",
 ]
 
-Opener = Callable[[str], "tuple[str | None, str | None]"]
 _STDIN = "(standard input)"
-_CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z",
-            "lower": "a-z", "space": " \\t\\n\\r\\f\\v", "blank": " \\t", "xdigit": "0-9A-Fa-f",
-            "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), "print": "\\x20-\\x7e",
-            "graph": "\\x21-\\x7e", "cntrl": "\\x00-\\x1f\\x7f"}
-_ESCAPE_CLASSES = {"w": r"\w", "W": r"\W", "s": r"\s", "S": r"\S", "b": r"\b", "B": r"\B",
-                   "<": r"\b(?=\w)", ">": r"\b(?<=\w)", "`": r"\A", "'": r"\Z"}
-_INTERVAL = re.compile(r"(\d*)(,?)(\d*)")
-
-
-class RegexError(ValueError):
-    """A pattern grep refuses; the message is grep's (without the ``grep: `` prefix)."""
-
-
 def _lines(text: str) -> list[str]:
     parts = text.split("\n")
     if parts and parts[-1] == "":
         parts.pop()
     return parts
-
-
-# ------------------------------------------------------------------ regex translation
-def _bracket(pat: str, i: int) -> tuple[str, int]:
-    """Translate the bracket expression opening at ``pat[i] == '['``; returns (re, next i)."""
-    n, j = len(pat), i + 1
-    neg = j < n and pat[j] == "^"
-    j += neg
-    items: list[str] = []
-    first, start = True, j
-    while True:
-        if j >= n:
-            raise RegexError("Invalid regular expression" if i == n - 1 else
-                             "Unmatched [, [^, [:, [., or [=")
-        c = pat[j]
-        if c == "]" and not first:
-            break
-        first = False
-        if c == "[" and j + 1 < n and pat[j + 1] in ":=.":
-            kind, end = pat[j + 1], pat.find(pat[j + 1] + "]", j + 2)
-            if end < 0:
-                raise RegexError("Unmatched [, [^, [:, [., or [=")
-            name = pat[j + 2:end]
-            if kind == ":":
-                if name not in _CLASSES:
-                    raise RegexError("Invalid character class name")
-                items.append(_CLASSES[name])
-            else:
-                items.append(re.escape(name))
-            j = end + 2
-            continue
-        if j + 2 < n and pat[j + 1] == "-" and pat[j + 2] != "]":
-            lo, hi = c, pat[j + 2]
-            if ord(lo) > ord(hi):
-                raise RegexError("Invalid range end")
-            items.append(f"{re.escape(lo)}-{re.escape(hi)}")
-            j += 3
-            continue
-        items.append(re.escape(c))
-        j += 1
-    body = pat[start:j]
-    if len(body) > 1 and body[0] == ":" and body[-1] == ":" and not neg:
-        raise RegexError(f"character class syntax is [[:space:]], not [{body}]")
-    return ("[^" if neg else "[") + "".join(items) + "]", j + 1
-
-
-class _Builder:
-    """Atoms of one alternation level; a quantifier applies to the last atom."""
-
-    def __init__(self):
-        self.parts: list[str] = []
-        self.quantifiable = False
-        self.quantified = False
-
-    def atom(self, text: str, quantifiable: bool = True) -> None:
-        self.parts.append(text)
-        self.quantifiable, self.quantified = quantifiable, False
-
-    def quantify(self, q: str) -> None:
-        if self.quantified:
-            self.parts[-1] = f"(?:{self.parts[-1]})"
-        self.parts[-1] += q
-        self.quantified = True
-
-    def bar(self) -> None:
-        self.parts.append("|")
-        self.quantifiable = self.quantified = False
-
-
-def translate_regex(pat: str, extended: bool, group_offset: int = 0) -> tuple[str, int, str]:
-    """POSIX BRE (``extended=False``) or ERE -> Python regex: (regex, groups, warnings)."""
-    stack: list[tuple[_Builder, int]] = []
-    b, groups, closed, warn = _Builder(), 0, set(), ""
-    i, n = 0, len(pat)
-    while i < n:
-        c, esc = pat[i], pat[i] == "\\"
-        i += 1
-        if esc:
-            if i >= n:
-                raise RegexError("Trailing backslash")
-            c, i = pat[i], i + 1
-        special = esc != extended  # BRE needs a backslash for ( ) | { + ?, ERE must not have one
-        if c == "(" and special:
-            groups += 1
-            stack.append((b, groups))
-            b = _Builder()
-        elif c == ")" and special and stack:
-            inner = "".join(b.parts)
-            b, num = stack.pop()
-            closed.add(num)
-            b.atom(f"({inner})")
-        elif c == ")" and special and not extended:
-            raise RegexError("Unmatched ) or \\)")
-        elif c == "|" and special:
-            b.bar()
-        elif (c == "*" and not esc) or (c in "+?" and special):
-            if b.quantifiable:
-                b.quantify(c)
-            elif not extended:
-                b.atom(re.escape(c))  # POSIX BRE: a leading * is literal
-            elif c in "*+" and not b.parts and not stack:
-                warn += f"grep: warning: {c} at start of expression\n"  # and repeats nothing
-        elif c == "{" and special:
-            i = _interval(pat, i, extended, b)
-        elif c == "[" and not esc:
-            cls, i = _bracket(pat, i - 1)
-            b.atom(cls)
-        elif c == "." and not esc:
-            b.atom(".")
-        elif c == "^" and not esc and (extended or not b.parts or b.parts[-1] == "|"):
-            b.atom("^", False)
-        elif c == "$" and not esc and (extended or i == n or pat.startswith(("\\)", "\\|"), i)):
-            b.atom("$", False)
-        elif esc and c in "123456789":
-            if int(c) not in closed:
-                raise RegexError("Invalid back reference")
-            b.atom(f"\\{int(c) + group_offset}")
-        elif esc and c in _ESCAPE_CLASSES:
-            b.atom(_ESCAPE_CLASSES[c], c in "wWsS")
-        else:
-            b.atom(re.escape(c))
-    if stack:
-        raise RegexError("Unmatched ( or \\(")
-    return "".join(b.parts), groups, warn
-
-
-def _interval(pat: str, i: int, extended: bool, b: _Builder) -> int:
-    """An interval ``{m,n}`` starting after the brace at ``i``; returns the next index."""
-    m = _INTERVAL.match(pat, i)
-    close = "}" if extended else "\\}"
-    if not pat.startswith(close, m.end()) or not (m.group(1) or m.group(3)):
-        if extended:  # GNU ERE: a brace that starts no valid interval is literal
-            b.atom(re.escape("{"))
-            return i
-        raise RegexError("Unmatched \\{" if close not in pat[i:] else "Invalid content of \\{\\}")
-    lo, comma, hi = m.group(1) or "0", m.group(2), m.group(3)
-    if hi and int(lo) > int(hi):
-        raise RegexError("Invalid content of \\{\\}")
-    if int(lo) > 32767 or (hi and int(hi) > 32767):
-        raise RegexError("Regular expression too big")
-    end = m.end() + len(close)
-    if b.quantifiable:
-        b.quantify(f"{{{lo}{comma}{hi}}}")
-    else:
-        b.atom(re.escape(pat[i - (1 if extended else 2):end]))
-    return end
 
 
 # ----------------------------------------------------------------------------- grep
@@ -211,7 +59,9 @@ _GREP_LONG = {"extended-regexp": "E", "fixed-strings": "F", "basic-regexp": "G",
               "no-messages": "s", "with-filename": "H", "no-filename": "h",
               "files-with-matches": "l", "files-without-match": "L", "text": "a",
               "regexp": "e", "file": "f", "max-count": "m", "after-context": "A",
-              "before-context": "B", "context": "C", "color": "", "colour": "", "null": "Z"}
+              "before-context": "B", "context": "C", "color": "", "colour": "", "null": "Z",
+              "recursive": "r", "dereference-recursive": "R", "directories": "d",
+              "devices": "D"}
 _GREP_ARG = set("efmABCdD")
 
 
@@ -274,33 +124,43 @@ def _usage_for(prog: str) -> str:
     return _GREP_USAGE if prog == "grep" else f"Try '{prog} --help' for more information.\n"
 
 
-def _compile_grep(patterns: list[str], mode: str, icase: bool, word: bool,
-                  line: bool) -> tuple[re.Pattern, str]:
-    alts, warn, offset = [], "", 0
-    for p in patterns:
-        if mode == "F":
-            alts.append(re.escape(p))
-        elif mode == "P":
-            alts.append(p)
-        else:
-            rx, groups, w = translate_regex(p, mode == "E", offset)
-            alts.append(rx)
-            offset += groups
-            warn += w
-    body = "|".join(f"(?:{a})" for a in alts)
-    if word:
-        body = rf"(?<!\w)(?:{body})(?!\w)"
-    if line:
-        body = rf"^(?:{body})$"
+_OPERAND = "reads only the output piped into it; file operands are not allowed"
+
+
+def operand_refusal(argv: list[str]) -> str | None:
+    """Why a filter's argv is refused (a file to read or write), or None. Usage errors are
+    left to the filter, which reports them as the real tool does."""
+    prog = "grep" if argv[0] in ("egrep", "fgrep") else argv[0]
+    spec = _SPECS.get(prog)
+    if spec is None:
+        return None
+    argv = _legacy_tail([prog] + list(argv[1:]))
     try:
-        with warnings.catch_warnings():  # -P patterns may trip Python's FutureWarnings
-            warnings.simplefilter("ignore")
-            return re.compile(body, re.IGNORECASE if icase else 0), warn
-    except (re.error, RecursionError, OverflowError) as e:
-        raise RegexError("Invalid regular expression") from e
+        opts, operands = _grep_opts(prog, argv, *spec)
+    except _Usage:
+        return None
+    names = {o for o, _ in opts}
+    if prog == "grep":
+        if names & {"r", "R", "d", "D"}:
+            return "grep -r/-R/-d/-D read directories and are not allowed"
+        if "f" in names:
+            return "grep -f reads patterns from a file and is not allowed (use -e)"
+        if "e" not in names and operands:
+            operands = operands[1:]  # the pattern
+    if prog == "sort" and names & {"o", "T"}:
+        return "sort -o/-T write files and are not allowed"
+    if prog == "uniq" and len(operands) > 1:
+        return "uniq writes its output operand and is not allowed (uniq reads the pipe only)"
+    files = [o for o in operands if o != "-"]
+    if files:
+        return f"{argv[0]} {_OPERAND} ({files[0]})"
+    return None
 
 
-def grep(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandResult:
+def grep(argv: list[str], stdin: str) -> CommandResult:
+    why = operand_refusal(argv)
+    if why:
+        return refused(why)
     try:
         opts, operands = _grep_opts("grep", argv, _GREP_ARG, _GREP_LONG)
     except _Usage as e:
@@ -312,11 +172,6 @@ def grep(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandRe
             f["mode"] = o
         elif o == "e":
             f["patterns"] = (f["patterns"] or []) + v.split("\n")
-        elif o == "f":
-            text, why = opener(v) if opener else (None, "No such file or directory")
-            if text is None:
-                return CommandResult(f"grep: {v}: {why}\n", 2, ERROR)
-            f["patterns"] = (f["patterns"] or []) + _lines(text)
         elif o in ("A", "B", "C", "NUM"):
             if not v.isdigit():
                 return CommandResult(f"grep: {v}: invalid context length argument\n", 2, INVALID)
@@ -331,7 +186,7 @@ def grep(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandRe
             f["max"] = int(v)
         elif o == "I!":
             flags.discard("i")
-        elif o and o not in "ivwxcnoqsHhlLaZyIrz":
+        elif o and o not in "ivwxcnoqsHhlLaZyIz":
             return CommandResult(f"grep: invalid option -- '{o}'\n" + _GREP_USAGE, 2, INVALID)
         elif o:
             flags.add("i" if o == "y" else o)
@@ -340,32 +195,22 @@ def grep(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandRe
             return CommandResult(_GREP_USAGE, 2, INVALID)
         f["patterns"] = operands.pop(0).split("\n")
     try:
-        rx, warn = _compile_grep(f["patterns"], f["mode"], "i" in flags, "w" in flags,
+        rx, warn = compile_grep(f["patterns"], f["mode"], "i" in flags, "w" in flags,
                                  "x" in flags)
     except RegexError as e:
         return CommandResult(f"grep: {e}\n", 2, INVALID)
     files = operands or ["-"]
     show_name = ("H" in flags or len(files) > 1) and "h" not in flags
-    out, matched, error = [warn] if warn else [], False, False
-    for name in files:
-        text, why = (stdin, None) if name == "-" else (
-            opener(name) if opener else (None, "No such file or directory"))
-        label = _STDIN if name == "-" else name
-        if text is None:
-            error = True
-            if "s" not in flags:
-                out.append(f"grep: {name}: {why}\n")
-            continue
+    out, matched = [warn] if warn else [], False
+    for label, text in _read_inputs(files, stdin):
         hit = _grep_text(rx, _lines(text), label if show_name else None, flags, f, out)
         matched = matched or hit
         if hit and "q" in flags:
             return CommandResult("", 0)
-    status = 2 if error and not (matched and "q" in flags) else (0 if matched else 1)
-    return CommandResult("" if "q" in flags else "".join(out), status,
-                         ERROR if status == 2 else OK)
+    return CommandResult("" if "q" in flags else "".join(out), 0 if matched else 1)
 
 
-def _grep_text(rx: re.Pattern, lines: list[str], label: str | None, flags: set, f: dict,
+def _grep_text(rx, lines: list[str], label: str | None, flags: set, f: dict,
                out: list[str]) -> bool:
     invert = "v" in flags
     selected = [i for i, ln in enumerate(lines) if (rx.search(ln) is not None) != invert]
@@ -383,8 +228,7 @@ def _grep_text(rx: re.Pattern, lines: list[str], label: str | None, flags: set, 
     if "o" in flags:
         for i in selected:
             if not invert:
-                out.extend(pre(i, ":") + m.group() + "\n"
-                           for m in rx.finditer(lines[i]) if m.group())
+                out.extend(pre(i, ":") + m + "\n" for m in matches(rx, lines[i]))
         return bool(selected)
     shown, last = set(selected), -2
     for i in selected:
@@ -400,18 +244,12 @@ def _grep_text(rx: re.Pattern, lines: list[str], label: str | None, flags: set, 
 
 
 # ------------------------------------------------------------------------ head / tail
-def _read_inputs(prog: str, operands: list[str], stdin: str, opener: Opener | None):
-    """Yields (label, text or None, error line or None) per operand; stdin reads once."""
-    for name in operands or ["-"]:
-        if name == "-":
-            yield _STDIN, stdin, None
-            stdin = ""
-            continue
-        text, why = opener(name) if opener else (None, "No such file or directory")
-        if text is None:
-            yield name, None, f"{prog}: cannot open '{name}' for reading: {why}\n"
-        else:
-            yield name, text, None
+def _read_inputs(operands: list[str], stdin: str):
+    """Yields (label, text) per ``-`` operand (all that :func:`operand_refusal` lets
+    through); standard input reads once, as a second ``-`` finds it at its end."""
+    for _ in operands or ["-"]:
+        yield _STDIN, stdin
+        stdin = ""
 
 
 def _count_arg(prog: str, value: str, what: str) -> tuple[int, str]:
@@ -426,13 +264,24 @@ def _count_arg(prog: str, value: str, what: str) -> tuple[int, str]:
     return int(m.group(1)) * mult[m.group(2)], sign
 
 
-def _head_tail(prog: str, argv: list[str], stdin: str, opener: Opener | None) -> CommandResult:
-    long_map = {"lines": "n", "bytes": "c", "quiet": "q", "silent": "q", "verbose": "v",
-                "follow": "f", "retry": ""}
+_HEAD_LONG = {"lines": "n", "bytes": "c", "quiet": "q", "silent": "q", "verbose": "v",
+              "follow": "f", "retry": ""}
+
+
+def _legacy_tail(argv: list[str]) -> list[str]:
+    """``tail +N`` is ``tail -n +N``."""
+    if argv[0] == "tail" and len(argv) > 1 and re.fullmatch(r"\+\d+", argv[1]):
+        return [argv[0], "-n", argv[1]] + argv[2:]
+    return argv
+
+
+def _head_tail(prog: str, argv: list[str], stdin: str) -> CommandResult:
+    why = operand_refusal(argv)
+    if why:
+        return refused(why)
+    long_map = _HEAD_LONG
     try:
-        # legacy ``tail +N`` / ``head -N`` forms
-        if prog == "tail" and len(argv) > 1 and re.fullmatch(r"\+\d+", argv[1]):
-            argv = [argv[0], "-n", argv[1]] + argv[2:]
+        argv = _legacy_tail(argv)
         opts, operands = _grep_opts(prog, argv, {"n", "c"}, long_map)
         count, sign, unit, headers = 10, "", "lines", None
         for o, v in opts:
@@ -445,19 +294,14 @@ def _head_tail(prog: str, argv: list[str], stdin: str, opener: Opener | None) ->
                 raise _Usage(f"{prog}: invalid option -- '{o}'\n" + _usage_for(prog), 1)
     except _Usage as e:
         return e.result
-    out, status = [], 0
+    out = []
     files = operands or ["-"]
     show = headers if headers is not None else len(files) > 1
-    for k, (label, text, err) in enumerate(_read_inputs(prog, files, stdin, opener)):
-        if err:
-            out.append(err)
-            status = 1
-            continue
+    for k, (_, text) in enumerate(_read_inputs(files, stdin)):
         if show:
-            name = "standard input" if label == _STDIN else label
-            out.append(("\n" if k else "") + f"==> {name} <==\n")
+            out.append(("\n" if k else "") + "==> standard input <==\n")
         out.append(_slice(prog, text, count, sign, unit))
-    return CommandResult("".join(out), status, ERROR if status else OK)
+    return CommandResult("".join(out))
 
 
 def _slice(prog: str, text: str, count: int, sign: str, unit: str) -> str:
@@ -471,18 +315,23 @@ def _slice(prog: str, text: str, count: int, sign: str, unit: str) -> str:
     return "".join(part)
 
 
-def head(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandResult:
-    return _head_tail("head", argv, stdin, opener)
+def head(argv: list[str], stdin: str) -> CommandResult:
+    return _head_tail("head", argv, stdin)
 
 
-def tail(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandResult:
-    return _head_tail("tail", argv, stdin, opener)
+def tail(argv: list[str], stdin: str) -> CommandResult:
+    return _head_tail("tail", argv, stdin)
 
 
 # --------------------------------------------------------------------------------- wc
-def wc(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandResult:
-    long_map = {"lines": "l", "words": "w", "bytes": "c", "chars": "m",
-                "max-line-length": "L"}
+_WC_LONG = {"lines": "l", "words": "w", "bytes": "c", "chars": "m", "max-line-length": "L"}
+
+
+def wc(argv: list[str], stdin: str) -> CommandResult:
+    why = operand_refusal(argv)
+    if why:
+        return refused(why)
+    long_map = _WC_LONG
     try:
         opts, operands = _grep_opts("wc", argv, set(), long_map)
     except _Usage as e:
@@ -494,13 +343,8 @@ def wc(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandResu
                                  "Try 'wc --help' for more information.\n", 1, INVALID)
         want.append(o)
     cols = [c for c in "lwmcL" if c in want] or ["l", "w", "c"]
-    rows, status, total = [], 0, {c: 0 for c in cols}
-    out_err = []
-    for label, text, err in _read_inputs("wc", operands, stdin, opener):
-        if err:
-            out_err.append(err.replace("cannot open '", "").replace("' for reading", ""))
-            status = 1
-            continue
+    rows, total = [], {c: 0 for c in cols}
+    for label, text in _read_inputs(operands, stdin):
         counts = {"l": text.count("\n"), "w": len(text.split()), "c": len(text.encode()),
                   "m": len(text),
                   "L": max((len(x.expandtabs(8)) for x in text.split("\n")), default=0)}
@@ -512,15 +356,11 @@ def wc(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandResu
         rows.append(([total[c] for c in cols], "total"))
     if len(cols) == 1 and len(rows) == 1:
         width = 1
-    elif "-" in operands or not operands:
+    else:  # standard input: coreutils pads to 7
         width = 7
-    elif all(o.startswith("/proc/") for o in operands):
-        width = 1
-    else:
-        width = len(str(max((sum(r[0]) for r in rows), default=0)))
     lines = [" ".join(f"{v:>{width}d}" for v in vals) + (f" {name}" if name else "") + "\n"
              for vals, name in rows]
-    return CommandResult("".join(out_err + lines), status, ERROR if status else OK)
+    return CommandResult("".join(lines))
 
 
 # ------------------------------------------------------------------------------- sort
@@ -551,12 +391,19 @@ def _field_slice(line: str, sep: str | None, start: int, end: int | None, blanks
     return text.lstrip() if blanks else text
 
 
-def sort(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandResult:
-    long_map = {"reverse": "r", "numeric-sort": "n", "unique": "u", "ignore-case": "f",
-                "key": "k", "field-separator": "t", "ignore-leading-blanks": "b",
-                "stable": "s", "general-numeric-sort": "g"}
+_SORT_LONG = {"reverse": "r", "numeric-sort": "n", "unique": "u", "ignore-case": "f",
+              "key": "k", "field-separator": "t", "ignore-leading-blanks": "b",
+              "stable": "s", "general-numeric-sort": "g", "output": "o",
+              "temporary-directory": "T", "buffer-size": "S"}
+_SORT_ARG = {"k", "t", "o", "S", "T"}
+
+
+def sort(argv: list[str], stdin: str) -> CommandResult:
+    why = operand_refusal(argv)
+    if why:
+        return refused(why)
     try:
-        opts, operands = _grep_opts("sort", argv, {"k", "t", "o", "S", "T"}, long_map)
+        opts, operands = _grep_opts("sort", argv, _SORT_ARG, _SORT_LONG)
     except _Usage as e:
         return e.result
     g, keys, sep = set(), [], None
@@ -572,21 +419,16 @@ def sort(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandRe
             if len(v) != 1:
                 return CommandResult(f"sort: multi-character tab \u2018{v}\u2019\n", 2, INVALID)
             sep = v
-        elif o in ("o", "S", "T") or o == "z":
+        elif o in ("S", "z"):
             continue
         elif o in "rnufbsg":
             g.add("n" if o == "g" else o)
         else:
             return CommandResult(f"sort: invalid option -- '{o}'\n"
                                  "Try 'sort --help' for more information.\n", 2, INVALID)
-    lines, errs = [], []
-    for label, text, err in _read_inputs("sort", operands, stdin, opener):
-        if err:
-            errs.append(f"sort: cannot read: {label}: {err.rsplit(': ', 1)[1]}")
-        else:
-            lines.extend(_lines(text))
-    if errs:
-        return CommandResult(errs[0], 2, ERROR)
+    lines = []
+    for _, text in _read_inputs(operands, stdin):
+        lines.extend(_lines(text))
     specs = [(s, e, (m & set("bfnr")) or (g & set("bfnr"))) for s, e, m in keys] or \
         [(1, None, g & set("bfnr"))]
     whole = not keys
@@ -620,8 +462,14 @@ def sort(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandRe
 
 
 # ------------------------------------------------------------------------------- uniq
-def uniq(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandResult:
-    long_map = {"count": "c", "repeated": "d", "unique": "u", "ignore-case": "i"}
+_UNIQ_LONG = {"count": "c", "repeated": "d", "unique": "u", "ignore-case": "i"}
+
+
+def uniq(argv: list[str], stdin: str) -> CommandResult:
+    why = operand_refusal(argv)
+    if why:
+        return refused(why)
+    long_map = _UNIQ_LONG
     try:
         opts, operands = _grep_opts("uniq", argv, set(), long_map)
     except _Usage as e:
@@ -634,10 +482,7 @@ def uniq(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandRe
             return CommandResult(f"uniq: invalid option -- '{o}'\n"
                                  "Try 'uniq --help' for more information.\n", 1, INVALID)
         fl.add(o)
-    _, text, err = next(_read_inputs("uniq", operands[:1], stdin, opener))
-    if err:
-        return CommandResult(err.replace("cannot open '", "").replace("' for reading", ""),
-                             1, ERROR)
+    text = stdin
     out, groups = [], []
     for ln in _lines(text):
         key = ln.lower() if "i" in fl else ln
@@ -652,5 +497,16 @@ def uniq(argv: list[str], stdin: str, opener: Opener | None = None) -> CommandRe
     return CommandResult("".join(out))
 
 
-FILTERS: dict[str, Callable[..., CommandResult]] = {
+FILTERS: dict[str, Callable[[list[str], str], CommandResult]] = {
     "grep": grep, "head": head, "tail": tail, "wc": wc, "sort": sort, "uniq": uniq}
+FILTER_NAMES = frozenset(FILTERS) | {"egrep", "fgrep"}
+_SPECS = {"grep": (_GREP_ARG, _GREP_LONG), "head": ({"n", "c"}, _HEAD_LONG),
+          "tail": ({"n", "c"}, _HEAD_LONG), "wc": (set(), _WC_LONG),
+          "sort": (_SORT_ARG, _SORT_LONG), "uniq": (set(), _UNIQ_LONG)}
+
+
+def run_filter(argv: list[str], stdin: str) -> CommandResult:
+    """Run any filter of :data:`FILTER_NAMES` (``egrep``/``fgrep`` are ``grep -E``/``-F``)."""
+    if argv[0] in ("egrep", "fgrep"):
+        argv = ["grep", "-E" if argv[0] == "egrep" else "-F"] + list(argv[1:])
+    return FILTERS[argv[0]](list(argv), stdin)

@@ -41,6 +41,11 @@ class CommandResult:
         return a if _SEVERITY[a] >= _SEVERITY[b] else b
 
 
+def refused(message: str) -> CommandResult:
+    """The observation of a refused command (exit status 126, kind ``refused``)."""
+    return CommandResult(f"netarena: command refused: {message}\n", 126, REFUSED)
+
+
 @dataclass(slots=True)
 class SimpleCommand:
     argv: list[str]

@@ -9,7 +9,6 @@ from netarena_gym.routing.commands import (  # noqa: F401
     REGISTRY,
     CommandContext,
     files,
-    filters,
     sysctl,
     tc,
 )
@@ -304,13 +303,3 @@ def test_write_redirect(ctx):
         "bash: /etc/hostname: Permission denied\n", 1, ERROR)
 
 
-# ------------------------------------------------------------------------------ filters
-def test_filters_on_pipes_and_node_files(ctx):
-    listing = ok(ctx, "tc qdisc show")
-    assert ok(ctx, "grep r0-eth2", stdin=listing) == DEFAULT.splitlines(True)[2]
-    assert ok(ctx, "wc -l", stdin=listing) == "3\n"
-    assert ok(ctx, "grep -c 1 /proc/sys/net/ipv4/ip_forward") == "1\n"
-    assert ok(ctx, "egrep 'lo|eth1'", stdin=listing).count("\n") == 2
-    res = run(ctx, "grep 0 /proc/sys/net/ipv4/ip_forward /nope")
-    assert (res.output, res.status) == ("grep: /nope: No such file or directory\n", 2)
-    assert ok(ctx, "head -n 1 /proc/net/route").startswith("Iface\t")

@@ -12,11 +12,13 @@ and any program other than kubectl. ``allowed_verbs=`` configures the verb set.
 """
 from __future__ import annotations
 
+from netarena_gym.shell import policy
+from netarena_gym.shell.filters import FILTER_NAMES
 from netarena_gym.shell.parser import CommandLine, SimpleCommand
 from netarena_gym.k8s.commands.cmdline import Invocation, UsageError, parse, resolve, resource_args
 
 DEFAULT_VERBS = frozenset({"get", "describe", "patch", "label", "apply", "delete"})
-TEXT_FILTERS = frozenset({"grep", "head", "tail", "wc", "sort", "uniq"})
+TEXT_FILTERS = FILTER_NAMES
 KUBECTL_VERBS = frozenset({
     "get", "describe", "patch", "label", "apply", "delete", "create", "expose", "run", "set",
     "explain", "edit", "rollout", "scale", "autoscale", "certificate", "cluster-info", "top",
@@ -35,7 +37,7 @@ def refusal(cmd: SimpleCommand, position: int, namespace: str,
     if cmd.redirect is not None and cmd.redirect[1] != "/dev/null":
         return f"writing to {cmd.redirect[1]} is not allowed"
     if prog in TEXT_FILTERS:
-        return None if position > 0 else f"{prog} may only read the output of kubectl through a pipe"
+        return policy.filter_position_refusal(cmd, position, "kubectl")
     if prog != "kubectl":
         return f"'{prog}' is not allowed: this task is operated with kubectl only"
     try:
@@ -119,9 +121,4 @@ def apply_refusal(docs: list, namespace: str) -> str | None:
 
 
 def check_command_line(cl: CommandLine, namespace: str, verbs=DEFAULT_VERBS) -> str | None:
-    for _, pipe in cl.items:
-        for pos, cmd in enumerate(pipe.commands):
-            why = refusal(cmd, pos, namespace, verbs)
-            if why:
-                return why
-    return None
+    return policy.check_command_line(cl, lambda cmd, pos: refusal(cmd, pos, namespace, verbs))

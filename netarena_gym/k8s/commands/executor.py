@@ -1,44 +1,28 @@
-"""Runs one agent command line against a kubectl implementation: shell parse (the core's
-strict tokenizer), the allow-list, then each simple command: ``kubectl`` to the backend's
-runner, text filters to :mod:`netarena_gym.shell.filters`. Shared by both backends."""
+"""Runs one agent command line against a kubectl implementation: shell parse (the shared
+strict parser, cached), the allow-list, then each simple command: ``kubectl`` to the
+backend's runner, text filters in-process (:func:`netarena_gym.shell.policy.run_pipeline`).
+Shared by both backends."""
 from __future__ import annotations
 
 from typing import Callable
 
-from netarena_gym.shell import filters as textfilters
-from netarena_gym.shell.parser import (
-    INVALID, REFUSED, CommandResult, ShellSyntaxError, parse_command_line, run_command_line)
+from netarena_gym.shell.parser import INVALID, CommandResult
+from netarena_gym.shell.policy import ParseCache, parse as parse_line, refused, run_pipeline
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS, apply_refusal, check_command_line
 from netarena_gym.k8s.commands.cmdline import UsageError, parse
 
 KubectlRunner = Callable[[list, str], CommandResult]
-_FILTERS = {"grep": textfilters.grep, "head": textfilters.head, "tail": textfilters.tail,
-            "wc": textfilters.wc, "sort": textfilters.sort, "uniq": textfilters.uniq}
+_PARSED = ParseCache(parse_line, 4096)  # command line -> (parsed, early result), read-only
 
-
-_PARSED: dict = {}  # command line -> parsed (read-only)
-
-
-def refused(message: str) -> CommandResult:
-    return CommandResult(f"netarena: command refused: {message}\n", 126, REFUSED)
+__all__ = ["KubectlRunner", "refused", "run"]
 
 
 def run(command: str, stdin: str, namespace: str, kubectl: KubectlRunner,
         verbs=DEFAULT_VERBS) -> CommandResult:
     """``stdin`` feeds the first kubectl of the line (``kubectl apply -f -``)."""
-    cl = _PARSED.get(command)
-    if cl is None:
-        try:
-            cl = parse_command_line(command)
-        except ShellSyntaxError as e:
-            if e.refused:
-                return refused(str(e).removeprefix("netarena: "))
-            return CommandResult(f"{e}\n", 2, INVALID)
-        if len(_PARSED) > 4096:
-            _PARSED.clear()
-        _PARSED[command] = cl
-    if not cl.items:
-        return CommandResult("netarena: empty command\n", 2, INVALID)
+    cl, early = _PARSED(command)
+    if early is not None:
+        return early
     why = check_command_line(cl, namespace, verbs)
     if why:
         return refused(why)
@@ -59,13 +43,13 @@ def run(command: str, stdin: str, namespace: str, kubectl: KubectlRunner,
                 return CommandResult(f"error: {e}\nSee 'kubectl {verb + ' ' if verb else ''}--help' "
                                      "for usage.\n", 1, INVALID)
             res = kubectl(list(cmd.argv), feed)
-        else:
-            res = _FILTERS[prog](list(cmd.argv), data)
-        if cmd.stderr == "null" and res.status != 0 and prog == "kubectl":
+        else:  # the allow-list lets nothing else through
+            return CommandResult(f"bash: {prog}: command not found\n", 127, INVALID)
+        if cmd.stderr == "null" and res.status != 0:
             return CommandResult("", res.status, res.kind)
         return res
 
-    return run_command_line(cl, one)
+    return run_pipeline(cl, one)
 
 
 def _stdin_refusal(cl, stdin: str, namespace: str) -> str | None:

@@ -49,6 +49,6 @@ def get_handler(name: str) -> Handler | None:
     global _LOADED
     if not _LOADED:
         from netarena_gym.routing.commands import (  # noqa: F401  (registration side effects)
-            ip, ifconfig, iptables, tc, sysctl, files, ping, filters, legacy)
+            ip, ifconfig, iptables, tc, sysctl, files, ping, legacy)
         _LOADED = True
     return REGISTRY.get(name)

@@ -8,15 +8,29 @@ repair IP forwarding: ``ip`` (address, link, route, rule, neighbour), ``ifconfig
 ``tail``, ``wc``, ``sort``, ``uniq``). Everything else is refused (known programs such as
 ``rm``, ``kill``, shells, ``ip netns``) or, for names no system has, answered with bash's
 ``command not found``. Nothing refused ever reaches a real node.
+
+Paths are resolved before they are checked (``.``, ``..`` and repeated slashes,
+:func:`resolve_path`): a redirect may only write ``/proc/sys/net/...`` (or ``/dev/null``),
+``cat`` may only read ``/proc/sys/net``, ``/proc/net`` and ``/etc/hostname``. ``sysctl`` may
+only name ``net.*`` keys (per network namespace) and never loads files: ``-p``, ``-f``,
+``--load``, ``--system`` are refused in every spelling (``-p/x``, ``-qp``, ``--lo=x``), as are
+``-a``/``-A``/``-X`` (they list host-wide keys). ``ip``/``tc`` options that read files or
+switch namespaces (``-batch``, ``-netns``, ``-all``, ``-force``, ``tc -conf``) are refused in
+every prefix spelling iproute2 accepts. The filters' own refusals (file operands, ``sort
+-o``) come from :func:`netarena_gym.shell.policy.filter_position_refusal`.
 """
 from __future__ import annotations
 
+import posixpath
+
+from netarena_gym.shell import policy
+from netarena_gym.shell.filters import FILTER_NAMES
 from netarena_gym.shell.parser import CommandLine, SimpleCommand
 
 OPERATOR_COMMANDS = frozenset({
     "ip", "ifconfig", "route", "arp", "sysctl", "iptables", "iptables-save", "tc",
     "ping", "traceroute", "cat", "echo"})
-TEXT_FILTERS = frozenset({"grep", "head", "tail", "wc", "sort", "uniq"})
+TEXT_FILTERS = FILTER_NAMES
 ALLOWED = OPERATOR_COMMANDS | TEXT_FILTERS
 
 # Programs that exist on a Linux box but are outside the operator's task. Refused, counted
@@ -43,25 +57,79 @@ IP_OBJECTS = {
     "neigh": ("n", "ne", "nei", "neig", "neigh", "neighbor", "neighbour"),
 }
 _IP_OBJECT_OF = {abbr: obj for obj, abbrs in IP_OBJECTS.items() for abbr in abbrs}
-_IP_REFUSED_OPTIONS = {"-n", "-netns", "--netns", "-b", "-batch", "--batch", "-force",
-                       "-all", "--all"}
+# iproute2 takes any prefix of an option, the first match in its own order winning: the
+# shortest prefix that means each refused option (``ip -f`` is -family, ``-fo`` -force)
+_IP_REFUSED_OPTIONS = {"netns": 1, "batch": 1, "force": 2, "all": 1}
+_TC_REFUSED_OPTIONS = {"netns": 1, "batch": 1, "force": 1, "conf": 1, "cf": 1}
 _CAT_PREFIXES = ("/proc/sys/net/", "/proc/net/")
 _CAT_FILES = {"/etc/hostname"}
 WRITABLE_PREFIX = "/proc/sys/net/"
+
+
+def resolve_path(path: str) -> str:
+    """``path`` with ``.``, ``..`` and repeated slashes resolved (relative paths are taken
+    from ``/``, the nodes' working directory). Lexical: the allowed trees have no symlinks,
+    and the real backend opens the result with ``O_NOFOLLOW`` in a read-only mount
+    namespace."""
+    return "/" + posixpath.normpath("/" + path).lstrip("/")
+
+
+def redirect_target(path: str) -> str | None:
+    """The resolved file a ``>``/``>>`` may write, or None when it is refused."""
+    real = resolve_path(path)
+    if real == "/dev/null" or real.startswith(WRITABLE_PREFIX):
+        return real
+    return None
+
+
+def _option_refused(arg: str, names) -> str | None:
+    """The refused iproute2 option ``arg`` spells (``-b``, ``-ba``, ``--batch``...)."""
+    if not arg.startswith("-") or arg in ("-", "--"):
+        return None
+    word = arg[2:] if arg.startswith("--") else arg[1:]
+    return next((n for n, least in names.items()
+                 if len(word) >= least and n.startswith(word)), None)
+
+
+def _sysctl_refusal(argv: list[str]) -> str | None:
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        i += 1
+        if a.startswith("--") and len(a) > 2:
+            name = a[2:].partition("=")[0]
+            if any(w.startswith(name) for w in ("load", "system")):
+                return f"sysctl {a} loads configuration files and is not allowed"
+            if "all".startswith(name):
+                return "sysctl --all lists host-wide keys: name the net.* keys instead"
+            if any(w.startswith(name) for w in ("pattern",)) and "=" not in a:
+                i += 1
+            continue
+        if a.startswith("-") and len(a) > 1:
+            for j, c in enumerate(a[1:], 1):
+                if c in "pf":
+                    return f"sysctl {a} loads configuration files and is not allowed"
+                if c in "aAX":
+                    return f"sysctl {a} lists host-wide keys: name the net.* keys instead"
+                if c == "r":
+                    i += 0 if a[j + 1:] else 1
+                    break
+            continue
+        key = a.partition("=")[0].strip().replace("/", ".").lstrip(".")
+        if not key.startswith("net."):
+            return f"sysctl {key} is not allowed (only the node's own net.* keys)"
+    return None
 
 
 def refusal(cmd: SimpleCommand, position: int) -> str | None:
     """Why this simple command is refused, or None when it may run.
     ``position`` is its index in the pipeline (filters only after a pipe)."""
     prog = cmd.argv[0]
-    if cmd.redirect is not None:
-        path = cmd.redirect[1]
-        if path != "/dev/null" and not path.startswith(WRITABLE_PREFIX):
-            return f"writing to {path} is not allowed (only /proc/sys/net/... and /dev/null)"
+    if cmd.redirect is not None and redirect_target(cmd.redirect[1]) is None:
+        return (f"writing to {cmd.redirect[1]} is not allowed (only /proc/sys/net/... and "
+                "/dev/null)")
     if prog in TEXT_FILTERS:
-        if position == 0:
-            return f"{prog} may only read the output of another command through a pipe"
-        return None
+        return policy.filter_position_refusal(cmd, position, "another command")
     if prog not in OPERATOR_COMMANDS:
         if prog in KNOWN_PROGRAMS or prog.startswith("kill") or "/" in prog:
             return f"'{prog}' is not an operator command for this task"
@@ -69,9 +137,11 @@ def refusal(cmd: SimpleCommand, position: int) -> str | None:
     if prog == "ip":
         return _ip_refusal(cmd.argv)
     if prog == "tc":
-        args = [a for a in cmd.argv[1:] if not a.startswith("-") or a in ("-b", "-batch")]
-        if any(a in ("-b", "-batch") for a in cmd.argv[1:]):
-            return "tc -batch reads files and is not allowed"
+        for a in cmd.argv[1:]:
+            bad = _option_refused(a, _TC_REFUSED_OPTIONS)
+            if bad:
+                return f"tc {a} (-{bad}) reads files or switches namespaces and is not allowed"
+        args = [a for a in cmd.argv[1:] if not a.startswith("-")]
         if args and args[0] not in ("qdisc", "q", "qd", "qdi"):
             return f"tc {args[0]} is not allowed (only tc qdisc)"
         return None
@@ -79,14 +149,12 @@ def refusal(cmd: SimpleCommand, position: int) -> str | None:
         for a in cmd.argv[1:]:
             if a.startswith("-"):
                 continue
-            if not (a.startswith(_CAT_PREFIXES) or a in _CAT_FILES) or ".." in a:
+            real = resolve_path(a)
+            if not (real.startswith(_CAT_PREFIXES) or real in _CAT_FILES) or ".." in a:
                 return f"reading {a} is not allowed (only /proc/sys/net, /proc/net, /etc/hostname)"
         return None
     if prog == "sysctl":
-        for a in cmd.argv[1:]:
-            if a in ("-p", "--load", "--system", "-f"):
-                return f"sysctl {a} loads configuration files and is not allowed"
-        return None
+        return _sysctl_refusal(cmd.argv)
     if prog == "ping" and any(a in ("-f",) for a in cmd.argv[1:]):
         return "flood ping is not allowed"
     if prog == "iptables" and any(a.startswith("--modprobe") for a in cmd.argv[1:]):
@@ -97,7 +165,7 @@ def refusal(cmd: SimpleCommand, position: int) -> str | None:
 def _ip_refusal(argv: list[str]) -> str | None:
     i = 1
     while i < len(argv) and argv[i].startswith("-"):
-        if argv[i] in _IP_REFUSED_OPTIONS:
+        if _option_refused(argv[i], _IP_REFUSED_OPTIONS):
             return f"ip {argv[i]} is not allowed"
         i += 1
     if i >= len(argv):
@@ -119,12 +187,7 @@ def _ip_refusal(argv: list[str]) -> str | None:
 
 def check_command_line(cl: CommandLine) -> str | None:
     """First refusal found in a parsed command line, or None."""
-    for _, pipe in cl.items:
-        for pos, cmd in enumerate(pipe.commands):
-            why = refusal(cmd, pos)
-            if why:
-                return why
-    return None
+    return policy.check_command_line(cl, refusal)
 
 
 def machine_refusal(machine: str, routers_and_hosts, switches) -> tuple[str, bool] | None:

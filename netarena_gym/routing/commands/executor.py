@@ -1,25 +1,35 @@
-"""Runs one agent command line on a simulated node: parse, allow-list, dispatch each
-simple command to its handler, apply redirects."""
+"""Runs one agent command line on a simulated node: parse and allow-list (cached, shared
+with the real backend through :func:`precheck`), text filters in-process
+(:func:`netarena_gym.shell.policy.run_pipeline`), every other simple command to its
+handler, then redirects."""
 from __future__ import annotations
 
 import logging
 
-from netarena_gym.shell.parser import (
-    ERROR, INVALID, REFUSED, CommandResult, ShellSyntaxError, parse_command_line,
-    run_command_line)
-from netarena_gym.routing.commands.allowlist import check_command_line, machine_refusal
+from netarena_gym.shell.parser import ERROR, INVALID, CommandResult
+from netarena_gym.shell.policy import ParseCache, parse, refused, run_pipeline
+from netarena_gym.routing.commands.allowlist import (
+    check_command_line, machine_refusal, redirect_target)
 from netarena_gym.routing.commands import CommandContext, get_handler
 from netarena_gym.routing.state import Network
 
 log = logging.getLogger(__name__)
 
-
-def refused(message: str) -> CommandResult:
-    return CommandResult(f"netarena: command refused: {message}\n", 126, REFUSED)
+__all__ = ["precheck", "refused", "run"]
 
 
-_PARSED: dict[str, tuple] = {}
-_PARSED_MAX = 8192
+def _parse_and_check(command: str):
+    """Parse and allow-list one command line (pure, so memoised by its text)."""
+    cl, early = parse(command)
+    if early is not None:
+        return None, early
+    why = check_command_line(cl)
+    if why:
+        return None, refused(why)
+    return cl, None
+
+
+_CHECKED = ParseCache(_parse_and_check)
 
 
 def precheck(machines, switches, machine: str, command: str):
@@ -29,28 +39,7 @@ def precheck(machines, switches, machine: str, command: str):
         msg, is_refusal = bad
         return None, (refused(msg) if is_refusal
                       else CommandResult(f"netarena: {msg}\n", 2, INVALID))
-    hit = _PARSED.get(command)
-    if hit is None:
-        if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.clear()
-        hit = _PARSED[command] = _parse_and_check(command)
-    return hit
-
-
-def _parse_and_check(command: str):
-    """Parse and allow-list one command line (pure, so memoised by its text)."""
-    try:
-        cl = parse_command_line(command)
-    except ShellSyntaxError as e:
-        if e.refused:
-            return None, refused(str(e).removeprefix("netarena: "))
-        return None, CommandResult(f"{e}\n", 2, INVALID)
-    if not cl.items:
-        return None, CommandResult("netarena: empty command\n", 2, INVALID)
-    why = check_command_line(cl)
-    if why:
-        return None, refused(why)
-    return cl, None
+    return _CHECKED(command)
 
 
 def run(net: Network, switches, machine: str, command: str, timeout_s: float) -> CommandResult:
@@ -70,10 +59,9 @@ def run(net: Network, switches, machine: str, command: str, timeout_s: float) ->
             return CommandResult(f"netarena: simulator error running {cmd.argv[0]}\n", 1, ERROR)
         if cmd.redirect is not None and res.status == 0:
             from netarena_gym.routing.commands.files import write_redirect
-            w = write_redirect(ctx, cmd.redirect[1], res.output, cmd.redirect[0] == ">>",
-                               prog=cmd.argv[0])
-            return CommandResult(w.output, w.status if res.status == 0 else res.status,
-                                 CommandResult.worst(res.kind, w.kind))
+            w = write_redirect(ctx, redirect_target(cmd.redirect[1]), res.output,
+                               cmd.redirect[0] == ">>", prog=cmd.argv[0])
+            return CommandResult(w.output, w.status, CommandResult.worst(res.kind, w.kind))
         return res
 
-    return run_command_line(cl, one)
+    return run_pipeline(cl, one)
