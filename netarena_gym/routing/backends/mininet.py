@@ -6,12 +6,23 @@ Needs root, Debian's ``mininet`` (for ``mnexec``), ``bridge-utils``, ``iputils-p
 ``iproute2`` and ``iptables``, and the ``mininet`` Python package (``pip install
 'netarena-gym[mininet]'``).
 
+Agent commands never reach a shell on the host: the line is parsed and allow-listed
+(:func:`~netarena_gym.routing.commands.executor.precheck`, the same check as the simulator's),
+each simple command's argv is exec'd in the node's network namespace inside a private
+read-only mount namespace (:mod:`.nodeexec`: only a private ``/tmp``/``/run`` and that
+namespace's ``/proc/sys/net`` are writable), pipes into the text filters run in-process on
+the captured output, ``echo`` is the simulator's (bash's builtin), and a redirect is written
+by the backend to the resolved ``/proc/sys/net/...`` path in the same sandbox. The baseline
+and fault scripts are the env's own (never the agent's) and still run through ``bash``.
+
 Lifecycle: everything this run creates in the root namespace (bridges and their ports) is
 named with a run-unique prefix ``nxXXXX``; routers' and hosts' interfaces live in their own
-namespaces. The names and node PIDs are recorded in ``/run/netarena-gym/<run>.json``;
+namespaces. The names, node PIDs, their start times (``/proc/PID/stat`` field 22) and owner uids are
+recorded in ``/run/netarena-gym/<run>.json``;
 ``close()``, exceptions, SIGINT/SIGTERM and garbage collection tear the network down, and a
-new run removes what a crashed run left, by those recorded names. Nothing else is touched
-(Mininet's global clean-up is never called, nothing is killed by name).
+new run removes what a crashed run left, by those recorded names; a recorded PID is signalled only while its start time and uid still
+match (a reused PID is left alone). Nothing else is touched (Mininet's global clean-up is
+never called, nothing is killed by name).
 
 The network stays up across episodes with the same topology: ``reset`` restores every
 node's baseline configuration instead of rebuilding.
@@ -32,8 +43,12 @@ import numpy as np
 
 from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandLine, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
+from netarena_gym.shell.policy import run_pipeline
+from netarena_gym.routing.backends import nodeexec
+from netarena_gym.routing.commands.allowlist import ALLOWED, redirect_target
 from netarena_gym.routing.commands.executor import precheck
+from netarena_gym.routing.commands.files import echo_cmd
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.topology import Layout, TopologySpec
 
@@ -69,27 +84,6 @@ def detect_capabilities() -> frozenset[str]:
     if r.returncode == 0:
         caps.add("netem")
     return frozenset(caps)
-
-
-def render(cl: CommandLine) -> str:
-    """Rebuild a checked command line for bash with every word quoted, so bash runs
-    exactly the words our parser saw (no globbing or expansion)."""
-    parts = []
-    for connector, pipe in cl.items:
-        if connector:
-            parts.append(connector)
-        cmds = []
-        for c in pipe.commands:
-            s = " ".join(shlex.quote(a) for a in c.argv)
-            if c.stderr == "stdout":
-                s += " 2>&1"
-            elif c.stderr == "null":
-                s += " 2>/dev/null"
-            if c.redirect:
-                s += f" {c.redirect[0]} {shlex.quote(c.redirect[1])}"
-            cmds.append(s)
-        parts.append(" | ".join(cmds))
-    return " ".join(parts)
 
 
 def _classify(status: int, output: str) -> str:
@@ -154,9 +148,44 @@ def _alive(pid: int) -> bool:
         return True
 
 
+def process_identity(pid: int) -> list[int] | None:
+    """[start time in clock ticks since boot, owner uid] of a live process, or None. The
+    start time is field 22 of ``/proc/PID/stat``, counted after the parenthesised command
+    name (which may itself hold spaces and parentheses)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+        uid = os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return None
+    fields = stat[stat.rindex(b")") + 2:].split()
+    return [int(fields[19]), uid]  # fields[0] is field 3 (state)
+
+
+def _kill_if_same(pid: int, ident) -> bool:
+    """SIGKILL ``pid`` only while it is still the process recorded as ``ident`` (start
+    time, uid), through a pidfd so that the check and the kill address one process."""
+    if not ident:
+        return False
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return False
+    try:
+        if process_identity(pid) != list(ident):
+            return False
+        signal.pidfd_send_signal(fd, signal.SIGKILL)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def reap_leftovers(state_dir: Path = STATE_DIR) -> list[str]:
     """Remove what crashed runs recorded and left behind (their bridges and node shells),
-    by the names and PIDs in their state files. Returns the run ids cleaned."""
+    by the names and PIDs in their state files. Returns the run ids cleaned. A run whose
+    owner is still the recorded live process is left alone; a node PID is killed only while
+    its start time and uid are those recorded at creation."""
     cleaned = []
     if not state_dir.is_dir():
         return cleaned
@@ -165,11 +194,12 @@ def reap_leftovers(state_dir: Path = STATE_DIR) -> list[str]:
             rec = json.loads(f.read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        if _alive(int(rec.get("owner", 0))):
+        owner = int(rec.get("owner", 0))
+        ident = rec.get("owner_ident")
+        if _alive(owner) and (ident is None or process_identity(owner) == list(ident)):
             continue
-        for pid in rec.get("node_pids", []):
-            if _alive(pid) and _cmdline_has(pid, "mininet:"):
-                os.kill(pid, signal.SIGKILL)
+        for pid, pid_ident in rec.get("node_idents", []):
+            _kill_if_same(int(pid), pid_ident)
         for br in rec.get("bridges", []):
             subprocess.run(["ip", "link", "del", br], capture_output=True, timeout=10)
         for port in rec.get("ports", []):
@@ -177,13 +207,6 @@ def reap_leftovers(state_dir: Path = STATE_DIR) -> list[str]:
         f.unlink(missing_ok=True)
         cleaned.append(rec.get("run", f.stem))
     return cleaned
-
-
-def _cmdline_has(pid: int, text: str) -> bool:
-    try:
-        return text in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-    except OSError:
-        return False
 
 
 class MininetBackend:
@@ -215,6 +238,7 @@ class MininetBackend:
         self.scenario: Scenario | None = None
         self.names: list[str] = []
         self._pids: dict[str, int] = {}
+        self._idents: dict[int, tuple | None] = {}
         self._shells: dict = {}
         self._switches: frozenset[str] = frozenset()
         self.builds = 0
@@ -243,7 +267,10 @@ class MininetBackend:
                 pass
 
     def _record(self) -> None:
-        rec = {"run": self.run_id, "owner": os.getpid(), "node_pids": list(self._pids.values()),
+        pids = list(self._pids.values())
+        rec = {"run": self.run_id, "owner": os.getpid(),
+               "owner_ident": process_identity(os.getpid()), "node_pids": pids,
+               "node_idents": [[p, process_identity(p)] for p in pids],
                "bridges": sorted(self._bridge_names()), "ports": []}
         (self.state_dir / f"{self.run_id}.json").write_text(json.dumps(rec))
 
@@ -286,6 +313,7 @@ class MininetBackend:
         for sw in net.switches:
             sw.start([])
         self._pids = {name: n.pid for name, n in nodes.items()}
+        self._idents = {p: process_identity(p) for p in self._pids.values()}
         self._shells = nodes
         self._record()
         self._switches = frozenset(s.switch for s in lay.subnets)
@@ -306,11 +334,6 @@ class MininetBackend:
             return int_to_ip(next(s.gateway for s in self.layout.subnets if s.router == name))
         s = self.layout.subnet_of_host[name]
         return int_to_ip(s.net + 100 + s.hosts.index(name))
-
-    def _exec(self, node: str, script: str, timeout: float) -> subprocess.CompletedProcess:
-        return subprocess.run(["mnexec", "-a", str(self._pids[node]), "bash", "-c", script],
-                              capture_output=True, text=True, timeout=timeout,
-                              start_new_session=True)
 
     def restore_baseline(self) -> None:
         """Every node back to its healthy configuration (network stays up)."""
@@ -341,15 +364,46 @@ class MininetBackend:
         cl, early = precheck(self._pids, self._switches, machine, command)
         if early is not None:
             return early
-        try:
-            p = self._exec(machine, render(cl), self.command_timeout)
-        except subprocess.TimeoutExpired as e:
-            out = (e.stdout or b"")
-            out = out.decode(errors="replace") if isinstance(out, bytes) else out
-            return CommandResult(out + f"netarena: command timed out after "
-                                 f"{self.command_timeout:g} s (killed)\n", 124, TIMEOUT)
-        out = (p.stdout or "") + (p.stderr or "")
-        return CommandResult(out, p.returncode, _classify(p.returncode, out))
+        pid = self._pids[machine]
+        return run_pipeline(cl, lambda cmd, data: self._one(pid, cmd))
+
+    def _one(self, pid: int, cmd) -> CommandResult:
+        """One allow-listed simple command (not a filter) in the node's sandbox."""
+        prog = cmd.argv[0]
+        if prog == "echo":
+            res = echo_cmd(None, list(cmd.argv), "")
+        elif prog not in ALLOWED or shutil.which(prog) is None:
+            return CommandResult(f"bash: {prog}: command not found\n", 127, INVALID)
+        else:
+            try:
+                p = nodeexec.run_argv(pid, list(cmd.argv), self.command_timeout,
+                                      drop_stderr=cmd.stderr == "null")
+            except subprocess.TimeoutExpired as e:
+                out = e.stdout or b""
+                out = out.decode(errors="replace") if isinstance(out, bytes) else out
+                return CommandResult(out + f"netarena: command timed out after "
+                                     f"{self.command_timeout:g} s (killed)\n", 124, TIMEOUT)
+            res = CommandResult(p.stdout or "", p.returncode,
+                                _classify(p.returncode, p.stdout or ""))
+        if cmd.redirect is None or res.status != 0:
+            return res
+        return self._redirect(pid, cmd, res)
+
+    def _redirect(self, pid: int, cmd, res: CommandResult) -> CommandResult:
+        """``cmd > PATH``: the resolved, allow-listed path written in the node's sandbox,
+        with bash's messages."""
+        path = redirect_target(cmd.redirect[1])
+        if path == "/dev/null":
+            return CommandResult("")
+        err = nodeexec.write_file(pid, path, res.output, cmd.redirect[0] == ">>")
+        if err is None:
+            return CommandResult("")
+        what, code = err
+        if what == "open":
+            return CommandResult(f"bash: {path}: {nodeexec.strerror(code)}\n", 1, ERROR)
+        prog = cmd.argv[0]
+        who = f"bash: {prog}" if prog in ("echo", "printf") else prog
+        return CommandResult(f"{who}: write error: {nodeexec.strerror(code)}\n", 1, ERROR)
 
     def _fresh_neighbours(self) -> None:
         """Forget every neighbour entry before probing, so the probe sees the network's
@@ -395,6 +449,10 @@ class MininetBackend:
         m.flags.writeable = False
         return m
 
+    def node_pid(self, machine: str) -> int:
+        """The PID of ``machine``'s namespace shell (whose namespaces commands join)."""
+        return self._pids[machine]
+
     def state_token(self, machine: str) -> None:
         return None  # unknown: callers re-inspect
 
@@ -414,9 +472,9 @@ def _teardown(state: dict) -> None:
             pass
         for br in [f"{state['run_id']}{s.switch}" for s in state["layout"].subnets]:
             subprocess.run(["ip", "link", "del", br], capture_output=True, timeout=10)
+        idents = state.get("_idents", {})
         for pid in state.get("_pids", {}).values():
-            if _alive(pid) and _cmdline_has(pid, "mininet:"):
-                os.kill(pid, signal.SIGKILL)
+            _kill_if_same(pid, idents.get(pid))
     run_id = state.get("run_id")
     sd = state.get("state_dir")
     if run_id and sd is not None:

@@ -47,7 +47,10 @@ def proc_net_route(node) -> str:
 
 
 def read_path(ctx: CommandContext, path: str) -> tuple[str | None, str | None]:
-    """(contents, None) or (None, reason) for a file a command reads."""
+    """(contents, None) or (None, reason) for a file a command reads (``.``, ``..`` and
+    repeated slashes resolved first, as the kernel does)."""
+    from netarena_gym.routing.commands.allowlist import resolve_path
+    path = resolve_path(path)
     node = ctx.node
     if path == "/proc/sys" or path.startswith("/proc/sys/"):
         text = read_proc(node, path)

@@ -1,0 +1,144 @@
+"""Runs one checked argv of an agent in a Mininet node's network namespace, inside a private,
+read-only mount namespace (Linux ``setns(2)``, ``unshare(2)``, ``mount(2)`` and
+``mount_setattr(2)``, as ``nsenter --net`` plus ``unshare --mount`` would, without a shell).
+
+In the child, before ``exec``: join the node's network namespace (``/proc/PID/ns/net``), make
+a new mount namespace with private propagation, make every mount read-only
+(``MOUNT_ATTR_RDONLY`` with ``AT_RECURSIVE``), then mount a private ``tmpfs`` on ``/tmp`` and
+``/run`` (iptables' lock file) and bind ``/proc/sys/net`` writable again: that namespace's
+own sysctls are all a tool can change. Nothing from the agent is interpreted by a shell:
+the argv is exec'd as is. Redirects are written by :func:`write_file` in the same sandbox,
+opened with ``O_NOFOLLOW`` and without ``O_CREAT``.
+
+Left out: a new PID namespace (the tools run are fixed programs, which read only what their
+arguments name) and seccomp. Needs Linux 5.12+ (``mount_setattr``) and CAP_SYS_ADMIN.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import subprocess
+
+__all__ = ["SandboxError", "run_argv", "write_file"]
+
+_CLONE_NEWNS, _CLONE_NEWNET = 0x00020000, 0x40000000
+_MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = (
+    1, 2, 4, 4096, 16384, 1 << 18)
+_AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = -100, 0x8000, 1
+_SYS_MOUNT_SETATTR = 442  # the same number on every architecture
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be set up (a system problem, not the agent's input)."""
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(rc: int, what: str) -> None:
+    if rc != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, f"{what}: {os.strerror(e)}")
+
+
+def _mount(src, target: str, fstype, flags: int, data) -> None:
+    enc = (lambda v: v.encode() if isinstance(v, str) else v)
+    _check(_libc.mount(enc(src), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)),
+           f"mount {target}")
+
+
+def _setattr(path: str, set_: int, clear: int, flags: int) -> None:
+    attr = _MountAttr(set_, clear, 0, 0)
+    _check(_libc.syscall(_SYS_MOUNT_SETATTR, _AT_FDCWD, path.encode(), flags,
+                         ctypes.byref(attr), ctypes.sizeof(attr)), f"mount_setattr {path}")
+
+
+def _enter(netns_fd: int) -> None:
+    """Runs in the forked child (single-threaded) before exec."""
+    _check(_libc.setns(netns_fd, _CLONE_NEWNET), "setns net")
+    _check(_libc.unshare(_CLONE_NEWNS), "unshare mount")
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)
+    _setattr("/", _MOUNT_ATTR_RDONLY, 0, _AT_RECURSIVE)
+    for d in ("/tmp", "/run"):
+        _mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=4m,mode=1777")
+    _mount("/proc/sys/net", "/proc/sys/net", None, _MS_BIND, None)  # copies "ro": clear it
+    _setattr("/proc/sys/net", 0, _MOUNT_ATTR_RDONLY, 0)
+    os.chdir("/")
+
+
+def _preexec(pid: int):
+    fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    return fd, (lambda: _enter(fd))
+
+
+def run_argv(pid: int, argv: list[str], timeout: float, merge_stderr: bool = True,
+             drop_stderr: bool = False) -> subprocess.CompletedProcess:
+    """``argv`` in the sandbox of the node whose shell is ``pid``; stdout (and stderr)
+    captured as text. Raises ``subprocess.TimeoutExpired`` past ``timeout``."""
+    fd, pre = _preexec(pid)
+    try:
+        return subprocess.run(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=(subprocess.DEVNULL if drop_stderr else
+                    subprocess.STDOUT if merge_stderr else subprocess.PIPE),
+            text=True, errors="replace", timeout=timeout, preexec_fn=pre,
+            start_new_session=True, close_fds=True,
+            env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"})
+    except subprocess.SubprocessError as e:
+        if isinstance(e, subprocess.TimeoutExpired):
+            raise
+        raise SandboxError(f"cannot enter the node's sandbox: {e}") from e
+    finally:
+        os.close(fd)
+
+
+_WRITER = r"""
+import os, sys
+path, append = sys.argv[1], sys.argv[2] == "1"
+flags = os.O_WRONLY | os.O_NOFOLLOW | (os.O_APPEND if append else os.O_TRUNC)
+try:
+    fd = os.open(path, flags)
+except OSError as e:
+    sys.stdout.write("open %d" % e.errno); sys.exit(1)
+data = sys.stdin.buffer.read()
+try:
+    if data:
+        os.write(fd, data)
+    os.close(fd)
+except OSError as e:
+    sys.stdout.write("write %d" % e.errno); sys.exit(1)
+"""
+
+
+def write_file(pid: int, path: str, data: str, append: bool,
+               timeout: float = 10.0) -> tuple[str, int] | None:
+    """Write ``data`` to ``path`` in the node's sandbox as ``>``/``>>`` would. None when it
+    worked, else (``"open"`` | ``"write"``, errno)."""
+    import sys
+    fd, pre = _preexec(pid)
+    try:
+        p = subprocess.run([sys.executable, "-I", "-S", "-c", _WRITER, path,
+                            "1" if append else "0"], input=data.encode(), capture_output=True,
+                           timeout=timeout, preexec_fn=pre, start_new_session=True,
+                           close_fds=True, env={})
+    except subprocess.SubprocessError as e:
+        raise SandboxError(f"cannot enter the node's sandbox: {e}") from e
+    finally:
+        os.close(fd)
+    if p.returncode == 0:
+        return None
+    what, _, num = p.stdout.decode(errors="replace").partition(" ")
+    if not num.isdigit():
+        raise SandboxError(f"redirect writer failed: {p.stderr.decode(errors='replace')}")
+    return what, int(num)
+
+
+def strerror(code: int) -> str:
+    """The C library's message, as bash prints it."""
+    return os.strerror(code) if code in errno.errorcode else f"errno {code}"
