@@ -323,19 +323,26 @@ def tail(argv: list[str], stdin: str) -> CommandResult:
     return _head_tail("tail", argv, stdin)
 
 
+def _checked_options(argv: list[str]):
+    """(options, operands) of a filter's argv, or the result of a refusal or usage error."""
+    why = operand_refusal(argv)
+    if why:
+        return refused(why)
+    try:
+        return _grep_opts(argv[0], argv, *_SPECS[argv[0]])
+    except _Usage as e:
+        return e.result
+
+
 # --------------------------------------------------------------------------------- wc
 _WC_LONG = {"lines": "l", "words": "w", "bytes": "c", "chars": "m", "max-line-length": "L"}
 
 
 def wc(argv: list[str], stdin: str) -> CommandResult:
-    why = operand_refusal(argv)
-    if why:
-        return refused(why)
-    long_map = _WC_LONG
-    try:
-        opts, operands = _grep_opts("wc", argv, set(), long_map)
-    except _Usage as e:
-        return e.result
+    parsed = _checked_options(argv)
+    if isinstance(parsed, CommandResult):
+        return parsed
+    opts, operands = parsed
     want = []
     for o, _ in opts:
         if o not in "lwcmL":
@@ -399,13 +406,10 @@ _SORT_ARG = {"k", "t", "o", "S", "T"}
 
 
 def sort(argv: list[str], stdin: str) -> CommandResult:
-    why = operand_refusal(argv)
-    if why:
-        return refused(why)
-    try:
-        opts, operands = _grep_opts("sort", argv, _SORT_ARG, _SORT_LONG)
-    except _Usage as e:
-        return e.result
+    parsed = _checked_options(argv)
+    if isinstance(parsed, CommandResult):
+        return parsed
+    opts, operands = parsed
     g, keys, sep = set(), [], None
     for o, v in opts:
         if o == "k":
@@ -466,14 +470,10 @@ _UNIQ_LONG = {"count": "c", "repeated": "d", "unique": "u", "ignore-case": "i"}
 
 
 def uniq(argv: list[str], stdin: str) -> CommandResult:
-    why = operand_refusal(argv)
-    if why:
-        return refused(why)
-    long_map = _UNIQ_LONG
-    try:
-        opts, operands = _grep_opts("uniq", argv, set(), long_map)
-    except _Usage as e:
-        return e.result
+    parsed = _checked_options(argv)
+    if isinstance(parsed, CommandResult):
+        return parsed
+    opts, operands = parsed
     fl = set()
     for o, _ in opts:
         if o == "z":
