@@ -15,7 +15,7 @@ import re
 
 import re2
 
-__all__ = ["RegexError", "compile_grep", "matches", "translate_regex"]
+__all__ = ["RegexError", "compile_ere", "compile_grep", "matches", "translate_regex"]
 
 _CLASSES = {"alpha": "a-zA-Z", "digit": "0-9", "alnum": "a-zA-Z0-9", "upper": "A-Z",
             "lower": "a-z", "space": " \\t\\n\\r\\f\\v", "blank": " \\t", "xdigit": "0-9A-Fa-f",
@@ -231,3 +231,12 @@ def matches(rx, line: str):
         if end > start:
             yield line[start:end]
         pos = max(end, pos + 1) if end == start else end
+
+
+def compile_ere(pattern: str):
+    """One POSIX ERE on RE2 (``sysctl -r``'s ``regcomp(REG_EXTENDED)``); raises RegexError."""
+    body, _, _ = translate_regex(pattern, True)
+    try:
+        return _re2(body, False)
+    except _RE2_ERRORS as e:
+        raise RegexError("Invalid regular expression") from e

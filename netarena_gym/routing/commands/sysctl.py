@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
+from netarena_gym.shell.regex import RegexError, compile_ere
 from netarena_gym.routing.commands import CommandContext, register
 
 __all__ = [
@@ -285,9 +286,9 @@ def sysctl_cmd(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResul
         return _load(args)
     out: list[str] = []
     if "a" in flags:
-        try:
-            rx = re.compile(pattern) if pattern else None
-        except re.error:
+        try:  # RE2: linear time whatever the agent's pattern
+            rx = compile_ere(pattern) if pattern else None
+        except RegexError:
             return CommandResult(f"sysctl: invalid regex: {pattern}\n", 1, INVALID)
         for k in node_keys(node):
             if rx is None or rx.search(k):
