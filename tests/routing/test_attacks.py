@@ -64,7 +64,7 @@ NAMESPACES = [
     "ip netns exec x sh", "ip -n x a", "ip -netns x a", "ip -all netns exec id",
     "nsenter -t 1 -n ip a", "unshare -n ip a", "tc -n x qdisc show", "tc -netns x qdisc show",
     "ip link set r0-eth1 netns 1", "sh -c id", "bash -c id", "/bin/sh -c id", "env sh",
-    "xargs sh", "ip a; sh", "ip a && python3 -c 1", "kill -9 1", "killall5",
+    "xargs sh", "ip a; sh", "ip a && python3 -c 1", "kill -9 1", "killsnoop",
 ]
 CONTROLS = [  # legitimate commands: not refused, same outcome as the real tools
     ("sysctl net.ipv4.ip_forward", "net.ipv4.ip_forward = 1\n"),
