@@ -9,13 +9,9 @@ They read their standard input only. File operands (other than ``-``), ``grep -f
 ``grep -r/-R/-d/-D``, ``sort -o/-T`` and ``uniq``'s output operand are refused
 (:func:`operand_refusal`, which the shells' allow-lists apply before anything runs).
 
-Regular expressions: POSIX basic (default) and extended (``-E``) syntax, with the GNU
-extensions (``\\+ \\? \\|`` in BRE, ``\\< \\> \\b \\w \\s``), are translated to RE2 syntax
-and run on ``google-re2`` (linear time in the input, whatever the pattern), with POSIX
-leftmost-longest matching as grep has. RE2 cannot express back-references (``\\1``) or
-``-P`` lookarounds: those patterns get a grep-style error (exit 2), never a hang. ``\\<``
-and ``\\>`` are RE2's ``\\b`` (the same wherever a word character follows or precedes).
-Sorting compares bytes as in the C locale.
+Regular expressions run on RE2 in linear time (:mod:`netarena_gym.shell.regex`, which says
+what that leaves out: back-references are an error). Sorting compares bytes as in the C
+locale.
 """
 from __future__ import annotations
 

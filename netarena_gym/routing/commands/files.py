@@ -8,7 +8,8 @@ exist. The shell's allow-list has refused sensitive paths before these handlers 
 :func:`write_redirect` is what the command executor calls for ``cmd > PATH`` and
 ``cmd >> PATH``: ``/proc/sys/...`` is written like the kernel does, ``/dev/null`` swallows,
 ``/dev/stdout`` passes the data through, and any other path is ``Permission denied``.
-:func:`read_path` is the file opener shared with the text filters (``grep x /proc/...``).
+:func:`read_path` resolves ``.``, ``..`` and repeated slashes first. The text filters read
+only their pipe (:mod:`netarena_gym.shell.filters`).
 """
 from __future__ import annotations
 
