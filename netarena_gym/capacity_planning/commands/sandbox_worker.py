@@ -23,6 +23,15 @@ copy of the cached graph and can mutate it freely. Before the agent's code runs,
    never hand out other modules, and an AST check that refuses access to ``_``-prefixed and
    frame/code attributes.
 
+6. installs a seccomp filter (libseccomp's Python bindings, Debian ``python3-seccomp``, when
+   present) that fails with EPERM: sockets, exec, fork/clone, ptrace, mount, namespaces,
+   links, device nodes, bpf, keyrings, perf and module loading.
+
+Under bubblewrap (the normal case, see ``sandbox_bwrap``) all of this runs in namespaces
+with no network but ``lo``, a read-only minimal file tree and its own PIDs; the guards of
+step 5 are a second line only. Tracebacks name only ``<agent>`` and library paths relative
+to their package directory, never a host path.
+
 The zygote kills the child at the wall-clock limit. The child never sees the query's answer
 or the grader: they exist only in the env process. It returns the result's type and data
 (tagged JSON, so tuples and floats survive) and the updated graph as a net diff against the
@@ -46,6 +55,18 @@ import time
 import traceback
 import types
 
+SECCOMP_PATH = "/usr/lib/python3/dist-packages"  # Debian's python3-seccomp
+DENIED_SYSCALLS = (
+    "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "sendto",
+    "sendmsg", "sendmmsg", "execve", "execveat", "fork", "vfork", "clone", "clone3",
+    "ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount2", "pivot_root",
+    "chroot", "unshare", "setns", "mknod", "mknodat", "symlink", "symlinkat", "link",
+    "linkat", "bpf", "keyctl", "add_key", "request_key", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "init_module", "finit_module", "delete_module", "kexec_load",
+    "personality", "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid",
+    "setgroups", "open_by_handle_at", "name_to_handle_at", "fanotify_init", "inotify_init",
+    "inotify_init1", "memfd_create", "acct", "swapon", "swapoff", "reboot", "syslog")
+_seccomp = None
 MAX_FRAME = 64 << 20
 ALLOWED_MODULES = ("networkx", "math", "itertools", "functools", "collections", "heapq",
                    "bisect", "operator", "json", "copy", "re", "string", "statistics",
@@ -430,6 +451,42 @@ def restricted_globals(stdout) -> dict:
 
 
 # ------------------------------------------------------------------- child
+def install_seccomp() -> None:
+    """Fail the syscalls in DENIED_SYSCALLS with EPERM from now on (no-op without libseccomp)."""
+    if _seccomp is None:
+        return
+    f = _seccomp.SyscallFilter(defaction=_seccomp.ALLOW)
+    for name in DENIED_SYSCALLS:
+        try:
+            f.add_rule(_seccomp.ERRNO(1), name)
+        except (RuntimeError, ValueError, OSError):
+            pass  # not a syscall on this architecture
+    f.load()
+
+
+def _short_path(path: str) -> str:
+    if path.startswith("<"):
+        return path
+    for root in sorted({p for p in sys.path if p}, key=len, reverse=True):
+        if path.startswith(root.rstrip("/") + "/"):
+            return path[len(root.rstrip("/")) + 1:]
+    return os.path.basename(path)
+
+
+def clean_traceback(e: BaseException) -> str:
+    """The last frames of ``e``'s traceback, with no host path in it."""
+    frames = traceback.extract_tb(e.__traceback__)
+    first = next((i for i, fr in enumerate(frames) if fr.filename == "<agent>"), 0)
+    frames = traceback.StackSummary.from_list(frames[first:][-6:])
+    for fr in frames:
+        fr.filename = _short_path(fr.filename)
+    text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
+    text += "".join(traceback.format_exception_only(type(e), e))
+    for root in sorted({p for p in sys.path if p.startswith("/")}, key=len, reverse=True):
+        text = text.replace(root.rstrip("/") + "/", "")
+    return text
+
+
 def _vm_bytes() -> int:
     try:
         with open("/proc/self/status") as f:
@@ -466,6 +523,7 @@ def child_main(base: Base, req: dict, wfd: int, scratch: str) -> None:
             os.setgid(65534)
             os.setuid(65534)
         resource.setrlimit(resource.RLIMIT_NOFILE, (4, 4))
+        install_seccomp()
         sys.setrecursionlimit(3000)
         gc.disable()  # a short-lived process: no collector passes over the shared graph
         result = _run_agent(base, req)
@@ -515,8 +573,8 @@ def _run_agent(base: Base, req: dict) -> dict:
     except RecursionError:
         return {"ok": False, "error": "RecursionError: maximum recursion depth exceeded",
                 "stdout": stdout.getvalue()[-2000:]}
-    except BaseException:  # noqa: BLE001 - the agent's exception, reported as text
-        tb = traceback.format_exc(limit=-6)
+    except BaseException as e:  # noqa: BLE001 - the agent's exception, reported as text
+        tb = clean_traceback(e)
         return {"ok": False, "error": tb[-4000:], "stdout": stdout.getvalue()[-2000:]}
 
 
@@ -637,7 +695,15 @@ def _reap(pid: int, deadline: float) -> str | None:
 
 
 def main() -> None:
+    global _seccomp
     import networkx  # noqa: F401 - preloaded for every child
+    sys.path.append(SECCOMP_PATH)
+    try:
+        import seccomp as _seccomp  # noqa: F811
+    except ImportError:
+        _seccomp = None
+    finally:
+        sys.path.remove(SECCOMP_PATH)
     for m in ALLOWED_MODULES:
         __import__(m)
     import networkx.readwrite.json_graph  # noqa: F401
@@ -652,7 +718,7 @@ def main() -> None:
     bases: dict = {}
     order: list = []
     cache = int(os.environ.get("NETARENA_SANDBOX_CACHE", "8"))
-    write_frame(stdout, {"status": "ready", "pid": os.getpid()})
+    write_frame(stdout, {"status": "ready", "pid": os.getpid(), "seccomp": _seccomp is not None})
     while True:
         try:
             req = read_frame(stdin)
