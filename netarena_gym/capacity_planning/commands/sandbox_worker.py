@@ -477,7 +477,8 @@ def clean_traceback(e: BaseException) -> str:
     """The last frames of ``e``'s traceback, with no host path in it."""
     frames = traceback.extract_tb(e.__traceback__)
     first = next((i for i, fr in enumerate(frames) if fr.filename == "<agent>"), 0)
-    frames = traceback.StackSummary.from_list(frames[first:][-6:])
+    frames = frames[first:]
+    frames = traceback.StackSummary.from_list(frames[:1] + frames[1:][-5:])
     for fr in frames:
         fr.filename = _short_path(fr.filename)
     text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
