@@ -135,9 +135,9 @@ def attacks(tag, lis):
     o = "o = imp('os')\nfor fd in (0, 1, 2):\n    o.close(fd)\nout = []\n"
     sock = "s = imp('socket')\n"
     return {
-        "tcp_loopback": o + sock + f"c = s.create_connection(('127.0.0.1', {lis.tcp.getsockname()[1]}), 1)\n"
+        "tcp_loopback": o + sock + f"c = s.socket()\nc.connect(('127.0.0.1', {lis.tcp.getsockname()[1]}))\n"
                                    "c.sendall(b'x')",
-        "tcp_outbound": o + sock + "s.create_connection(('1.1.1.1', 80), 1)",
+        "tcp_outbound": o + sock + "s.socket().connect(('1.1.1.1', 80))",
         "udp_loopback": o + sock + "u = s.socket(s.AF_INET, s.SOCK_DGRAM)\n"
                                    f"u.sendto(b'x', ('127.0.0.1', {lis.udp.getsockname()[1]}))",
         "af_unix": o + sock + f"u = s.socket(s.AF_UNIX)\nu.connect('{lis.unix_path}')",
