@@ -253,7 +253,7 @@ def test_fast_graph_diff_equals_the_generic_one(scheme):
     import networkx as nx
     import numpy as np
 
-    from netarena_gym.capacity_planning.commands import sandbox_worker as w
+    from netarena_gym.capacity_planning.commands import sandbox_graph as w
     from netarena_gym.capacity_planning.commands.sandbox import _records
     _, nodes, edges = _records(base_graph(SPEC, scheme))
     b = w.Base(scheme, json.loads(json.dumps(nodes)), json.loads(json.dumps(edges)))
@@ -286,4 +286,4 @@ def test_fast_graph_diff_equals_the_generic_one(scheme):
             else:
                 g.add_node(("new", trial), name=f"n{trial}", type=["EK_PORT"])
                 g.add_edge(k, ("new", trial), type="RK_CONTAINS")
-        assert _canon(w._diff_digraph(b, g)) == _canon(w._diff_items(b, g)), trial
+        assert _canon(w.diff_digraph(b, g)) == _canon(w.diff_items(b, g)), trial

@@ -33,7 +33,9 @@ from typing import Any
 from netarena_gym.capacity_planning.commands import sandbox_bwrap
 from netarena_gym.capacity_planning.state import BaseGraph, Diff
 
-WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_worker.py")
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, "sandbox_worker.py")
+WORKER_FILES = [WORKER, os.path.join(HERE, "sandbox_graph.py")]  # all the worker runs
 MAX_CODE_CHARS = 20000
 STARTUP_SECONDS = 60.0
 
@@ -206,8 +208,9 @@ class Sandbox:
             argv = [sys.executable, "-I", WORKER, scratch]
         else:
             scratch = None  # a directory of the sandbox's own tmpfs root
-            argv = sandbox_bwrap.command(WORKER) + [
-                os.path.realpath(sys.executable), "-I", sandbox_bwrap.WORKER_IN_SANDBOX,
+            argv = sandbox_bwrap.command(WORKER_FILES) + [
+                os.path.realpath(sys.executable), "-I",
+                sandbox_bwrap.SANDBOX_DIR + "/" + os.path.basename(WORKER),
                 sandbox_bwrap.SCRATCH_IN_SANDBOX]
         self._proc = subprocess.Popen(
             argv, stdin=subprocess.PIPE,

@@ -30,7 +30,7 @@ except ImportError:  # not on this branch yet
     from gymnasium.error import DependencyNotInstalled
 
 PACKAGE = "bubblewrap"
-WORKER_IN_SANDBOX = "/sandbox/worker.py"
+SANDBOX_DIR = "/sandbox"
 SCRATCH_IN_SANDBOX = "/sandbox/scratch"
 
 
@@ -54,8 +54,9 @@ def _site_packages_of(path: str) -> str | None:
     return head + "-packages" if sep else None
 
 
-def command(worker: str) -> list[str]:
-    """The argv that starts ``worker`` in the sandbox."""
+def command(files: list[str]) -> list[str]:
+    """The argv of bwrap around a program whose ``files`` (the worker and its modules) are
+    bound, read-only and alone, into ``/sandbox``."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise DependencyNotInstalled(missing_message())
@@ -76,7 +77,9 @@ def command(worker: str) -> list[str]:
             hidden.add(site)
             argv += ["--tmpfs", site]
         argv += ["--ro-bind", p, p]
-    argv += ["--ro-bind", worker, WORKER_IN_SANDBOX, "--dir", SCRATCH_IN_SANDBOX,
+    for f in files:
+        argv += ["--ro-bind", f, SANDBOX_DIR + "/" + os.path.basename(f)]
+    argv += ["--dir", SCRATCH_IN_SANDBOX,
              "--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc", "--chdir", "/"]
     if os.geteuid() == 0:
         argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
@@ -98,7 +101,7 @@ def probe() -> str | None:
     if shutil.which("bwrap") is None:
         return "bwrap not found on PATH"
     try:
-        p = subprocess.run(command(sys.executable)[:-1] + ["--", "/usr/bin/true"],
+        p = subprocess.run(command([])[:-1] + ["--", "/usr/bin/true"],
                            capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as e:
         return f"bwrap failed: {e}"
