@@ -1,10 +1,16 @@
 """Env side of the code sandbox: starts the worker (see :mod:`sandbox_worker`) as a
-separate process with a minimal environment, sends it each topology once and each
+separate process with a minimal environment, inside bubblewrap (see :mod:`sandbox_bwrap`:
+its own network, mount, PID, IPC and UTS namespaces, a read-only minimal file tree, an
+unprivileged uid, and a seccomp filter per submission), sends it each topology once and each
 submission as it comes, and turns its replies into :class:`SandboxResult` objects.
 
 Every submission runs with CPU-time, memory and wall-clock limits; the client adds its own
 deadline on top, and if the worker itself stops answering it is killed and restarted, so a
 submission can never hang the env. Nothing about the query's answer is ever sent.
+
+Without a working ``bwrap`` the sandbox refuses to start (``DependencyNotInstalled``, naming
+the Debian package ``bubblewrap``) unless it is built with ``unsafe=True`` (the env's
+``unsafe_sandbox=True``), which runs the worker as a plain process: for trusted code only.
 """
 from __future__ import annotations
 
@@ -24,9 +30,12 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
+from netarena_gym.capacity_planning.commands import sandbox_bwrap
 from netarena_gym.capacity_planning.state import BaseGraph, Diff
 
-WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sandbox_worker.py")
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, "sandbox_worker.py")
+WORKER_FILES = [WORKER, os.path.join(HERE, "sandbox_graph.py")]  # all the worker runs
 MAX_CODE_CHARS = 20000
 STARTUP_SECONDS = 60.0
 
@@ -177,21 +186,34 @@ def _minimal_env() -> dict:
 class Sandbox:
     """A handle on one worker process (started on first use)."""
 
-    def __init__(self, limits: Limits | None = None, python_guard: bool = True):
+    def __init__(self, limits: Limits | None = None, python_guard: bool = True,
+                 unsafe: bool = False):
         self.limits = limits or Limits()
         self.python_guard = python_guard
+        self.unsafe = bool(unsafe)
+        if not self.unsafe:
+            sandbox_bwrap.require()
         self._proc: subprocess.Popen | None = None
         self._loaded: set[str] = set()
         self.restarts = 0
+        self.seccomp: bool | None = None  # whether the worker has a seccomp filter (once started)
         self._finalizer = weakref.finalize(self, _stop, [None])
 
     # ------------------------------------------------------------ lifecycle
     def _start(self) -> None:
         self._finalizer()  # clean up a previous worker and its scratch directory
-        scratch = tempfile.mkdtemp(prefix="netarena-sandbox-")
-        os.chmod(scratch, 0o755)  # the code's working directory: empty, and not writable
+        if self.unsafe:
+            scratch = tempfile.mkdtemp(prefix="netarena-sandbox-")
+            os.chmod(scratch, 0o755)  # the code's working directory: empty, and not writable
+            argv = [sys.executable, "-I", WORKER, scratch]
+        else:
+            scratch = None  # a directory of the sandbox's own tmpfs root
+            argv = sandbox_bwrap.command(WORKER_FILES) + [
+                os.path.realpath(sys.executable), "-I",
+                sandbox_bwrap.SANDBOX_DIR + "/" + os.path.basename(WORKER),
+                sandbox_bwrap.SCRATCH_IN_SANDBOX]
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", WORKER, scratch], stdin=subprocess.PIPE,
+            argv, stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_minimal_env(), cwd="/",
             close_fds=True, start_new_session=True)
         self._finalizer = weakref.finalize(self, _stop, [self._proc, scratch])
@@ -200,6 +222,7 @@ class Sandbox:
         if reply is None or reply.get("status") != "ready":
             self.close()
             raise RuntimeError("the sandbox worker did not start")
+        self.seccomp = bool(reply.get("seccomp"))
 
     def close(self) -> None:
         self._finalizer()
@@ -333,7 +356,7 @@ def _records(base: BaseGraph) -> tuple[str, list, list]:
 
 def _stop(box: list) -> None:
     proc = box[0]
-    if len(box) > 1:
+    if len(box) > 1 and box[1] is not None:
         shutil.rmtree(box[1], ignore_errors=True)
     if proc is None:
         return

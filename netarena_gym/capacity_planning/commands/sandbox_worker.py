@@ -23,6 +23,15 @@ copy of the cached graph and can mutate it freely. Before the agent's code runs,
    never hand out other modules, and an AST check that refuses access to ``_``-prefixed and
    frame/code attributes.
 
+6. installs a seccomp filter (libseccomp's Python bindings, Debian ``python3-seccomp``, when
+   present) that fails with EPERM: sockets, exec, fork/clone, ptrace, mount, namespaces,
+   links, device nodes, bpf, keyrings, perf and module loading.
+
+Under bubblewrap (the normal case, see ``sandbox_bwrap``) all of this runs in namespaces
+with no network but ``lo``, a read-only minimal file tree and its own PIDs; the guards of
+step 5 are a second line only. Tracebacks name only ``<agent>`` and library paths relative
+to their package directory, never a host path.
+
 The zygote kills the child at the wall-clock limit. The child never sees the query's answer
 or the grader: they exist only in the env process. It returns the result's type and data
 (tagged JSON, so tuples and floats survive) and the updated graph as a net diff against the
@@ -46,6 +55,25 @@ import time
 import traceback
 import types
 
+try:
+    from .sandbox_graph import Base, diff_against, encode
+except ImportError:  # run by path (the normal case): the graph module lies next to this file
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from sandbox_graph import Base, diff_against, encode
+    del sys.path[0]
+
+SECCOMP_PATH = "/usr/lib/python3/dist-packages"  # Debian's python3-seccomp
+DENIED_SYSCALLS = (
+    "socket", "socketpair", "connect", "bind", "listen", "accept", "accept4", "sendto",
+    "sendmsg", "sendmmsg", "execve", "execveat", "fork", "vfork", "clone", "clone3",
+    "ptrace", "process_vm_readv", "process_vm_writev", "mount", "umount2", "pivot_root",
+    "chroot", "unshare", "setns", "mknod", "mknodat", "symlink", "symlinkat", "link",
+    "linkat", "bpf", "keyctl", "add_key", "request_key", "perf_event_open", "userfaultfd",
+    "io_uring_setup", "init_module", "finit_module", "delete_module", "kexec_load",
+    "personality", "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid",
+    "setgroups", "open_by_handle_at", "name_to_handle_at", "fanotify_init", "inotify_init",
+    "inotify_init1", "memfd_create", "acct", "swapon", "swapoff", "reboot", "syslog")
+_seccomp = None
 MAX_FRAME = 64 << 20
 ALLOWED_MODULES = ("networkx", "math", "itertools", "functools", "collections", "heapq",
                    "bisect", "operator", "json", "copy", "re", "string", "statistics",
@@ -84,255 +112,6 @@ def write_frame(f, obj) -> None:
     body = json.dumps(obj).encode("utf-8")
     f.write(struct.pack(">I", len(body)) + body)
     f.flush()
-
-
-# ------------------------------------------------------------ tagged values
-def encode(v, depth: int = 0):
-    """JSON-safe encoding that keeps tuples, sets, non-finite floats and big ints apart."""
-    if depth > 40:
-        return {"$repr": "<too deep>"}
-    if v is None or isinstance(v, (bool, str)):
-        return v
-    if isinstance(v, int):
-        return v if -(1 << 63) <= v < (1 << 63) else {"$int": str(v)}
-    if isinstance(v, float):
-        return v if v == v and v not in (float("inf"), float("-inf")) else {"$float": repr(v)}
-    if isinstance(v, list):
-        return [encode(x, depth + 1) for x in v]
-    if isinstance(v, tuple):
-        return {"$tuple": [encode(x, depth + 1) for x in v]}
-    if isinstance(v, (set, frozenset)):
-        return {"$set": [encode(x, depth + 1) for x in v]}
-    if isinstance(v, dict):
-        if all(isinstance(k, str) and not k.startswith("$") for k in v):
-            return {k: encode(x, depth + 1) for k, x in v.items()}
-        return {"$dict": [[encode(k, depth + 1), encode(x, depth + 1)] for k, x in v.items()]}
-    try:
-        r = repr(v)
-    except Exception:  # noqa: BLE001 - agent objects may raise anything
-        r = "<unrepresentable>"
-    return {"$repr": r[:200], "$type": type(v).__name__}
-
-
-# ----------------------------------------------------------- base graphs
-class Base:
-    def __init__(self, scheme: str, nodes: list, edges: list):
-        import networkx as nx
-        self.scheme = scheme
-        g = nx.DiGraph()
-        self.snap_nodes: dict = {}
-        for key, attrs in nodes:
-            key = tuple(key) if isinstance(key, list) else key
-            g.add_node(key, **attrs)
-            self.snap_nodes[key] = json.loads(json.dumps(attrs))  # a private deep copy
-        self.snap_edges: dict = {}
-        self.snap_adj: dict = {k: {} for k in self.snap_nodes}  # private copy of g._adj
-        for a, z, t in edges:
-            a = tuple(a) if isinstance(a, list) else a
-            z = tuple(z) if isinstance(z, list) else z
-            g.add_edge(a, z, type=t)
-            self.snap_edges[(a, z)] = t
-            self.snap_adj[a][z] = {"type": t}
-        self.graph = g
-
-
-def identity(key, attrs: dict, scheme: str):
-    """A node's identity: ``(kind, name)`` from its attributes (our scheme) or its ``name``
-    (upstream's); the key is the fallback."""
-    name = attrs.get("name")
-    if scheme == "merged":
-        if isinstance(name, str):
-            return name
-        return key if isinstance(key, str) else "#" + repr(key)[:200]
-    t = attrs.get("type")
-    kind = t if isinstance(t, str) else (t[0] if isinstance(t, (list, tuple)) and t
-                                         and isinstance(t[0], str) else None)
-    if kind is not None and isinstance(name, str):
-        return (kind, name)
-    if isinstance(key, tuple) and len(key) == 2 and all(isinstance(x, str) for x in key):
-        return key
-    return ("?", repr(key)[:200])
-
-
-def _edge_type(attrs) -> str:
-    t = attrs.get("type") if isinstance(attrs, dict) else None
-    if t is None:
-        return ""
-    return t if isinstance(t, str) else "<" + type(t).__name__ + ">"
-
-
-def graph_items(obj):
-    """(nodes [(key, attrs)], edges [(u, v, attrs)]) of a networkx graph or node-link dict."""
-    if hasattr(obj, "nodes") and hasattr(obj, "edges") and not isinstance(obj, dict):
-        node_map = getattr(obj, "_node", None)
-        nodes = node_map.items() if isinstance(node_map, dict) else obj.nodes(data=True)
-        adj = getattr(obj, "_adj", None)
-        if isinstance(adj, dict) and not obj.is_multigraph():
-            edges = ((u, v, d) for u, nbrs in adj.items() for v, d in nbrs.items())
-        else:
-            edges = ((e[0], e[1], e[-1]) for e in obj.edges(data=True))
-        return nodes, edges
-    if isinstance(obj, dict) and isinstance(obj.get("nodes"), list):
-        nodes = []
-        for d in obj["nodes"]:
-            if not isinstance(d, dict):
-                raise ValueError("node-link 'nodes' entries must be dicts")
-            key = d.get("id")
-            key = tuple(key) if isinstance(key, list) else key
-            nodes.append((key, {k: v for k, v in d.items() if k != "id"}))
-        raw = obj.get("edges", obj.get("links", []))
-        if not isinstance(raw, list):
-            raise ValueError("node-link 'edges' must be a list")
-        edges = []
-        for d in raw:
-            if not isinstance(d, dict):
-                raise ValueError("node-link 'edges' entries must be dicts")
-            u, v = d.get("source"), d.get("target")
-            u = tuple(u) if isinstance(u, list) else u
-            v = tuple(v) if isinstance(v, list) else v
-            edges.append((u, v, {k: x for k, x in d.items() if k not in ("source", "target")}))
-        return nodes, edges
-    raise ValueError("updated_graph must be a networkx graph or node_link_data(graph)")
-
-
-def _plain_digraph(obj) -> bool:
-    return (isinstance(getattr(obj, "_node", None), dict) and isinstance(getattr(obj, "_adj", None), dict)
-            and isinstance(getattr(obj, "_pred", None), dict) and not isinstance(obj, dict)
-            and obj.is_directed() and not obj.is_multigraph())
-
-
-def diff_against(base: Base, obj) -> dict:
-    """The net change of ``obj`` against the base, keyed by node identity."""
-    if _plain_digraph(obj):
-        return _diff_digraph(base, obj)
-    return _diff_items(base, obj)
-
-
-def _diff_digraph(base: Base, g) -> dict:
-    """The same result as :func:`_diff_items` for a networkx DiGraph, touching in Python
-    only the nodes whose attributes or edges differ from the base (the rest is compared by
-    C-level dict equality against the private snapshot)."""
-    snap, snap_adj, scheme = base.snap_nodes, base.snap_adj, base.scheme
-    node_map, adj, pred = g._node, g._adj, g._pred
-    changed = {}
-    for key, attrs in node_map.items():
-        old = snap.get(key)
-        if old is None or old != attrs:
-            changed[key] = attrs
-    ident = {}
-    seen: dict = {}
-    duplicates = []
-    for key, attrs in changed.items():
-        if not isinstance(attrs, dict):
-            attrs = changed[key] = dict(attrs)
-        i = identity(key, attrs, scheme)
-        ident[key] = i
-        if i in seen or (i in node_map and i not in changed and i in snap):
-            duplicates.append(i)
-        seen[i] = attrs
-    out_nodes = []
-    for i, attrs in seen.items():
-        old = snap.get(i)
-        if old is None or old != attrs:
-            out_nodes.append([_jkey(i), encode(attrs)])
-    kept = len(node_map) - len(changed) + sum(1 for i in seen if i in snap and i not in node_map)
-    kept += sum(1 for i in seen if i in snap and i in changed)
-    if kept != len(snap):
-        out_nodes.extend([_jkey(k), None] for k in snap
-                         if not ((k in node_map and k not in changed) or k in seen))
-    # sources whose out-edges must be read: changed nodes, their predecessors, and any
-    # node whose adjacency differs from the base
-    dirty = set(changed)
-    for c in changed:
-        dirty.update(pred.get(c, ()))
-    for u, nbrs in adj.items():
-        if u not in dirty and nbrs != snap_adj.get(u):
-            dirty.add(u)
-    snap_edges = base.snap_edges
-    present = set()
-    out_edges = []
-    for u in dirty:
-        a = ident.get(u, u)
-        for v, d in adj[u].items():
-            e = (a, ident.get(v, v))
-            if e in present:
-                continue
-            present.add(e)
-            t = _edge_type(d)
-            if snap_edges.get(e) != t:
-                out_edges.append([_jkey(e[0]), _jkey(e[1]), t])
-    clean = {u for u in adj if u not in dirty}
-    for a, kids in snap_adj.items():
-        if a in clean:
-            continue
-        for z in kids:
-            if (a, z) not in present:
-                out_edges.append([_jkey(a), _jkey(z), None])
-    return {"nodes": out_nodes, "edges": out_edges,
-            "duplicates": [_jkey(d) for d in duplicates]}
-
-
-def _diff_items(base: Base, obj) -> dict:
-    nodes, edges = graph_items(obj)
-    scheme, snap = base.scheme, base.snap_nodes
-    ident_of: dict = {}
-    seen: dict = {}
-    duplicates = []
-    for key, attrs in nodes:
-        if not isinstance(attrs, dict):
-            attrs = dict(attrs)
-        name, t = attrs.get("name"), attrs.get("type")
-        if scheme == "kind_name" and type(t) is list and t and type(t[0]) is str \
-                and type(name) is str:
-            ident = (t[0], name)
-        else:
-            ident = identity(key, attrs, scheme)
-        try:
-            ident_of[key] = ident
-        except TypeError:
-            raise ValueError("node keys must be hashable") from None
-        if ident in seen:
-            duplicates.append(ident)
-        seen[ident] = attrs
-    out_nodes = []
-    kept = 0
-    for ident, attrs in seen.items():
-        old = snap.get(ident)
-        if old is None:
-            out_nodes.append([_jkey(ident), encode(attrs)])
-            continue
-        kept += 1
-        if old != attrs:
-            out_nodes.append([_jkey(ident), encode(attrs)])
-    if kept != len(snap):
-        out_nodes.extend([_jkey(i), None] for i in snap if i not in seen)
-    snap_edges = base.snap_edges
-    present = set()
-    matched = 0
-    out_edges = []
-    for u, v, attrs in edges:
-        try:
-            e = (ident_of[u], ident_of[v])
-        except KeyError:
-            raise ValueError("an edge refers to a node that is not in the graph") from None
-        t = _edge_type(attrs)
-        if e in present:
-            continue
-        present.add(e)
-        old = snap_edges.get(e)
-        if old is not None:
-            matched += 1
-        if old != t:
-            out_edges.append([_jkey(e[0]), _jkey(e[1]), t])
-    if matched != len(snap_edges):
-        out_edges.extend([_jkey(a), _jkey(z), None] for (a, z) in snap_edges
-                         if (a, z) not in present)
-    return {"nodes": out_nodes, "edges": out_edges,
-            "duplicates": [_jkey(d) for d in duplicates]}
-
-
-def _jkey(k):
-    return list(k) if isinstance(k, tuple) else k
 
 
 # ------------------------------------------------------- restricted runtime
@@ -430,6 +209,43 @@ def restricted_globals(stdout) -> dict:
 
 
 # ------------------------------------------------------------------- child
+def install_seccomp() -> None:
+    """Fail the syscalls in DENIED_SYSCALLS with EPERM from now on (no-op without libseccomp)."""
+    if _seccomp is None:
+        return
+    f = _seccomp.SyscallFilter(defaction=_seccomp.ALLOW)
+    for name in DENIED_SYSCALLS:
+        try:
+            f.add_rule(_seccomp.ERRNO(1), name)
+        except (RuntimeError, ValueError, OSError):
+            pass  # not a syscall on this architecture
+    f.load()
+
+
+def _short_path(path: str) -> str:
+    if path.startswith("<"):
+        return path
+    for root in sorted({p for p in sys.path if p}, key=len, reverse=True):
+        if path.startswith(root.rstrip("/") + "/"):
+            return path[len(root.rstrip("/")) + 1:]
+    return os.path.basename(path)
+
+
+def clean_traceback(e: BaseException) -> str:
+    """The last frames of ``e``'s traceback, with no host path in it."""
+    frames = traceback.extract_tb(e.__traceback__)
+    first = next((i for i, fr in enumerate(frames) if fr.filename == "<agent>"), 0)
+    frames = frames[first:]
+    frames = traceback.StackSummary.from_list(frames[:1] + frames[1:][-5:])
+    for fr in frames:
+        fr.filename = _short_path(fr.filename)
+    text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
+    text += "".join(traceback.format_exception_only(type(e), e))
+    for root in sorted({p for p in sys.path if p.startswith("/")}, key=len, reverse=True):
+        text = text.replace(root.rstrip("/") + "/", "")
+    return text
+
+
 def _vm_bytes() -> int:
     try:
         with open("/proc/self/status") as f:
@@ -466,6 +282,7 @@ def child_main(base: Base, req: dict, wfd: int, scratch: str) -> None:
             os.setgid(65534)
             os.setuid(65534)
         resource.setrlimit(resource.RLIMIT_NOFILE, (4, 4))
+        install_seccomp()
         sys.setrecursionlimit(3000)
         gc.disable()  # a short-lived process: no collector passes over the shared graph
         result = _run_agent(base, req)
@@ -515,8 +332,8 @@ def _run_agent(base: Base, req: dict) -> dict:
     except RecursionError:
         return {"ok": False, "error": "RecursionError: maximum recursion depth exceeded",
                 "stdout": stdout.getvalue()[-2000:]}
-    except BaseException:  # noqa: BLE001 - the agent's exception, reported as text
-        tb = traceback.format_exc(limit=-6)
+    except BaseException as e:  # noqa: BLE001 - the agent's exception, reported as text
+        tb = clean_traceback(e)
         return {"ok": False, "error": tb[-4000:], "stdout": stdout.getvalue()[-2000:]}
 
 
@@ -637,7 +454,15 @@ def _reap(pid: int, deadline: float) -> str | None:
 
 
 def main() -> None:
+    global _seccomp
     import networkx  # noqa: F401 - preloaded for every child
+    sys.path.append(SECCOMP_PATH)
+    try:
+        import seccomp as _seccomp  # noqa: F811
+    except ImportError:
+        _seccomp = None
+    finally:
+        sys.path.remove(SECCOMP_PATH)
     for m in ALLOWED_MODULES:
         __import__(m)
     import networkx.readwrite.json_graph  # noqa: F401
@@ -652,7 +477,7 @@ def main() -> None:
     bases: dict = {}
     order: list = []
     cache = int(os.environ.get("NETARENA_SANDBOX_CACHE", "8"))
-    write_frame(stdout, {"status": "ready", "pid": os.getpid()})
+    write_frame(stdout, {"status": "ready", "pid": os.getpid(), "seccomp": _seccomp is not None})
     while True:
         try:
             req = read_frame(stdin)
