@@ -23,7 +23,7 @@ import gymnasium as gym
 
 import netarena_gym
 from netarena_gym.eval import EvalSpec, evaluate
-from netarena_gym.eval.episode import EpisodeWorker
+from netarena_gym.eval.executors import EpisodeWorker
 from netarena_gym.eval.spec import Job
 
 

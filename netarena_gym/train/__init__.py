@@ -6,7 +6,7 @@
   tool-calling chat JSONL, conversion of episode records;
 * :mod:`~netarena_gym.train.grpo`, :mod:`~netarena_gym.train.sft`: trainer construction
   and the CPU / single-GPU presets;
-* :mod:`~netarena_gym.train.agent`: a local transformers tool-calling agent for evaluation;
+* :mod:`~netarena_gym.agents.hf`: a local transformers tool-calling agent for evaluation;
 * :mod:`~netarena_gym.train.ppo`: stable-baselines3 PPO / MaskablePPO, learning curves,
   policy agents and the ``netarena-gym eval`` protocol;
 * :mod:`~netarena_gym.train.tiny`: a tiny Qwen3 built locally (tests, smoke runs);

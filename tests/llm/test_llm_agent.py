@@ -10,7 +10,8 @@ import pytest
 import netarena_gym
 from netarena_gym.cli import main
 from netarena_gym.eval import EvalSpec, evaluate
-from netarena_gym.llm import LLMAgent, OpenAIChatClient
+from netarena_gym.agents.llm import LLMAgent
+from netarena_gym.llm import OpenAIChatClient
 from netarena_gym.routing.expert import RoutingExpert
 from tests.llm.fake_openai import ExpertScript, FakeOpenAI, JsonExpertScript, Reply
 

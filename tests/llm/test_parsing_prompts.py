@@ -6,7 +6,7 @@ import json
 import pytest
 
 from netarena_gym.llm.parsing import ReplyParseError, parse_reply
-from netarena_gym.llm.prompts import STYLES, Conversation, system_prompt
+from netarena_gym.agents.prompts import STYLES, Conversation, system_prompt
 
 R = ("machine", "command")
 
@@ -113,10 +113,10 @@ def test_conversation_window():
 def test_fewshot_examples_are_commands_the_routing_env_accepts():
     import gymnasium as gym
 
-    from netarena_gym.llm.prompts import _ROUTING_SHOTS
+    from netarena_gym.routing.prompts import SHOTS
 
     env = gym.make("NetArena-Routing-v0", level=1)
-    for _, action in _ROUTING_SHOTS:
+    for _, action in SHOTS:
         env.reset(seed=3)
         _, _, _, _, info = env.step(dict(action))
         assert info["command_kind"] in ("ok", "error"), action  # well-formed, allowed
