@@ -31,7 +31,12 @@ _USAGE = "use " + ", ".join(AGENTS) + " or module:Class"
 
 def _import(path: str):
     mod, _, name = path.partition(":")
-    return getattr(importlib.import_module(mod), name)
+    if not (mod and name):
+        raise ValueError(f"unknown agent {path!r}: {_USAGE}")
+    try:
+        return getattr(importlib.import_module(mod), name)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"cannot load agent {path!r}: {e}") from e
 
 
 def check_agent_spec(spec: str) -> None:
@@ -39,10 +44,8 @@ def check_agent_spec(spec: str) -> None:
     if spec in AGENTS:
         return
     if ":" in spec:
-        mod, _, cls = spec.partition(":")
-        if mod and cls:
-            _import(spec)
-            return
+        _import(spec)
+        return
     raise ValueError(f"unknown agent {spec!r}: {_USAGE}")
 
 

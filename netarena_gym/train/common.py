@@ -84,7 +84,7 @@ def evaluate_chat_model(path: str, env_id: str, levels, *, episodes: int, seed: 
                         prompt: str = "zeroshot", history: int = 6, max_new_tokens: int = 256,
                         env_kwargs: dict | None = None) -> dict:
     """Per level, the evaluation of a model saved in ``path`` played by the JSON-reply
-    agent of :mod:`netarena_gym.llm` (the format of ``netarena-gym generate``'s
+    agent of :mod:`netarena_gym.agents.llm` (the format of ``netarena-gym generate``'s
     demonstrations), with its local transformers backend."""
     from netarena_gym.agents.llm import LLMAgent
     opts = {"provider": "transformers", "model": str(path), "prompt": prompt,

@@ -7,9 +7,10 @@ JSONL of episode records with ``scenario`` + ``trajectory``, e.g. ``netarena-gym
 --out``, which are replayed and converted) or are generated here from the env's expert
 with the level mix of ``--level-mix``. ``--demos`` also takes ``netarena-gym generate``'s
 ``demos.jsonl`` (JSON-reply chats, one per expert step): the tuned model is then
-evaluated with the JSON-reply agent of ``netarena_gym.llm`` (``--chat-prompt``,
+evaluated with the JSON-reply agent of ``netarena_gym.agents.llm`` (``--chat-prompt``,
 ``--chat-history`` as used by generate) (upstream found single-level SFT overfits; a mix
-generalises: ``netarena-gym train cross-level`` measures it). The loss is on the assistant turns.
+generalises: ``netarena-gym train cross-level`` measures it). The loss is on the assistant
+turns.
 
 CPU smoke run (tiny model built locally, no download)::
 
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> dict:
                                                episodes=args.eval_episodes, seed=args.eval_seed,
                                                max_new_tokens=args.eval_max_new_tokens,
                                                env_kwargs=env_kwargs)
-        else:  # the JSON-reply agent of netarena_gym.llm, on a full model directory
+        else:  # the JSON-reply agent of agents.llm, on a full model directory
             path = out / "final"
             if args.lora:
                 path = out / "merged"
