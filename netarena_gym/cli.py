@@ -52,7 +52,8 @@ def _add_llm_args(p: argparse.ArgumentParser) -> None:
                    help="openai: any server speaking the OpenAI chat API; transformers: a "
                         "local model directory")
     g.add_argument("--model", default=None,
-                   help="model name (openai) or local path (transformers); env NETARENA_MODEL")
+                   help="model name (openai) or local path (transformers, --agent hf); env "
+                        "NETARENA_MODEL")
     g.add_argument("--base-url", default=None, help="e.g. http://127.0.0.1:8000/v1; "
                    "env OPENAI_BASE_URL")
     g.add_argument("--api-key", default=None, help="env OPENAI_API_KEY")
@@ -165,6 +166,11 @@ def _agent_options(a) -> dict:
         elif "model" not in opts:
             raise ValueError("--provider transformers needs --model PATH")
         return opts
+    if a.agent == "hf":
+        model = a.model or os.environ.get("NETARENA_MODEL")
+        if not model:
+            raise ValueError("--agent hf needs --model PATH")
+        return {"model": model, "max_tokens": a.max_tokens, "temperature": a.temperature}
     if a.agent == "a2a":
         if not a.a2a_url:
             raise ValueError("--agent a2a needs --a2a-url URL")
@@ -213,7 +219,8 @@ def _check_env(spec) -> None:
     for lv in spec.levels:
         env = gym.make(spec.env, **spec.env_kwargs(lv))
         try:
-            if spec.agent in ("expert", "llm", "a2a") and env.unwrapped.interface == "discrete":
+            if (spec.agent in ("expert", "llm", "hf", "a2a")
+                    and env.unwrapped.interface == "discrete"):
                 raise ValueError(f"the {spec.agent} agent acts on text observations; use "
                                  "--interface text")
         finally:
@@ -313,10 +320,12 @@ def cmd_serve_a2a(a) -> int:
 def cmd_train(a) -> int:
     from netarena_gym.train.cli import trainer_module
 
+    from gymnasium.error import DependencyNotInstalled
+
     args = {k: v for k, v in vars(a).items() if k not in ("command", "trainer")}
     try:
         trainer_module(a.trainer).run(argparse.Namespace(**args))
-    except ImportError as e:
+    except (ImportError, DependencyNotInstalled) as e:
         return _fail(f"train {a.trainer} needs the training libraries (pip install "
                      f"'netarena-gym[train]', see docs/training.md): {e}")
     return 0

@@ -1,9 +1,9 @@
-"""PPO baselines on the discrete interfaces (the library side of ``training/ppo.py``).
+"""PPO baselines on the discrete interfaces (behind ``netarena-gym train ppo``).
 
 stable-baselines3 ``PPO`` and sb3-contrib ``MaskablePPO`` (which reads
 ``env.action_masks()``) on vectorised envs; a learning-curve callback that evaluates the
-deterministic policy through ``agents.episode.play_episode`` every so many steps; agents that replay a
-saved policy in ``play_episode`` (so ``netarena-gym eval --agent
+deterministic policy through ``agents.episode.play_episode`` every so many steps; agents
+that replay a saved policy in ``play_episode`` (so ``netarena-gym eval --agent
 netarena_gym.train.ppo:SB3Agent`` with ``NETARENA_POLICY=path`` gives the same numbers).
 
 The policy sees the env's observation through :class:`AgentView`: ``history=True``

@@ -1,0 +1,47 @@
+"""Local transformers models: the factory's ``hf`` agent and the chat backend share one
+loader and one generation routine (a tiny Qwen3 built locally, no download)."""
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+pytest.importorskip("torch", reason="needs torch (pip install torch==2.13.0, the CPU wheel)")
+pytest.importorskip("transformers", reason="needs transformers")
+pytest.importorskip("trl", reason="needs trl")
+
+import netarena_gym  # noqa: E402,F401  (registers the envs)
+from netarena_gym.agents.episode import play_episode  # noqa: E402
+from netarena_gym.agents.factory import make_agent  # noqa: E402
+from netarena_gym.agents.hf import HFToolAgent, TransformersChat  # noqa: E402
+
+ROUTING = "NetArena-Routing-v0"
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from netarena_gym.train.tiny import build_tiny_model
+    return str(build_tiny_model(tmp_path_factory.mktemp("tiny"), [ROUTING]))
+
+
+def test_the_hf_agent_plays_episodes_deterministically(tiny):
+    env = gym.make(ROUTING, level=1, max_steps=2)
+    try:
+        agent = make_agent("hf", env, options={"model": tiny, "max_tokens": 8})
+        assert isinstance(agent, HFToolAgent)
+        r1 = play_episode(env, agent, seed=4, record=True, catch=False)
+        r2 = play_episode(env, agent, seed=4, record=True, catch=False)
+    finally:
+        env.close()
+    assert r1.steps == 2 and not r1.errors and agent.turns == 4
+    assert [t["action"] for t in r1.trajectory] == [t["action"] for t in r2.trajectory]
+
+
+def test_the_chat_backend_reports_tokens_and_is_greedy_at_temperature_0(tiny):
+    chat = TransformersChat(tiny)
+    msgs = [{"role": "system", "content": "s"}, {"role": "user", "content": "ip addr show"}]
+    a = chat.chat(msgs, max_tokens=5)
+    b = chat.chat(msgs, max_tokens=5)
+    assert a.error is None and a.text == b.text
+    assert a.prompt_tokens > 0 and 0 < a.completion_tokens <= 5
+    bad = chat.chat(msgs, max_tokens="many")  # a failed generation is a result, not a raise
+    assert bad.text is None and bad.error.startswith("ValueError")
