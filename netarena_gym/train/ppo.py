@@ -194,7 +194,7 @@ def load_model(path: str | Path, device: str = "cpu"):
 
 
 class PolicyAgent:
-    """A trained policy as a runner agent on the discrete interface (deterministic by
+    """A trained policy as an agent on the discrete interface (deterministic by
     default). It builds the policy's view itself (the :class:`AgentView` the policy was
     trained with, read from its observation space): the keys it knows, and its own
     ``taken`` vector when it was trained with history."""
