@@ -22,14 +22,15 @@ import time
 import gymnasium as gym
 
 import netarena_gym
+from netarena_gym.agents.experts import make_expert
 from netarena_gym.eval import EvalSpec, evaluate
-from netarena_gym.eval.episode import EpisodeWorker
+from netarena_gym.eval.executors import EpisodeWorker
 from netarena_gym.eval.spec import Job
 
 
 def bare(env_id: str, level, episodes: int, seed: int = 0) -> float:
     env = gym.make(env_id, **EvalSpec(env_id, levels=(level,)).env_kwargs(level))
-    expert = env.unwrapped.expert_class()
+    expert = make_expert(env)
     t0 = time.perf_counter()
     for i in range(episodes):
         obs, info = env.reset(seed=seed + i)

@@ -21,7 +21,7 @@ import numpy as np
 
 import netarena_gym  # noqa: F401
 from netarena_gym.core.benchkit import report
-from netarena_gym.core.runner import run_episode
+from netarena_gym.agents.episode import play_episode
 from netarena_gym.routing.expert import RoutingExpert
 
 ENV = "NetArena-Routing-v0"
@@ -70,7 +70,7 @@ def expert_ms(level, episodes=100):
     expert = RoutingExpert()
     secs = decisions = 0
     for i in range(episodes):
-        r = run_episode(env, expert, seed=i)
+        r = play_episode(env, expert, seed=i)
         secs += r.agent_seconds
         decisions += r.steps
     return 1000 * secs / decisions

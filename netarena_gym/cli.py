@@ -7,6 +7,8 @@
     netarena-gym report runs/expert runs/qwen --out report/
     netarena-gym generate --env NetArena-Routing-v0 --level 1 --episodes 500 --out data/
     netarena-gym serve-a2a --port 9999
+    netarena-gym train ppo --env NetArena-Routing-v0 --level 1 --out runs/ppo-l1
+    netarena-gym train sft --preset cpu-smoke --model tiny --out runs/sft-smoke
 """
 from __future__ import annotations
 
@@ -50,7 +52,8 @@ def _add_llm_args(p: argparse.ArgumentParser) -> None:
                    help="openai: any server speaking the OpenAI chat API; transformers: a "
                         "local model directory")
     g.add_argument("--model", default=None,
-                   help="model name (openai) or local path (transformers); env NETARENA_MODEL")
+                   help="model name (openai) or local path (transformers, --agent hf); env "
+                        "NETARENA_MODEL")
     g.add_argument("--base-url", default=None, help="e.g. http://127.0.0.1:8000/v1; "
                    "env OPENAI_BASE_URL")
     g.add_argument("--api-key", default=None, help="env OPENAI_API_KEY")
@@ -75,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("eval", help="run episodes, write records and print a summary")
     _add_env_args(e)
     e.add_argument("--agent", default="expert",
-                   help="expert | random | llm | a2a | module:Class")
+                   help="expert | random | llm | hf | a2a | module:Class")
     e.add_argument("--interface", default="text",
                    help="text (default), discrete, or another the env offers (e.g. code)")
     e.add_argument("--format", default="table", choices=("table", "json"))
@@ -122,6 +125,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--env", default=None, choices=sorted(netarena_gym.ENV_IDS))
     s.add_argument("--out", default=None, help="evaluator: directory for run records")
     _add_llm_args(s)
+
+    from netarena_gym.train.cli import TRAINERS, trainer_module
+    t = sub.add_parser("train", help="train agents: ppo | grpo | sft | cross-level "
+                                     "(see docs/training.md)")
+    tsub = t.add_subparsers(dest="trainer", required=True, metavar="TRAINER")
+    for name in TRAINERS:
+        mod = trainer_module(name)
+        doc = (mod.__doc__ or "").strip()
+        tsub.add_parser(name, parents=[mod.build_parser(add_help=False)],
+                        help=doc.split("\n\n")[0].replace("\n", " "), description=doc,
+                        formatter_class=mod.HelpFormatter)
     return p
 
 
@@ -152,6 +166,11 @@ def _agent_options(a) -> dict:
         elif "model" not in opts:
             raise ValueError("--provider transformers needs --model PATH")
         return opts
+    if a.agent == "hf":
+        model = a.model or os.environ.get("NETARENA_MODEL")
+        if not model:
+            raise ValueError("--agent hf needs --model PATH")
+        return {"model": model, "max_tokens": a.max_tokens, "temperature": a.temperature}
     if a.agent == "a2a":
         if not a.a2a_url:
             raise ValueError("--agent a2a needs --a2a-url URL")
@@ -160,7 +179,7 @@ def _agent_options(a) -> dict:
 
 
 def cmd_eval(a) -> int:
-    from netarena_gym.agents import check_agent_spec
+    from netarena_gym.agents.factory import check_agent_spec
     from netarena_gym.eval.run import evaluate
     from netarena_gym.eval.spec import EvalSpec
     from netarena_gym.eval.store import RunMismatch
@@ -200,7 +219,8 @@ def _check_env(spec) -> None:
     for lv in spec.levels:
         env = gym.make(spec.env, **spec.env_kwargs(lv))
         try:
-            if spec.agent in ("expert", "llm", "a2a") and env.unwrapped.interface == "discrete":
+            if (spec.agent in ("expert", "llm", "hf", "a2a")
+                    and env.unwrapped.interface == "discrete"):
                 raise ValueError(f"the {spec.agent} agent acts on text observations; use "
                                  "--interface text")
         finally:
@@ -296,8 +316,23 @@ def cmd_serve_a2a(a) -> int:
     return 0
 
 
+# -------------------------------------------------------------------- train
+def cmd_train(a) -> int:
+    from netarena_gym.train.cli import trainer_module
+
+    from gymnasium.error import DependencyNotInstalled
+
+    args = {k: v for k, v in vars(a).items() if k not in ("command", "trainer")}
+    try:
+        trainer_module(a.trainer).run(argparse.Namespace(**args))
+    except (ImportError, DependencyNotInstalled) as e:
+        return _fail(f"train {a.trainer} needs the training libraries (pip install "
+                     f"'netarena-gym[train]', see docs/training.md): {e}")
+    return 0
+
+
 COMMANDS = {"eval": cmd_eval, "report": cmd_report, "generate": cmd_generate,
-            "serve-a2a": cmd_serve_a2a}
+            "serve-a2a": cmd_serve_a2a, "train": cmd_train}
 
 
 def main(argv: list[str] | None = None) -> int:

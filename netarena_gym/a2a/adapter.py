@@ -22,8 +22,8 @@ from a2a.types import Message, Role, SendMessageRequest
 from google.protobuf.struct_pb2 import Struct
 
 from netarena_gym.a2a.common import LoopThread, event_text
-from netarena_gym.llm.agent import action_format, reply_to_action
-from netarena_gym.llm.prompts import system_prompt, user_turn
+from netarena_gym.agents.llm import action_format, reply_to_action
+from netarena_gym.agents.prompts import system_prompt, user_turn
 
 
 class A2AAgent:

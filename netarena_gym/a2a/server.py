@@ -37,7 +37,7 @@ from a2a.types import InvalidParamsError, TaskState
 from google.protobuf.json_format import MessageToDict
 
 from netarena_gym.a2a.common import ServerThread, build_app, make_card
-from netarena_gym.eval.episode import jsonable
+from netarena_gym.agents.episode import jsonable
 from netarena_gym.eval.spec import EvalSpec, parse_level
 
 PROMPT_TYPES = {"zeroshot_base": "zeroshot", "zeroshot_cot": "cot", "fewshot_base": "fewshot",
@@ -98,7 +98,7 @@ def spec_from_config(url: str, config: dict) -> EvalSpec:
 
 def episode_result(rec: dict, role: str) -> dict:
     """One query's result, with upstream's field names plus ours."""
-    from netarena_gym.eval.summary import upstream_iterations
+    from netarena_gym.agents.summary import upstream_iterations
 
     return {"agent_info": role, "key": rec["key"], "env": rec["env"], "level": rec["level"],
             "seed": rec["seed"], "error_type": rec.get("category"),

@@ -1,5 +1,7 @@
 """The instructions agents read: the topology model, the definitions the ground truth
-uses, and what to return. One block per interface and graph scheme."""
+uses, and what to return. One block per interface and graph scheme (``CODE``, ``COMPAT``,
+``TOOLS``, shown in the observation), and ``SYSTEM``, the briefing a language agent's system
+prompt starts with (dispatched by :mod:`netarena_gym.agents.prompts`)."""
 from __future__ import annotations
 
 from netarena_gym.capacity_planning.commands.sandbox_worker import ALLOWED_MODULES
@@ -62,3 +64,11 @@ Answer the question below with tool calls on the live topology.
 {HELP}
 Answers: a number, a name, a list of names, or a list of [name, capacity] pairs; for
 questions that return the updated graph, answer "done" after your changes."""
+
+SYSTEM = """\
+You are a datacenter capacity planner working on a MALT topology graph (a directed \
+networkx graph of entities such as chassis, switches, ports, aggregation blocks and \
+superblocks, with containment relations). Each episode asks one question: look something \
+up, count or aggregate capacity, or change the topology safely. Answer it by acting \
+through the env's action format below; keep the graph consistent (do not break \
+containment, keep names unique, copy before you modify)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from netarena_gym.core.runner import run_episode
+from netarena_gym.agents.episode import play_episode
 
 Target = tuple[str, float]
 
@@ -44,7 +44,7 @@ def decision_ms(env, agent, episodes: int = 100) -> float:
     """Mean milliseconds an agent takes per decision over ``episodes`` episodes."""
     secs = decisions = 0
     for i in range(episodes):
-        r = run_episode(env, agent, seed=i)
+        r = play_episode(env, agent, seed=i)
         secs += r.agent_seconds
         decisions += r.steps
     return 1000 * secs / max(1, decisions)

@@ -7,7 +7,7 @@
 from netarena_gym.eval.run import evaluate
 from netarena_gym.eval.spec import EvalSpec, Job, job_key
 from netarena_gym.eval.store import RunStore, iter_records, load_run
-from netarena_gym.eval.summary import summarize_records
+from netarena_gym.agents.summary import summarize
 
 __all__ = ["EvalSpec", "Job", "RunStore", "evaluate", "iter_records", "job_key", "load_run",
-           "summarize_records"]
+           "summarize"]

@@ -7,10 +7,55 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
-from netarena_gym.eval.episode import EpisodeWorker
+import gymnasium as gym
+
+from netarena_gym.agents.episode import play_episode
+from netarena_gym.agents.factory import make_agent
 from netarena_gym.eval.spec import EvalSpec, Job
+
+
+class EpisodeWorker:
+    """Owns one env (and one agent) per level and plays jobs of one :class:`EvalSpec`
+    through :func:`~netarena_gym.agents.episode.play_episode`.
+
+    The same class serves the sequential loop, each process of ``--workers`` and each Ray
+    actor, so every path produces the same records."""
+
+    def __init__(self, spec: EvalSpec | dict):
+        self.spec = spec if isinstance(spec, EvalSpec) else EvalSpec.from_dict(spec)
+        self._envs: dict[Any, Any] = {}
+        self._agents: dict[Any, Any] = {}
+
+    def _get(self, level):
+        if level not in self._envs:
+            env = gym.make(self.spec.env, **self.spec.env_kwargs(level))
+            self._envs[level] = env
+            self._agents[level] = make_agent(self.spec.agent, env, seed=self.spec.seed,
+                                             options=self.spec.agent_options)
+        return self._envs[level], self._agents[level]
+
+    def run(self, job: Job | tuple | list) -> dict:
+        if not isinstance(job, Job):
+            job = Job(*job)
+        env, agent = self._get(job.level)  # a setup error stops the run: nothing to record
+        rec = play_episode(env, agent, seed=job.seed, record=True, key=job.key,
+                           agent_name=self.spec.agent)
+        rec.env, rec.level = job.env, job.level
+        return rec.to_dict()
+
+    def close(self) -> None:
+        for level, env in self._envs.items():
+            agent = self._agents.get(level)
+            if hasattr(agent, "close"):
+                try:
+                    agent.close()
+                except Exception:
+                    pass
+            env.close()
+        self._envs.clear()
+        self._agents.clear()
 
 
 def run_sequential(spec: EvalSpec, jobs: Iterable[Job]) -> Iterator[dict]:
@@ -57,7 +102,7 @@ def run_processes(spec: EvalSpec, jobs: Iterable[Job], workers: int) -> Iterator
         return
     ctx = mp.get_context(start_method())
     if ctx.get_start_method() == "forkserver":
-        ctx.set_forkserver_preload(["netarena_gym", "netarena_gym.eval.episode"])
+        ctx.set_forkserver_preload(["netarena_gym", "netarena_gym.agents.episode"])
     n = min(workers, len(jobs))
     pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init,
                                initargs=(spec.to_dict(),))

@@ -22,9 +22,10 @@ from pathlib import Path
 import gymnasium as gym
 
 from netarena_gym.eval.spec import job_key, parse_level
-from netarena_gym.eval.episode import jsonable
-from netarena_gym.llm.agent import action_format
-from netarena_gym.llm.prompts import Conversation, system_prompt
+from netarena_gym.agents.episode import jsonable
+from netarena_gym.agents.experts import expert_class, registered_tasks
+from netarena_gym.agents.llm import action_format
+from netarena_gym.agents.prompts import Conversation, system_prompt
 
 
 def generate(env_id: str, *, levels=(1,), episodes: int = 100, seed: int = 0, out: str,
@@ -50,7 +51,7 @@ def generate(env_id: str, *, levels=(1,), episodes: int = 100, seed: int = 0, ou
         base = env.unwrapped
         keys, raw = action_format(env)
         system = system_prompt(base.task, keys, style=prompt, doc=type(base).__doc__, raw=raw)
-        expert_cls = getattr(base, "expert_class", None)
+        expert_cls = (expert_class(base.task) if base.task in registered_tasks() else None)
         if demos and expert_cls is None:
             raise ValueError(f"{env_id} has no expert to demonstrate with (use --no-demos)")
         try:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from netarena_gym.eval.overlap import overlap_curve
 from netarena_gym.eval.store import load_run
-from netarena_gym.eval.summary import dedupe, summarize_records
+from netarena_gym.agents.summary import dedupe, summarize
 
 MAX_CATEGORIES = 25
 MAX_SPIDER_AXES = 12
@@ -74,7 +74,7 @@ def load_runs(paths, labels=None) -> list[dict]:
         if meta["env"] is None:
             meta["env"] = recs[0]["env"]
             meta["agent"] = recs[0].get("agent")
-        s = summarize_records(recs, meta=meta)
+        s = summarize(recs, meta=meta)
         label = labels[i] if labels and i < len(labels) else _label(s, path)
         runs.append({"label": label, "path": str(path), "summary": s, "records": recs})
     seen: dict[str, int] = {}

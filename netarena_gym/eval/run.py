@@ -10,7 +10,7 @@ from netarena_gym.eval.executors import run_processes, run_ray, run_sequential
 from netarena_gym.eval.progress import Progress
 from netarena_gym.eval.spec import EvalSpec
 from netarena_gym.eval.store import RunStore
-from netarena_gym.eval.summary import summarize_records
+from netarena_gym.agents.summary import summarize
 
 
 def run_meta(spec: EvalSpec) -> dict:
@@ -60,7 +60,7 @@ def evaluate(spec: EvalSpec, *, out: str | None = None, workers: int = 1,
         if store:
             store.close()
     meta = run_meta(spec)
-    summary = summarize_records(records, meta=meta)
+    summary = summarize(records, meta=meta)
     summary["episodes_resumed"] = len(done)
     summary["episodes_played"] = len(records) - len(done)
     summary["wall_seconds"] = time.perf_counter() - t0

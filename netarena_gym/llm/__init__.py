@@ -1,14 +1,14 @@
-"""LLM agents for NetArena envs: an OpenAI-compatible chat client (standard library only), a
-local ``transformers`` backend, per-task prompts and a tolerant reply parser.
+"""Talking to language models: an OpenAI-compatible chat client (standard library only) and
+a tolerant parser of replies into env actions. The agents that use them live in
+:mod:`netarena_gym.agents` (``agents.llm.LLMAgent``, ``agents.hf``), the prompts in
+:mod:`netarena_gym.agents.prompts` and each task's ``prompts.py``.
 
-    from netarena_gym.llm import LLMAgent, OpenAIChatClient
+    from netarena_gym.agents.llm import LLMAgent
+    from netarena_gym.llm import OpenAIChatClient
     agent = LLMAgent(env, OpenAIChatClient("http://127.0.0.1:8000/v1", "qwen2.5-7b"),
                      prompt="cot", history=6)
 """
-from netarena_gym.llm.agent import LLMAgent, make_backend
 from netarena_gym.llm.client import ChatResult, OpenAIChatClient
 from netarena_gym.llm.parsing import ReplyParseError, parse_reply
-from netarena_gym.llm.prompts import STYLES, system_prompt
 
-__all__ = ["ChatResult", "LLMAgent", "OpenAIChatClient", "ReplyParseError", "STYLES",
-           "make_backend", "parse_reply", "system_prompt"]
+__all__ = ["ChatResult", "OpenAIChatClient", "ReplyParseError", "parse_reply"]

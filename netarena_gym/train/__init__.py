@@ -1,4 +1,7 @@
-"""Training helpers behind the scripts in ``training/`` (see docs/training.md).
+"""Training, reached as ``netarena-gym train ppo|grpo|sft|cross-level`` (see
+docs/training.md; ``training/*.py`` are thin wrappers kept for old command lines).
+
+* :mod:`~netarena_gym.train.cli`: the subcommands (``build_parser``, ``run``, ``main``);
 
 * :mod:`~netarena_gym.train.tools`: the envs as TRL ``environment_factory`` classes
   (one tool per atomic command; the env owns the reward);
@@ -6,7 +9,9 @@
   tool-calling chat JSONL, conversion of episode records;
 * :mod:`~netarena_gym.train.grpo`, :mod:`~netarena_gym.train.sft`: trainer construction
   and the CPU / single-GPU presets;
-* :mod:`~netarena_gym.train.agent`: a local transformers tool-calling agent for evaluation;
+* the trained LLMs are evaluated as :class:`~netarena_gym.agents.hf.HFToolAgent` through
+  :func:`~netarena_gym.agents.episode.play_episode` and
+  :func:`~netarena_gym.agents.summary.summarize`, as ``netarena-gym eval`` does;
 * :mod:`~netarena_gym.train.ppo`: stable-baselines3 PPO / MaskablePPO, learning curves,
   policy agents and the ``netarena-gym eval`` protocol;
 * :mod:`~netarena_gym.train.tiny`: a tiny Qwen3 built locally (tests, smoke runs);

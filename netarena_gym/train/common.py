@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from netarena_gym.core.runner import run_episode, summarize
+from netarena_gym.agents import play_episode, summarize
 
 
 def _value(v: str):
@@ -65,7 +65,7 @@ def env_levels(env_id: str, spec: str = "all") -> list:
 def evaluate(env_id: str, agent, *, level, episodes: int, seed: int,
              interface: str = "discrete", env_kwargs: dict | None = None) -> dict:
     """The ``netarena-gym eval`` protocol: episode ``i`` uses seed ``seed + i``; returns
-    ``core.runner.summarize`` plus the run's identity (same keys as ``--format json``).
+    ``agents.summary.summarize`` plus the run's identity (same keys as ``--format json``).
     ``agent`` is an agent, or a callable that builds one from the env."""
     import gymnasium as gym
     env = gym.make(env_id, level=level, interface=interface, **(env_kwargs or {}))
@@ -73,7 +73,7 @@ def evaluate(env_id: str, agent, *, level, episodes: int, seed: int,
     try:
         if not hasattr(agent, "act"):
             agent = agent(env)
-        results = [run_episode(env, agent, seed=seed + i) for i in range(episodes)]
+        results = [play_episode(env, agent, seed=seed + i) for i in range(episodes)]
     finally:
         env.close()
     return {"env": env_id, "level": level, "interface": interface, "seed": seed,
@@ -84,9 +84,9 @@ def evaluate_chat_model(path: str, env_id: str, levels, *, episodes: int, seed: 
                         prompt: str = "zeroshot", history: int = 6, max_new_tokens: int = 256,
                         env_kwargs: dict | None = None) -> dict:
     """Per level, the evaluation of a model saved in ``path`` played by the JSON-reply
-    agent of :mod:`netarena_gym.llm` (the format of ``netarena-gym generate``'s
+    agent of :mod:`netarena_gym.agents.llm` (the format of ``netarena-gym generate``'s
     demonstrations), with its local transformers backend."""
-    from netarena_gym.llm import LLMAgent
+    from netarena_gym.agents.llm import LLMAgent
     opts = {"provider": "transformers", "model": str(path), "prompt": prompt,
             "history": history, "max_tokens": max_new_tokens}
     return {str(lvl): evaluate(env_id, lambda env: LLMAgent.from_options(env, opts),
@@ -99,8 +99,8 @@ def evaluate_llm(model, tok, env_id: str, levels, *, episodes: int, seed: int = 
                  max_new_tokens: int = 256, env_kwargs: dict | None = None,
                  max_prompt_tokens: int | None = None) -> dict:
     """Per level, the ``netarena-gym eval`` summary of the model played by
-    :class:`~netarena_gym.train.agent.HFToolAgent` (episode ``i``: seed ``seed + i``)."""
-    from netarena_gym.train.agent import HFToolAgent
+    :class:`~netarena_gym.agents.hf.HFToolAgent` (episode ``i``: seed ``seed + i``)."""
+    from netarena_gym.agents.hf import HFToolAgent
     out = {}
     for lvl in levels:
         agent = HFToolAgent(model, tok, env_id, max_new_tokens=max_new_tokens,

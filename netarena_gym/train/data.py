@@ -27,7 +27,7 @@ observation is appended to the user message, each tool answer is the env's next
 observation. :func:`to_prompt_completion` gives the prompt/completion split instead.
 
 Any JSONL of episode records that carry a ``scenario`` and a ``trajectory`` of text
-``action`` values (``netarena-gym eval --out``, ``core.runner.EpisodeResult.to_dict``)
+``action`` values (``netarena-gym eval --out``, ``agents.episode.EpisodeRecord.to_dict``)
 converts to this format by replaying the scenario (:func:`episode_record_to_demo`).
 """
 from __future__ import annotations
@@ -38,7 +38,8 @@ from typing import Any, Iterable, Iterator
 
 import numpy as np
 
-from netarena_gym.core.runner import run_episode
+from netarena_gym.agents.episode import play_episode
+from netarena_gym.agents.experts import make_expert
 from netarena_gym.train.tools import SOLVED, UNSOLVED, NetArenaToolEnv, initial_message, tool_class
 
 TRAIN_SEED_BASE = 1_000_000
@@ -126,18 +127,16 @@ class _Recorder:
 
 def expert_episodes(env_id: str, *, level, seeds: Iterable[int], env_kwargs: dict | None = None,
                     only_correct: bool = True) -> Iterator[dict[str, Any]]:
-    """Episodes of the env's ``expert_class`` on the text interface, as plain records:
+    """Episodes of the task's registered expert on the text interface, as plain records:
     ``{"env_id", "level", "seed", "first_observation", "steps": [{"action",
     "observation"}], "correct", "safe"}``."""
     import gymnasium as gym
     env = gym.make(env_id, level=level, interface="text", **(env_kwargs or {}))
-    expert = getattr(env.unwrapped, "expert_class", None)
-    if expert is None:
-        raise ValueError(f"{env_id} has no expert_class")
-    rec = _Recorder(expert())
+    rec = _Recorder(make_expert(env))
     try:
         for seed in seeds:
-            res = run_episode(env, rec, seed=int(seed), record=True)
+            res = play_episode(env, rec, seed=int(seed), record=True, catch=False,
+                               max_obs_chars=None)
             if only_correct and not res.correct:
                 continue
             yield {"env_id": env_id, "level": level, "seed": int(seed),

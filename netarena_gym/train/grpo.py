@@ -1,5 +1,5 @@
 """GRPO on the envs with TRL's ``environment_factory`` (the library side of
-``training/grpo.py``).
+``netarena-gym train grpo``).
 
 Each dataset row is one seeded scenario; GRPO samples ``num_generations`` rollouts of the
 same scenario (same seed, so the group compares policies on one problem), each rollout

@@ -1,9 +1,9 @@
-"""PPO baselines on the discrete interfaces (the library side of ``training/ppo.py``).
+"""PPO baselines on the discrete interfaces (behind ``netarena-gym train ppo``).
 
 stable-baselines3 ``PPO`` and sb3-contrib ``MaskablePPO`` (which reads
 ``env.action_masks()``) on vectorised envs; a learning-curve callback that evaluates the
-deterministic policy through ``core.runner`` every so many steps; agents that replay a
-saved policy in ``run_episode`` (so ``netarena-gym eval --agent
+deterministic policy through ``agents.episode.play_episode`` every so many steps; agents
+that replay a saved policy in ``play_episode`` (so ``netarena-gym eval --agent
 netarena_gym.train.ppo:SB3Agent`` with ``NETARENA_POLICY=path`` gives the same numbers).
 
 The policy sees the env's observation through :class:`AgentView`: ``history=True``
@@ -194,7 +194,7 @@ def load_model(path: str | Path, device: str = "cpu"):
 
 
 class PolicyAgent:
-    """A trained policy as a runner agent on the discrete interface (deterministic by
+    """A trained policy as an agent on the discrete interface (deterministic by
     default). It builds the policy's view itself (the :class:`AgentView` the policy was
     trained with, read from its observation space): the keys it knows, and its own
     ``taken`` vector when it was trained with history."""

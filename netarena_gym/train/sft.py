@@ -1,9 +1,9 @@
 """Supervised fine-tuning on expert demonstrations (the library side of
-``training/sft.py``): TRL ``SFTTrainer`` on the tool-calling conversations of
+``netarena-gym train sft``): TRL ``SFTTrainer`` on the tool-calling conversations of
 :mod:`netarena_gym.train.data` (or on ``netarena-gym generate``'s JSON-reply chats),
 loss on the assistant turns only (tool calls, replies; observations are context), then
-evaluation of the tuned model as an agent through ``core.runner`` with the same seeds as
-``netarena-gym eval``.
+evaluation of the tuned model as an agent through ``agents.episode.play_episode`` with the
+same seeds as ``netarena-gym eval``.
 """
 from __future__ import annotations
 

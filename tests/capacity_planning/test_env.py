@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from netarena_gym.core.agent import RandomAgent
-from netarena_gym.core.runner import run_episode
+from netarena_gym.agents.random import RandomAgent
+from netarena_gym.agents.episode import play_episode
 from netarena_gym.capacity_planning.kinds import CAPACITY
 
 ENV_ID = "NetArena-CapacityPlanning-v0"  # registered in conftest.py
@@ -172,7 +172,7 @@ def test_random_agent_runs_on_text_and_discrete():
     for interface in ("text", "discrete"):
         env = gym.make(ENV_ID, level=4, interface=interface)
         for seed in range(5):
-            res = run_episode(env, RandomAgent(env, seed=seed), seed=seed)
+            res = play_episode(env, RandomAgent(env, seed=seed), seed=seed)
             assert res.steps >= 1
 
 

@@ -2,7 +2,7 @@
 import gymnasium as gym
 import pytest
 
-from netarena_gym.core.runner import run_episode, summarize
+from netarena_gym.agents import play_episode, summarize
 from netarena_gym.capacity_planning.expert import CapacityPlanningExpert
 
 ENV_ID = "NetArena-CapacityPlanning-v0"  # registered in conftest.py
@@ -18,7 +18,7 @@ def _failures(results):
 def test_expert_is_perfect_with_tools(level):
     env = gym.make(ENV_ID, level=level, interface="text")
     expert = CapacityPlanningExpert()
-    results = [run_episode(env, expert, seed=1000 + i) for i in range(TOOL_EPISODES)]
+    results = [play_episode(env, expert, seed=1000 + i) for i in range(TOOL_EPISODES)]
     assert not _failures(results), _failures(results)[:3]
     s = summarize(results)
     assert s["correctness"] == 1.0 and s["safety"] == 1.0 and s["safety_compat"] == 1.0
@@ -30,7 +30,7 @@ def test_expert_is_perfect_writing_code(level):
     env = gym.make(ENV_ID, level=level, interface="code")
     expert = CapacityPlanningExpert()
     try:
-        results = [run_episode(env, expert, seed=2000 + i) for i in range(CODE_EPISODES)]
+        results = [play_episode(env, expert, seed=2000 + i) for i in range(CODE_EPISODES)]
     finally:
         env.close()
     assert not _failures(results), _failures(results)[:3]
@@ -45,7 +45,7 @@ def test_expert_matches_upstream_ground_truth_at_compat():
     try:
         results = []
         for i in range(CODE_EPISODES):
-            r = run_episode(env, expert, seed=3000 + i)
+            r = play_episode(env, expert, seed=3000 + i)
             flags = env.unwrapped.query.flags
             assert r.correct, r.scenario["faults"][0]["text"]
             assert r.safe == flags["gt_safe"] and r.safe_compat == flags["gt_safe_compat"]

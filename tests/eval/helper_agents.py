@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import time
 
+from netarena_gym.agents.experts import make_expert
+
 
 class SlowExpert:
     """The env's expert, slowed down so a test can interrupt a run part-way."""
 
     def __init__(self, env, delay: float = 0.03):
-        self.inner = env.unwrapped.expert_class()
+        self.inner = make_expert(env)
         self.delay = delay
 
     def reset(self):
@@ -23,7 +25,7 @@ class CrashOnSecondStep:
     """Raises on its second decision of every episode."""
 
     def __init__(self, env):
-        self.inner = env.unwrapped.expert_class()
+        self.inner = make_expert(env)
 
     def reset(self):
         self.inner.reset()

@@ -11,7 +11,6 @@ import pytest
 from netarena_gym.eval import EvalSpec, evaluate
 from netarena_gym.eval.executors import ROOT_RESOURCE, backend_resources
 from netarena_gym.eval.overlap import overlap_curve, sample_sizes
-from netarena_gym.eval.summary import summarize_records, upstream_iterations
 from tests.eval.conftest import comparable, read_jsonl, run_cli
 
 
@@ -89,21 +88,6 @@ def test_overlap_shrinks_with_sample_size():
     same = overlap_curve({"x": runs["a"], "y": dict(runs["a"])}, subsamples=5)
     assert all(s == 1.0 for s in same["share"])
     assert sample_sizes(30) == [7, 15, 30] and sample_sizes(120) == [50, 100, 120]
-
-
-def test_summary_figures_follow_upstream_definitions():
-    recs = [{"key": f"e|1|{i}", "env": "e", "level": 1, "category": "c", "correct": c,
-             "safe": s, "safe_compat": sc, "steps": st, "max_steps": 10, "agent_seconds": 0.1,
-             "total_reward": 0.0}
-            for i, (c, s, sc, st) in enumerate([(True, True, True, 3), (False, False, True, 10),
-                                                (True, False, False, 5)])]
-    s = summarize_records(recs)
-    assert [upstream_iterations(r) for r in recs] == [4, 11, 6]
-    assert s["upstream"]["avg_iterations"] == 7.0
-    assert s["correctness"] == pytest.approx(2 / 3) and s["safety"] == pytest.approx(1 / 3)
-    assert s["upstream"]["avg_safety"] == pytest.approx(2 / 3)
-    assert s["upstream"]["score"] == pytest.approx(50 * (2 / 3 + 2 / 3))
-    assert s["steps_ci95"][0] < s["mean_steps"] < s["steps_ci95"][1]
 
 
 def test_generate_exports_queries_and_demos_and_reloads(tmp_path, capsys):

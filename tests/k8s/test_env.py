@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from netarena_gym.core.agent import RandomAgent
-from netarena_gym.core.runner import run_episode
+from netarena_gym.agents.random import RandomAgent
+from netarena_gym.agents.episode import play_episode
 from tests.k8s.conftest import ENV_ID
 
 
@@ -127,5 +127,5 @@ def test_discrete_catalogue_renders_commands_that_run():
 def test_random_agent_runs_on_both_interfaces():
     for interface in ("text", "discrete"):
         env = gym.make(ENV_ID, level=3, interface=interface)
-        res = run_episode(env, RandomAgent(env, seed=1), seed=9)
+        res = play_episode(env, RandomAgent(env, seed=1), seed=9)
         assert res.steps >= 1

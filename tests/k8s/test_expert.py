@@ -3,7 +3,7 @@ observations only."""
 import gymnasium as gym
 import pytest
 
-from netarena_gym.core.runner import run_episode, summarize
+from netarena_gym.agents import play_episode, summarize
 from netarena_gym.k8s.expert import K8sExpert
 from tests.k8s.conftest import ENV_ID
 
@@ -14,7 +14,7 @@ EPISODES = {1: 300, 2: 300, 3: 300, "compat": 300}
 def test_expert_is_perfect(level):
     env = gym.make(ENV_ID, level=level)
     expert = K8sExpert()
-    results = [run_episode(env, expert, seed=5000 + i) for i in range(EPISODES[level])]
+    results = [play_episode(env, expert, seed=5000 + i) for i in range(EPISODES[level])]
     failures = [r.scenario for r in results if not (r.correct and r.safe and r.safe_compat)]
     assert not failures, failures[:3]
     s = summarize(results)
@@ -23,7 +23,7 @@ def test_expert_is_perfect(level):
 
 def test_expert_solves_blind_start_and_compat_probes():
     env = gym.make(ENV_ID, level=2, initial_report=False)
-    res = [run_episode(env, K8sExpert(), seed=i) for i in range(40)]
+    res = [play_episode(env, K8sExpert(), seed=i) for i in range(40)]
     assert all(r.correct and r.safe for r in res)
 
 

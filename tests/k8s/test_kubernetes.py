@@ -5,7 +5,7 @@ import subprocess
 import gymnasium as gym
 import pytest
 
-from netarena_gym.core.runner import run_episode
+from netarena_gym.agents.episode import play_episode
 from netarena_gym.k8s.expert import K8sExpert
 from tests.k8s import differential
 from tests.k8s.conftest import ENV_ID
@@ -34,7 +34,7 @@ def test_real_backend_episode_and_cleanup(kubeconfig):
         assert info["command_kind"] == "refused"
         obs, r, term, trunc, info = env.step({"command": "kubectl -n default delete netpol x"})
         assert info["command_kind"] == "refused"
-        res = [run_episode(env, K8sExpert(), seed=10 + i) for i in range(4)]
+        res = [play_episode(env, K8sExpert(), seed=10 + i) for i in range(4)]
         assert all(x.correct and x.safe for x in res)
         # the same scenario gives the same observation on both backends
         sim = gym.make(ENV_ID, level=2, namespace=ns)

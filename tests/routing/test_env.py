@@ -6,8 +6,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import netarena_gym  # noqa: F401
-from netarena_gym.core.agent import RandomAgent
-from netarena_gym.core.runner import run_episode
+from netarena_gym.agents.random import RandomAgent
+from netarena_gym.agents.episode import play_episode
 
 ENV = "NetArena-Routing-v0"
 
@@ -137,5 +137,5 @@ def test_history_window():
 def test_random_agent_runs_text_and_discrete():
     for interface in ("text", "discrete"):
         env = gym.make(ENV, level=2, interface=interface)
-        res = run_episode(env, RandomAgent(env, seed=0), seed=1)
+        res = play_episode(env, RandomAgent(env, seed=0), seed=1)
         assert res.steps >= 1

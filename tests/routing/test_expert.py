@@ -3,7 +3,7 @@ import gymnasium as gym
 import pytest
 
 import netarena_gym  # noqa: F401
-from netarena_gym.core.runner import run_episode, summarize
+from netarena_gym.agents import play_episode, summarize
 from netarena_gym.routing.expert import RoutingExpert
 
 EPISODES = {1: 300, 2: 300, 3: 200, "compat": 200}
@@ -13,7 +13,7 @@ EPISODES = {1: 300, 2: 300, 3: 200, "compat": 200}
 def test_expert_is_perfect(level):
     env = gym.make("NetArena-Routing-v0", level=level)
     expert = RoutingExpert()
-    results = [run_episode(env, expert, seed=1000 + i) for i in range(EPISODES[level])]
+    results = [play_episode(env, expert, seed=1000 + i) for i in range(EPISODES[level])]
     failures = [r.scenario for r in results if not (r.correct and r.safe)]
     s = summarize(results)
     assert not failures, failures[:3]

@@ -4,7 +4,7 @@ import gymnasium as gym
 import pytest
 
 import netarena_gym  # noqa: F401
-from netarena_gym.core.runner import run_episode
+from netarena_gym.agents.episode import play_episode
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.routing.faults import METHODS, Fault
 
@@ -61,7 +61,7 @@ def test_fault_breaks_exactly_and_expert_repairs(build, ftype, method, params, e
     state = build(fault)
     assert broken(state) == expected
     env = gym.make("NetArena-Routing-v0", level=1, max_steps=15)
-    res = run_episode(env, RoutingExpert(), options={"scenario": scenario([fault])})
+    res = play_episode(env, RoutingExpert(), options={"scenario": scenario([fault])})
     assert res.correct and res.safe, res.metrics
 
 

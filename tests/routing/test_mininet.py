@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import netarena_gym  # noqa: F401
-from netarena_gym.core.runner import run_episode
+from netarena_gym.agents.episode import play_episode
 from netarena_gym.routing.differential import expert_commands, random_commands, run_both, wrong_fixes
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.routing.faults import Fault
@@ -126,7 +126,7 @@ def test_env_runs_unchanged_on_mininet():
         sim2.unwrapped.generator.capabilities = caps
         o2, _ = sim2.reset(options={"scenario": i1["scenario"]})
         assert o1 == o2
-        res = run_episode(real, RoutingExpert(), options={"scenario": i1["scenario"]})
+        res = play_episode(real, RoutingExpert(), options={"scenario": i1["scenario"]})
         assert res.correct and res.safe
     finally:
         real.close()
@@ -179,7 +179,7 @@ def test_expert_on_mininet(level):
     env = gym.make("NetArena-Routing-v0", level=level, backend="mininet")
     try:
         for seed in range(8):
-            r = run_episode(env, RoutingExpert(), seed=seed)
+            r = play_episode(env, RoutingExpert(), seed=seed)
             assert r.correct and r.safe, r.scenario
     finally:
         env.close()

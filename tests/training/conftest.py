@@ -1,17 +1,14 @@
 """Shared pieces of the training tests: the optional-dependency guards, a tiny tool-calling
-model built locally once per session, the training scripts loaded by path, and scripted
+model built locally once per session, the trainer command modules, and scripted
 completions that drive rollouts through the env's expert."""
 from __future__ import annotations
 
 import importlib.util
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
 ROUTING = "NetArena-Routing-v0"
 
 NEED_LLM = "needs torch, transformers, trl, datasets and peft (see docs/training.md)"
@@ -33,16 +30,8 @@ requires_sb3 = pytest.mark.skipif(not have("torch", "stable_baselines3", "sb3_co
 
 
 def load_script(name: str):
-    """``training/<name>.py`` as a module (the scripts are not a package)."""
-    path = ROOT / "training" / f"{name}.py"
-    mod_name = f"_training_{name}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    """The module behind ``netarena-gym train <name>`` (``main(argv)``, ``run(args)``)."""
+    return importlib.import_module(f"netarena_gym.train.cli.{name}")
 
 
 @pytest.fixture(scope="session")

@@ -94,7 +94,7 @@ def test_agent_view_wrapper_and_policy_agent_agree():
 
 def test_policy_agent_rebuilds_the_training_view(tmp_path):
     """A policy trained on a dropped-key, history view acts on the raw env observation
-    (as in ``run_episode``) with exactly the inputs the wrapper gave it in training."""
+    (as in ``play_episode``) with exactly the inputs the wrapper gave it in training."""
     from netarena_gym.train.ppo import PolicyAgent, make_env, train
 
     model, _ = train(env_id=ROUTING, level=1, timesteps=256, n_envs=2, history=True,

@@ -55,7 +55,7 @@ def test_tool_agent_executes_tool_calls_in_the_env(tiny_model):
     """The evaluation agent parses the model's Qwen3 tool calls into env actions: with
     generation scripted to the expert's calls it solves every episode."""
     from unittest.mock import patch
-    from netarena_gym.train.agent import HFToolAgent, load_model
+    from netarena_gym.agents.hf import HFToolAgent, load_model
     from netarena_gym.train.common import evaluate
     model, tok = load_model(str(tiny_model))
     agent = HFToolAgent(model, tok, ROUTING, max_new_tokens=64)
@@ -99,7 +99,7 @@ def test_sft_on_generate_chat_demos_evaluates_with_the_llm_agent(tiny_model, tmp
 
 def test_tool_agent_keeps_the_task_when_the_context_overflows(tiny_model):
     from unittest.mock import patch
-    from netarena_gym.train.agent import HFToolAgent, load_model
+    from netarena_gym.agents.hf import HFToolAgent, load_model
     from netarena_gym.train.common import evaluate
     model, tok = load_model(str(tiny_model))
     agent = HFToolAgent(model, tok, ROUTING, max_new_tokens=8, max_prompt_tokens=2500)

@@ -7,7 +7,7 @@ import gymnasium as gym
 import pytest
 
 import netarena_gym
-from netarena_gym.core.runner import run_episode
+from netarena_gym.agents.episode import play_episode
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.train import data as D
 from netarena_gym.train.tools import (
@@ -146,7 +146,7 @@ def test_demonstrations_are_replayable_tool_conversations(tmp_path):
 @requires_transformers
 def test_episode_records_convert_by_replay(tmp_path):
     env = gym.make(ROUTING, level=2)
-    rec = run_episode(env, RoutingExpert(), seed=12, record=True).to_dict()
+    rec = play_episode(env, RoutingExpert(), seed=12, record=True).to_dict()
     path = tmp_path / "episodes.jsonl"
     path.write_text(json.dumps(rec) + "\n")
     (demo,) = D.read_demonstrations(path, env_id=ROUTING)

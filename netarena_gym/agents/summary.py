@@ -1,5 +1,10 @@
-"""Summaries of episode records: correctness, safety and latency with 95% intervals, overall,
-per level and per category, plus the figures upstream's leaderboard reports.
+"""The one summariser of episode records: correctness, safety and latency with 95%
+intervals, overall, per level and per category, plus the figures upstream's leaderboard
+reports. Eval runs, tests, benchmarks and the trainers' evaluations all use it.
+
+Records are :class:`~netarena_gym.agents.episode.EpisodeRecord` objects or their dicts (the
+lines of ``episodes.jsonl``); records without a ``key`` are all kept, records with one are
+de-duplicated (the last one wins, as when a run resumes).
 
 Proportions (correctness, per-pair safety, upstream's safety) get Wilson score intervals;
 means (steps, agent seconds) get normal-approximation intervals. ``upstream`` holds what
@@ -10,7 +15,7 @@ budget + 1 on failure) and the leaderboard score ``0.5 * correctness% + 0.5 * sa
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Any, Iterable
 
 from netarena_gym.core.stats import wilson_interval
 
@@ -30,7 +35,12 @@ def mean_interval(xs: list[float], z: float = Z95) -> tuple[float, float, float]
     return m, m - half, m + half
 
 
-def upstream_iterations(rec: dict) -> int:
+def as_dict(rec: Any) -> dict:
+    return rec if isinstance(rec, dict) else rec.to_dict()
+
+
+def upstream_iterations(rec: Any) -> int:
+    rec = as_dict(rec)
     budget = rec.get("max_steps") or rec.get("steps", 0)
     return rec["steps"] + 1 if rec.get("correct") else int(budget) + 1
 
@@ -85,10 +95,17 @@ def _by(recs: Iterable[dict], field: str) -> dict[str, list[dict]]:
     return dict(sorted(groups.items()))
 
 
-def dedupe(records: Iterable[dict]) -> list[dict]:
-    """One record per key (the last one wins), in key order."""
-    by_key = {r["key"]: r for r in records}
-    return [by_key[k] for k in sorted(by_key, key=_key_order)]
+def dedupe(records: Iterable[Any]) -> list[dict]:
+    """One record per key (the last one wins), in key order; keyless records follow in
+    their own order."""
+    by_key: dict[str, dict] = {}
+    keyless: list[dict] = []
+    for r in map(as_dict, records):
+        if r.get("key") is None:
+            keyless.append(r)
+        else:
+            by_key[r["key"]] = r
+    return [by_key[k] for k in sorted(by_key, key=_key_order)] + keyless
 
 
 def _key_order(k: str):
@@ -96,7 +113,7 @@ def _key_order(k: str):
     return env, (0, int(level), "") if level.lstrip("-").isdigit() else (1, 0, level), int(seed)
 
 
-def summarize_records(records: Iterable[dict], *, meta: dict | None = None) -> dict:
+def summarize(records: Iterable[Any], *, meta: dict | None = None) -> dict:
     """The summary of a run. ``meta`` (env, agent, ...) goes in front; the first CLI's keys
     (``env``, ``level``, ``episodes``, ``correctness``, ``safety``, ``safety_compat``,
     ``mean_steps``, ``mean_agent_seconds``, ``by_category``) keep their meaning."""

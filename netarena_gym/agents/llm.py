@@ -1,5 +1,9 @@
 """The LLM agent: a chat model playing a NetArena env through its text interface.
 
+The model is reached through a chat backend: any server speaking the OpenAI chat API
+(:class:`netarena_gym.llm.client.OpenAIChatClient`, standard library only) or a local
+``transformers`` model (:class:`netarena_gym.agents.hf.TransformersChat`).
+
 Each step it sends the system prompt (task + style), the last ``history`` turns (the
 observation and its own reply) and the current observation; parses the reply into the
 env's ``text_keys`` (:mod:`netarena_gym.llm.parsing`); and records the call
@@ -15,7 +19,7 @@ from typing import Any, Protocol
 from netarena_gym.core.actions import MAX_ACTION_CHARS
 from netarena_gym.llm.client import ChatResult, OpenAIChatClient
 from netarena_gym.llm.parsing import ReplyParseError, parse_reply
-from netarena_gym.llm.prompts import Conversation, system_prompt
+from netarena_gym.agents.prompts import Conversation, system_prompt
 
 MAX_REPLY_RECORDED = 8000
 
@@ -65,7 +69,7 @@ def make_backend(opts: dict, seed: int | None = None) -> ChatBackend:
                                 backoff=float(opts.get("backoff", 1.0)),
                                 extra_body=opts.get("extra_body"), seed=seed)
     if provider == "transformers":
-        from netarena_gym.llm.local import TransformersChat
+        from netarena_gym.agents.hf import TransformersChat
 
         return TransformersChat(opts["model"], device=opts.get("device", "cpu"),
                                 dtype=opts.get("dtype"))

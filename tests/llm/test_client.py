@@ -1,0 +1,29 @@
+"""The OpenAI-compatible chat client against a real HTTP server on 127.0.0.1: bounded
+retries with backoff, no retry of client errors, malformed bodies as failures."""
+from __future__ import annotations
+
+from netarena_gym.llm import OpenAIChatClient
+from tests.llm.fake_openai import FakeOpenAI, Reply
+
+
+def test_transient_errors_are_retried_with_backoff_and_bounded():
+    plan = [Reply(status=503), Reply(status=429, headers={"Retry-After": "0"}),
+            Reply('{"machine": "r0", "command": "ip a"}')]
+    with FakeOpenAI(lambda body, i: plan[i] if i < len(plan) else Reply("x")) as srv:
+        c = OpenAIChatClient(srv.base_url, "m", "", backoff=0.01, max_retries=3)
+        res = c.chat([{"role": "user", "content": "hi"}])
+    assert res.error is None and res.attempts == 3 and res.text.startswith("{")
+    assert res.attempt_errors[0].startswith("HTTP 503") and res.attempt_errors[1].startswith("HTTP 429")
+
+
+def test_client_errors_are_not_retried_and_malformed_bodies_are_failures():
+    with FakeOpenAI(lambda body, i: Reply(status=400)) as srv:
+        res = OpenAIChatClient(srv.base_url, "m", backoff=0.01, max_retries=3).chat([])
+    assert res.text is None and res.attempts == 1 and "HTTP 400" in res.error
+    assert len(srv.requests) == 1
+    with FakeOpenAI(lambda body, i: Reply(raw=b'{"choices": []}')) as srv:
+        res = OpenAIChatClient(srv.base_url, "m", backoff=0.01, max_retries=2).chat([])
+    assert res.text is None and "malformed" in res.error and len(srv.requests) == 3
+    with FakeOpenAI(lambda body, i: Reply(raw=b"<html>not json")) as srv:
+        res = OpenAIChatClient(srv.base_url, "m", backoff=0.01, max_retries=0).chat([])
+    assert "malformed" in res.error

@@ -1,0 +1,54 @@
+"""``netarena-gym train ppo|grpo|sft|cross-level``: help with defaults, dispatch, wrappers."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from netarena_gym.cli import build_parser, main
+from netarena_gym.train.cli import TRAINERS, trainer_module
+
+from .conftest import requires_sb3
+
+
+@pytest.mark.parametrize("name", sorted(TRAINERS))
+def test_help_shows_every_options_default(name, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["train", name, "--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: netarena-gym train {name}")
+    opts = [a for a in trainer_module(name).build_parser()._actions
+            if a.option_strings and a.dest != "help"]
+    assert out.count("(default:") >= len(opts)
+
+
+def test_the_cli_parses_what_the_trainer_parses():
+    argv = ["--level", "1:0.7,2:0.3", "--timesteps", "512", "--no-history"]
+    cli = vars(build_parser().parse_args(["train", "ppo", *argv]))
+    own = vars(trainer_module("ppo").build_parser().parse_args(argv))
+    assert {k: cli[k] for k in own} == own and cli["trainer"] == "ppo"
+
+
+def test_unknown_trainer_is_an_argparse_error(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["train", "dqn"])
+    assert e.value.code == 2 and "invalid choice: 'dqn'" in capsys.readouterr().err
+
+
+def test_training_scripts_are_thin_wrappers():
+    out = subprocess.run([sys.executable, "training/sft.py", "--help"], capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    assert out.startswith("usage: netarena-gym train sft")
+
+
+@requires_sb3
+def test_train_ppo_through_the_cli_writes_its_evaluation(tmp_path):
+    out = tmp_path / "ppo"
+    rc = main(["train", "ppo", "--timesteps", "256", "--n-envs", "2", "--eval-every", "256",
+               "--eval-episodes", "1", "--final-episodes", "3", "--out", str(out), "--quiet"])
+    assert rc == 0
+    ev = json.loads((out / "eval.json").read_text())
+    assert ev["1"]["episodes"] == 3 and len(ev["1"]["correctness_ci95"]) == 2
