@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from netarena_gym.core.actions import ActionError, parse_json_action
+from netarena_gym.core.actions import MAX_ACTION_CHARS, ActionError, parse_json_action
 from netarena_gym.core.env import NetArenaEnv
 from netarena_gym.core.scenario import Scenario
+from netarena_gym.errors import InvalidConfig
 from netarena_gym.shell.parser import CommandResult
 from netarena_gym.k8s import catalogue as cat_mod
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS
@@ -44,21 +45,27 @@ class K8sPolicyEnv(NetArenaEnv):
     default_max_steps = {1: 10, 2: 15, 3: 25, "compat": 10}
     max_obs_chars = 131072
     max_output_chars = 100000
+    #: a JSON text action holds a command (<= MAX_ACTION_CHARS) and a stdin (<= MAX_STDIN),
+    #: each character of which JSON may escape to two
+    max_action_chars = 2 * (MAX_STDIN + MAX_ACTION_CHARS)
 
-    def __init__(self, level: int | str = 1, interface: str = "text", backend: str = "sim",
+    def __init__(self, *, level: int | str = 1, interface: str = "text", backend: str = "sim",
                  max_steps: int | None = None, reward=None, observability: str = "partial",
-                 history: int = 0, render_mode: str | None = None, *,
-                 probes: str | None = None, namespace: str | None = None,
-                 fault_types: tuple[str, ...] | None = None,
+                 history: int = 0, render_mode: str | None = None,
+                 command_timeout: float = 10.0, step_timeout: float | None = None,
+                 probe_set: str | None = None, probe_mode: str = "policy",
+                 namespace: str | None = None, fault_types: tuple[str, ...] | None = None,
                  allowed_verbs=DEFAULT_VERBS, initial_report: bool = True,
-                 end_port: bool = True, kubeconfig: str | None = None, probe: str = "policy",
-                 command_timeout: float = 10.0):
+                 end_port: bool = True, kubeconfig: str | None = None):
         if level not in self.levels:
-            raise ValueError(f"level must be one of {self.levels}, got {level!r}")
+            raise InvalidConfig(f"level must be one of {self.levels}, got {level!r}")
+        if probe_mode not in ("policy", "live"):
+            raise InvalidConfig(f"probe_mode must be 'policy' or 'live', got {probe_mode!r}")
         self.wl = load_workload()
-        self.probes_name = probes or ("compat" if level == "compat" else "full")
+        self.probes_name = probe_set or ("compat" if level == "compat" else "full")
         if self.probes_name not in self.wl.probe_sets:
-            raise ValueError("probes must be 'full' or 'compat'")
+            raise InvalidConfig(f"probe_set must be one of {sorted(self.wl.probe_sets)}, "
+                                f"got {probe_set!r}")
         self.probe_set = self.wl.probe_sets[self.probes_name]
         self.initial_report = initial_report
         if backend == "sim":
@@ -67,11 +74,11 @@ class K8sPolicyEnv(NetArenaEnv):
         elif backend == "kubernetes":
             from netarena_gym.k8s.backends.kubernetes import KubernetesBackend
             self.backend = KubernetesBackend(kubeconfig=kubeconfig, namespace=namespace,
-                                             probe=probe, verbs=allowed_verbs,
+                                             probe=probe_mode, verbs=allowed_verbs,
                                              command_timeout=command_timeout)
             ns = self.backend.namespace
         else:
-            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+            raise InvalidConfig(f"backend must be one of {BACKENDS}, got {backend!r}")
         self.generator = K8sGenerator(level, probes=self.probes_name, namespace=ns,
                                       fault_types=fault_types)
         self.expected = np.array(self.probe_set.expected, dtype=bool)
@@ -82,7 +89,9 @@ class K8sPolicyEnv(NetArenaEnv):
         self._prebuilt = None
         super().__init__(level=level, interface=interface, backend=backend, max_steps=max_steps,
                          reward=reward, observability=observability, history=history,
-                         render_mode=render_mode)
+                         render_mode=render_mode, command_timeout=command_timeout,
+                         step_timeout=(step_timeout if step_timeout is not None
+                                       else (5.0 if backend == "sim" else None)))
 
     # ------------------------------------------------------------------ hooks
     def _catalogue_size(self) -> int:
@@ -152,18 +161,26 @@ class K8sPolicyEnv(NetArenaEnv):
     def _after_step(self, action, result: CommandResult) -> None:
         self._fill_catalogue()  # entries render from the current policies (both interfaces)
 
+    def _info_extra(self) -> dict:
+        return {"namespace": str(self.generator.namespace), "probe_set": self.probes_name}
+
     def _decode(self, action: Any) -> dict[str, str]:
         if self.interface == "discrete":
             return super()._decode(action)
+        if isinstance(action, dict) and len(str(action.get("command", ""))) > MAX_ACTION_CHARS:
+            raise ActionError(f'"command" too long (at most {MAX_ACTION_CHARS} characters)')
         try:
-            out = parse_json_action(action, self.text_keys, optional=("stdin",))
+            out = parse_json_action(action, self.text_keys, optional=("stdin",),
+                                    max_chars=self.max_action_chars)
         except ActionError:
             text = action.decode("utf-8", "replace") if isinstance(action, bytes) else action
             if isinstance(text, str):
                 t = text.strip().strip("`").strip()
-                if t.startswith("kubectl ") and "\n" not in t:
+                if t.startswith("kubectl ") and "\n" not in t and len(t) <= MAX_ACTION_CHARS:
                     return {"command": t}
             raise
+        if len(out["command"]) > MAX_ACTION_CHARS:
+            raise ActionError(f'"command" too long (at most {MAX_ACTION_CHARS} characters)')
         if "stdin" in out:
             if not isinstance(out["stdin"], str):
                 raise ActionError('"stdin" must be a string (the manifest for kubectl apply -f -)')

@@ -41,11 +41,12 @@ class RoutingEnv(NetArenaEnv):
     text_keys = ("machine", "command")
     expert_class = RoutingExpert
 
-    def __init__(self, level: int | str = 1, interface: str = "text", backend: str = "sim",
+    def __init__(self, *, level: int | str = 1, interface: str = "text", backend: str = "sim",
                  max_steps: int | None = None, reward=None, observability: str = "partial",
-                 history: int = 0, render_mode: str | None = None, *,
-                 probe_timeout: float = 0.2, command_timeout: float = 10.0,
-                 topology: dict | None = None, fault_types: tuple[str, ...] | None = None):
+                 history: int = 0, render_mode: str | None = None,
+                 command_timeout: float = 10.0, step_timeout: float | None = None,
+                 probe_timeout: float = 0.2, topology: dict | None = None,
+                 fault_types: tuple[str, ...] | None = None):
         cfg = level_config(level, topology) if level in (1, 2, 3, "compat") else None
         if cfg is None:
             raise ValueError(f"level must be one of (1, 2, 3, 'compat'), got {level!r}")
@@ -60,7 +61,9 @@ class RoutingEnv(NetArenaEnv):
         self._state_text_cache: tuple[object, str] | None = None
         super().__init__(level=level, interface=interface, backend=backend, max_steps=max_steps,
                          reward=reward, observability=observability, history=history,
-                         render_mode=render_mode)
+                         render_mode=render_mode, command_timeout=command_timeout,
+                         step_timeout=(step_timeout if step_timeout is not None
+                                       else (5.0 if backend == "sim" else None)))
 
     # ------------------------------------------------------------------ hooks
     def _catalogue_size(self) -> int:
@@ -119,9 +122,8 @@ class RoutingEnv(NetArenaEnv):
             parts.append(self.backend.run(r, INSPECT).output.rstrip("\n"))
         return "\n".join(parts)
 
-    def _episode_info(self) -> dict:
-        return {"backend": self.backend.name,
-                "capabilities": sorted(self.backend.capabilities)}
+    def _info_extra(self) -> dict:
+        return {"capabilities": sorted(self.backend.capabilities)}
 
     def _format_action(self, action: dict[str, str]) -> str:
         return f"Machine: {action['machine']}\nCommand: {action['command']}"
