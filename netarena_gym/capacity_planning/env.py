@@ -34,6 +34,7 @@ from netarena_gym.core.info import clean
 from netarena_gym.errors import InvalidConfig, ResetNeeded
 from netarena_gym.core.reward import RewardConfig
 from netarena_gym.core.scenario import Scenario
+from netarena_gym.capacity_planning.config import CapacityPlanningConfig
 from netarena_gym.core.seeding import rng_from_seed
 from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
 from netarena_gym.capacity_planning import prompts
@@ -56,6 +57,65 @@ _SANDBOX_KIND = {"refused": REFUSED, "timeout": TIMEOUT, "error": ERROR, "memory
 
 
 class CapacityPlanningEnv(gym.Env):
+    """Answer capacity-planning questions on Google MALT topologies.
+
+    ## Description
+
+    A scenario is a MALT topology and a question about it (levels 1-4, and "compat" as in
+    upstream NetArena): list, count, rank, add or remove entities, and check capacity.
+    Some questions change the graph; the grader checks the answer and the graph's
+    constraints (the violations are the task's safety).
+
+    ## Action Space
+
+    ``interface="code"`` (default): ``Text(MAX_CODE_CHARS)``, Python source defining
+    ``process_graph(graph)``, run in the sandbox. ``interface="text"``: ``Text(2048)``, a
+    JSON tool call ending with ``{"tool": "answer", ...}``. ``interface="discrete"``:
+    ``Discrete(n)``, the same tools as a catalogue with a mask.
+
+    ## Observation Space
+
+    Code and text: ``Text(32768)``, the instructions, the question, the last action's
+    output and the attempts or steps left. Discrete: a ``Dict`` of arrays
+    (:mod:`netarena_gym.capacity_planning.catalogue`) plus ``action_mask``.
+
+    ## Rewards
+
+    The sum of the components in ``info["reward_components"]`` (weights from
+    :class:`~netarena_gym.core.reward.RewardConfig`, defaults): ``success`` +1.0 on the step
+    that solves, ``safety`` -0.1 per constraint violation newly broken by the step, ``step`` -0.01 every
+    step, ``invalid`` -0.05, ``refused`` -0.2, ``timeout`` -0.05, ``failed`` 0.0 and the
+    optional ``progress`` shaping (0.0).
+
+    ## Starting State
+
+    ``reset(seed=s)`` draws a topology and a question; ``options={"scenario":
+    info["scenario"]}`` replays one (the answer is not in the record and is recomputed),
+    ``options={"template": ...}`` picks a question template.
+
+    ## Episode End
+
+    Terminated when a submission is graded (code) or the ``answer`` tool is called
+    (text/discrete); truncated after ``max_steps`` (code: 3 attempts, compat 1; tools:
+    40-100 steps by level), graded without an answer. A step after the end, or before
+    ``reset``, raises ``ResetNeeded``.
+
+    ## Arguments
+
+    Keyword-only, the shared ones in this order (see :class:`~netarena_gym.core.config.EnvConfig`):
+    ``level``, ``interface``, ``backend``, ``max_steps``, ``reward`` (a ``RewardConfig`` or a
+    dict of weights), ``observability`` ("partial"|"full"), ``history`` (previous steps
+    shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
+    per tool run), ``step_timeout`` (wall-clock budget of one step; accepted for the shared shape; code runs under the sandbox's own wall-clock limit (``limits``));
+    then the task's own: ``topologies``, ``templates``, ``limits``, ``python_guard``. Unknown keys given to ``from_config`` raise
+    ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`.
+
+    ## Version History
+
+    * v0: the shared info schema (task facts under ``info["extra"]``), keyword-only
+      arguments, ``ResetNeeded`` after the end.
+    """
+    config_class = CapacityPlanningConfig
     metadata = {"render_modes": ["ansi"], "render_fps": 4, **AUTORESET}
     task = TASK
     levels = LEVELS
@@ -68,6 +128,8 @@ class CapacityPlanningEnv(gym.Env):
                  render_mode: str | None = None, command_timeout: float = 10.0,
                  step_timeout: float | None = None, topologies: int | list | None = None, templates: tuple[str, ...] | None = None,
                  limits: Limits | dict | None = None, python_guard: bool = True):
+        self.config = CapacityPlanningConfig(**{k: v for k, v in locals().items()
+                                  if k in CapacityPlanningConfig.field_names()})
         if level not in LEVELS:
             raise InvalidConfig(f"level must be one of {LEVELS}, got {level!r}")
         if interface not in INTERFACES:
@@ -348,3 +410,10 @@ class CapacityPlanningEnv(gym.Env):
         if self.interface == "code":
             return f"Submitted code ({len(act)} characters)"
         return "Action: " + json.dumps(act, sort_keys=True, default=repr)
+
+    @classmethod
+    def from_config(cls, config: "CapacityPlanningConfig | dict") -> "CapacityPlanningEnv":
+        """Build the env from a config (a dict is checked by ``from_kwargs`` first)."""
+        if isinstance(config, dict):
+            config = CapacityPlanningConfig.from_kwargs(**config)
+        return cls(**config.to_kwargs())

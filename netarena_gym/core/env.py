@@ -242,18 +242,17 @@ class NetArenaEnv(gym.Env):
             raise ResetNeeded("the episode is over (terminated or truncated); call reset()")
         t0 = time.perf_counter()
         decoded = None
-        with StepDeadline(self.step_timeout) as deadline:
-            try:
-                decoded = self._decode(action)
-            except ActionError as e:
-                result = CommandResult(f"netarena: invalid action: {e}\n", 2, INVALID)
-            except StepTimeout:
-                result = timeout_result(self.step_timeout)
-            else:
+        deadline = StepDeadline(self.step_timeout)
+        try:
+            with deadline:
                 try:
+                    decoded = self._decode(action)
+                except ActionError as e:
+                    result = CommandResult(f"netarena: invalid action: {e}\n", 2, INVALID)
+                else:
                     result = self._execute(decoded)
-                except StepTimeout:
-                    result = timeout_result(self.step_timeout)
+        except StepTimeout:
+            result = timeout_result(self.step_timeout)
         if result.kind != TIMEOUT and deadline.expired():
             result = timeout_result(self.step_timeout)
         before = self._matrix

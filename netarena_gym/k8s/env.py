@@ -22,6 +22,7 @@ import numpy as np
 from netarena_gym.core.actions import MAX_ACTION_CHARS, ActionError, parse_json_action
 from netarena_gym.core.env import NetArenaEnv
 from netarena_gym.core.scenario import Scenario
+from netarena_gym.k8s.config import K8sPolicyConfig
 from netarena_gym.errors import InvalidConfig
 from netarena_gym.shell.parser import CommandResult
 from netarena_gym.k8s import catalogue as cat_mod
@@ -38,6 +39,62 @@ MAX_STDIN = 65536
 
 
 class K8sPolicyEnv(NetArenaEnv):
+    """Repair the NetworkPolicies of the Online Boutique microservices with kubectl.
+
+    ## Description
+
+    The workload is Online Boutique; a scenario injects faults into its NetworkPolicies
+    (levels 1-3, and "compat" as in upstream NetArena). The agent edits policies with
+    kubectl until every probe (source pod, destination, port) has its expected outcome.
+
+    ## Action Space
+
+    ``interface="text"``: ``Text(2 * (65536 + 4096))``, a JSON object ``{"command":
+    "kubectl ...", "stdin": "..."}``: ``command`` at most 4,096 characters, ``stdin`` (the
+    manifest of ``kubectl apply -f -``) at most 65,536; the space's bound is the longest
+    JSON text holding both. ``interface="discrete"``: ``Discrete(n)``, a catalogue of
+    atomic policy edits with a mask.
+
+    ## Observation Space
+
+    Text: ``Text(131072)``, the connectivity report (upstream's mismatch lines), the last
+    command and its output, the steps left. Discrete: a ``Dict`` of arrays
+    (:mod:`netarena_gym.k8s.features`) plus ``action_mask``.
+
+    ## Rewards
+
+    The sum of the components in ``info["reward_components"]`` (weights from
+    :class:`~netarena_gym.core.reward.RewardConfig`, defaults): ``success`` +1.0 on the step
+    that solves, ``safety`` -0.1 per probe newly broken by the step, ``step`` -0.01 every
+    step, ``invalid`` -0.05, ``refused`` -0.2, ``timeout`` -0.05, ``failed`` 0.0 and the
+    optional ``progress`` shaping (0.0).
+
+    ## Starting State
+
+    ``reset(seed=s)`` draws the faults (deterministic per seed); ``options={"scenario":
+    info["scenario"]}`` replays a recorded episode.
+
+    ## Episode End
+
+    Terminated when every probe matches; truncated after ``max_steps`` (level 1: 10, 2: 15,
+    3: 25, compat: 10). A step after the end, or before ``reset``, raises ``ResetNeeded``.
+
+    ## Arguments
+
+    Keyword-only, the shared ones in this order (see :class:`~netarena_gym.core.config.EnvConfig`):
+    ``level``, ``interface``, ``backend``, ``max_steps``, ``reward`` (a ``RewardConfig`` or a
+    dict of weights), ``observability`` ("partial"|"full"), ``history`` (previous steps
+    shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
+    per tool run), ``step_timeout`` (wall-clock budget of one step; 5 s on the simulator, none on a real cluster);
+    then the task's own: ``probe_set`` ("full"|"compat"), ``probe_mode`` ("policy"|"live"), ``namespace``, ``fault_types``, ``allowed_verbs``, ``initial_report``, ``end_port``, ``kubeconfig``. Unknown keys given to ``from_config`` raise
+    ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`.
+
+    ## Version History
+
+    * v0: the shared info schema; ``probes=``/``probe=`` renamed ``probe_set=``/``probe_mode=``;
+      the text action space sized from the stdin limit.
+    """
+    config_class = K8sPolicyConfig
     task = "k8s"
     text_keys = ("command",)
     expert_class = K8sExpert
@@ -57,6 +114,8 @@ class K8sPolicyEnv(NetArenaEnv):
                  namespace: str | None = None, fault_types: tuple[str, ...] | None = None,
                  allowed_verbs=DEFAULT_VERBS, initial_report: bool = True,
                  end_port: bool = True, kubeconfig: str | None = None):
+        self.config = K8sPolicyConfig(**{k: v for k, v in locals().items()
+                                  if k in K8sPolicyConfig.field_names()})
         if level not in self.levels:
             raise InvalidConfig(f"level must be one of {self.levels}, got {level!r}")
         if probe_mode not in ("policy", "live"):
@@ -190,3 +249,10 @@ class K8sPolicyEnv(NetArenaEnv):
 
     def close(self):
         self.backend.close()
+
+    @classmethod
+    def from_config(cls, config: "K8sPolicyConfig | dict") -> "K8sPolicyEnv":
+        """Build the env from a config (a dict is checked by ``from_kwargs`` first)."""
+        if isinstance(config, dict):
+            config = K8sPolicyConfig.from_kwargs(**config)
+        return cls(**config.to_kwargs())

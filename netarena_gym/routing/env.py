@@ -12,6 +12,7 @@ import numpy as np
 
 from netarena_gym.core.env import NetArenaEnv
 from netarena_gym.core.scenario import Scenario
+from netarena_gym.routing.config import RoutingConfig
 from netarena_gym.shell.parser import CommandResult
 from netarena_gym.routing.catalogue import Dims, fill
 from netarena_gym.routing.expert import RoutingExpert
@@ -37,6 +38,64 @@ def make_backend(name: str, **kw):
 
 
 class RoutingEnv(NetArenaEnv):
+    """Repair faults in a network of Linux routers.
+
+    ## Description
+
+    A scenario is a small topology of routers and hosts (levels 1-3 grow it; "compat"
+    follows upstream NetArena's route task) with one or more injected faults (addresses,
+    routes, forwarding, firewall rules, ...). The agent runs one command on one router per
+    step until every host pair pings.
+
+    ## Action Space
+
+    ``interface="text"``: ``Text(4096)``, a JSON object ``{"machine": "r0", "command":
+    "ip addr show"}`` (a dict is accepted too; every field is bounded before parsing).
+    ``interface="discrete"``: ``Discrete(n)``, an index into a fixed, padded catalogue of
+    atomic commands with a validity mask (``info["action_mask"]``, ``action_masks()``).
+
+    ## Observation Space
+
+    Text: ``Text(32768)``, the pingall matrix, the last command and its output, the steps
+    left (optionally the history and, with ``observability="full"``, every router's
+    configuration). Discrete: a ``Dict`` of fixed-size arrays
+    (:mod:`netarena_gym.routing.features`) plus ``action_mask``.
+
+    ## Rewards
+
+    The sum of the components in ``info["reward_components"]`` (weights from
+    :class:`~netarena_gym.core.reward.RewardConfig`, defaults): ``success`` +1.0 on the step
+    that solves, ``safety`` -0.1 per host pair newly broken by the step, ``step`` -0.01 every
+    step, ``invalid`` -0.05, ``refused`` -0.2, ``timeout`` -0.05, ``failed`` 0.0 and the
+    optional ``progress`` shaping (0.0).
+
+    ## Starting State
+
+    ``reset(seed=s)`` draws the topology and faults from the level's generator (the same
+    seed gives the same episode); ``reset(options={"scenario": info["scenario"]})`` replays
+    a recorded one, ``options={"category": ...}`` picks a fault category.
+
+    ## Episode End
+
+    Terminated when every pair that should ping does; truncated after ``max_steps``
+    (level 1: 15, 2: 20, 3: 40, compat: 10). A step after the end, or before ``reset``,
+    raises ``ResetNeeded``.
+
+    ## Arguments
+
+    Keyword-only, the shared ones in this order (see :class:`~netarena_gym.core.config.EnvConfig`):
+    ``level``, ``interface``, ``backend``, ``max_steps``, ``reward`` (a ``RewardConfig`` or a
+    dict of weights), ``observability`` ("partial"|"full"), ``history`` (previous steps
+    shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
+    per tool run), ``step_timeout`` (wall-clock budget of one step; 5 s on the simulator, none on Mininet);
+    then the task's own: ``probe_timeout``, ``topology``, ``fault_types``. Unknown keys given to ``from_config`` raise
+    ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`.
+
+    ## Version History
+
+    * v0: the shared info schema, keyword-only arguments, ``step_timeout``.
+    """
+    config_class = RoutingConfig
     task = "routing"
     text_keys = ("machine", "command")
     expert_class = RoutingExpert
@@ -47,6 +106,8 @@ class RoutingEnv(NetArenaEnv):
                  command_timeout: float = 10.0, step_timeout: float | None = None,
                  probe_timeout: float = 0.2, topology: dict | None = None,
                  fault_types: tuple[str, ...] | None = None):
+        self.config = RoutingConfig(**{k: v for k, v in locals().items()
+                                  if k in RoutingConfig.field_names()})
         cfg = level_config(level, topology) if level in (1, 2, 3, "compat") else None
         if cfg is None:
             raise ValueError(f"level must be one of (1, 2, 3, 'compat'), got {level!r}")
@@ -146,3 +207,10 @@ class RoutingEnv(NetArenaEnv):
 
     def close(self):
         self.backend.close()
+
+    @classmethod
+    def from_config(cls, config: "RoutingConfig | dict") -> "RoutingEnv":
+        """Build the env from a config (a dict is checked by ``from_kwargs`` first)."""
+        if isinstance(config, dict):
+            config = RoutingConfig.from_kwargs(**config)
+        return cls(**config.to_kwargs())
