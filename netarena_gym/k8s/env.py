@@ -168,10 +168,7 @@ class K8sPolicyEnv(NetArenaEnv):
         if scenario.params.get("probes", self.probes_name) != self.probes_name:
             raise ValueError(f"scenario uses probe set {scenario.params.get('probes')!r}, this env "
                              f"{self.probes_name!r}")
-        if isinstance(self.backend, SimBackend):
-            self.backend.apply(scenario, self._prebuilt)
-        else:
-            self.backend.apply(scenario)
+        self.backend.apply(scenario, self._prebuilt)
         self._prebuilt = None
         self._report_cache = None
 

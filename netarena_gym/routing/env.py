@@ -12,6 +12,7 @@ import numpy as np
 
 from netarena_gym.core.env import NetArenaEnv
 from netarena_gym.core.scenario import Scenario
+from netarena_gym.errors import InvalidConfig, require
 from netarena_gym.routing.config import RoutingConfig
 from netarena_gym.shell.parser import CommandResult
 from netarena_gym.routing.catalogue import Dims, fill
@@ -29,12 +30,10 @@ def make_backend(name: str, **kw):
     if name == "sim":
         return SimBackend(**kw)
     if name == "mininet":
-        try:
-            from netarena_gym.routing.backends.mininet import MininetBackend
-        except ImportError as e:
-            raise RuntimeError(f"backend 'mininet' is not available: {e}") from None
+        require("mininet", "mininet")
+        from netarena_gym.routing.backends.mininet import MininetBackend
         return MininetBackend(**kw)
-    raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
+    raise InvalidConfig(f"backend must be one of {BACKENDS}, got {name!r}")
 
 
 class RoutingEnv(NetArenaEnv):
@@ -110,7 +109,7 @@ class RoutingEnv(NetArenaEnv):
                                   if k in RoutingConfig.field_names()})
         cfg = level_config(level, topology) if level in (1, 2, 3, "compat") else None
         if cfg is None:
-            raise ValueError(f"level must be one of (1, 2, 3, 'compat'), got {level!r}")
+            raise InvalidConfig(f"level must be one of (1, 2, 3, 'compat'), got {level!r}")
         self.dims = Dims(*cfg.max_dims())
         self.backend = make_backend(backend, probe_timeout=probe_timeout,
                                     command_timeout=command_timeout)
@@ -141,10 +140,7 @@ class RoutingEnv(NetArenaEnv):
     def _apply(self, scenario: Scenario) -> None:
         state = getattr(self, "_prebuilt", None)
         self._prebuilt = None
-        if isinstance(self.backend, SimBackend):
-            self.backend.apply(scenario, state if isinstance(state, SimState) else None)
-        else:
-            self.backend.apply(scenario)
+        self.backend.apply(scenario, state if isinstance(state, SimState) else None)
         lay = self.backend.layout
         if (len(lay.routers) > self.dims.routers
                 or max(len(h) for h in lay.spec.hosts) > self.dims.subnets
