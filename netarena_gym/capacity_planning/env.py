@@ -17,6 +17,7 @@ replayable record (the ground truth is left out of it and recomputed on replay).
 """
 from __future__ import annotations
 
+import copy
 import json
 import time
 import zlib
@@ -28,9 +29,12 @@ import numpy as np
 from gymnasium import spaces
 
 from netarena_gym.core.actions import ActionError, text_space
-from netarena_gym.core.env import _AUTORESET, sanitize
+from netarena_gym.core.env import AUTORESET, decode_index, sanitize
+from netarena_gym.core.info import clean
+from netarena_gym.errors import InvalidConfig, ResetNeeded
 from netarena_gym.core.reward import RewardConfig
 from netarena_gym.core.scenario import Scenario
+from netarena_gym.capacity_planning.config import CapacityPlanningConfig
 from netarena_gym.core.seeding import rng_from_seed
 from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
 from netarena_gym.capacity_planning import prompts
@@ -53,31 +57,98 @@ _SANDBOX_KIND = {"refused": REFUSED, "timeout": TIMEOUT, "error": ERROR, "memory
 
 
 class CapacityPlanningEnv(gym.Env):
-    metadata = {"render_modes": ["ansi"], "render_fps": 4, **_AUTORESET}
+    """Answer capacity-planning questions on Google MALT topologies.
+
+    ## Description
+
+    A scenario is a MALT topology and a question about it (levels 1-4, and "compat" as in
+    upstream NetArena): list, count, rank, add or remove entities, and check capacity.
+    Some questions change the graph; the grader checks the answer and the graph's
+    constraints (the violations are the task's safety).
+
+    ## Action Space
+
+    ``interface="code"`` (default): ``Text(MAX_CODE_CHARS)``, Python source defining
+    ``process_graph(graph)``, run in the sandbox. ``interface="text"``: ``Text(2048)``, a
+    JSON tool call ending with ``{"tool": "answer", ...}``. ``interface="discrete"``:
+    ``Discrete(n)``, the same tools as a catalogue with a mask.
+
+    ## Observation Space
+
+    Code and text: ``Text(32768)``, the instructions, the question, the last action's
+    output and the attempts or steps left. Discrete: a ``Dict`` of arrays
+    (:mod:`netarena_gym.capacity_planning.catalogue`) plus ``action_mask``.
+
+    ## Rewards
+
+    The sum of the components in ``info["reward_components"]`` (weights from
+    :class:`~netarena_gym.core.reward.RewardConfig`, defaults): ``success`` +1.0 on the step
+    that solves, ``safety`` -0.1 per constraint violation newly broken by the step, ``step`` -0.01 every
+    step, ``invalid`` -0.05, ``refused`` -0.2, ``timeout`` -0.05, ``failed`` 0.0 and the
+    optional ``progress`` shaping (0.0).
+
+    ## Starting State
+
+    ``reset(seed=s)`` draws a topology and a question; ``options={"scenario":
+    info["scenario"]}`` replays one (the answer is not in the record and is recomputed),
+    ``options={"template": ...}`` picks a question template.
+
+    ## Episode End
+
+    Terminated when a submission is graded (code) or the ``answer`` tool is called
+    (text/discrete); truncated after ``max_steps`` (code: 3 attempts, compat 1; tools:
+    40-100 steps by level), graded without an answer. A step after the end, or before
+    ``reset``, raises ``ResetNeeded``.
+
+    ## Arguments
+
+    Keyword-only, the shared ones in this order (see :class:`~netarena_gym.core.config.EnvConfig`):
+    ``level``, ``interface``, ``backend``, ``max_steps``, ``reward`` (a ``RewardConfig`` or a
+    dict of weights), ``observability`` ("partial"|"full"), ``history`` (previous steps
+    shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
+    per tool run), ``step_timeout`` (wall-clock budget of one step; accepted for the shared shape; code runs under the sandbox's own wall-clock limit (``limits``));
+    then the task's own: ``topologies``, ``templates``, ``limits``, ``python_guard``. Unknown keys given to ``from_config`` raise
+    ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`.
+
+    ## Version History
+
+    * v0: the shared info schema (task facts under ``info["extra"]``), keyword-only
+      arguments, ``ResetNeeded`` after the end.
+    """
+    config_class = CapacityPlanningConfig
+    metadata = {"render_modes": ["ansi"], "render_fps": 4, **AUTORESET}
     task = TASK
     levels = LEVELS
     max_obs_chars = 32768
     max_output_chars = 16000
 
-    def __init__(self, level: int | str = 1, interface: str = "code", backend: str = "sim",
+    def __init__(self, *, level: int | str = 1, interface: str = "code", backend: str = "sim",
                  max_steps: int | None = None, reward: RewardConfig | dict | None = None,
-                 render_mode: str | None = None, history: int = 0,
-                 topologies: int | list | None = None, templates: tuple[str, ...] | None = None,
+                 observability: str = "partial", history: int = 0,
+                 render_mode: str | None = None, command_timeout: float = 10.0,
+                 step_timeout: float | None = None, topologies: int | list | None = None, templates: tuple[str, ...] | None = None,
                  limits: Limits | dict | None = None, python_guard: bool = True):
+        self.config = CapacityPlanningConfig(**{k: v for k, v in locals().items()
+                                  if k in CapacityPlanningConfig.field_names()})
         if level not in LEVELS:
-            raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+            raise InvalidConfig(f"level must be one of {LEVELS}, got {level!r}")
         if interface not in INTERFACES:
-            raise ValueError(f"interface must be one of {INTERFACES}, got {interface!r}")
+            raise InvalidConfig(f"interface must be one of {INTERFACES}, got {interface!r}")
+        if observability != "partial":
+            raise InvalidConfig("the capacity-planning task has observability 'partial' only")
         if level == "compat" and interface != "code":
-            raise ValueError("level 'compat' reproduces upstream, which is code-only: "
+            raise InvalidConfig("level 'compat' reproduces upstream, which is code-only: "
                              "use interface='code'")
         if backend != "sim":
-            raise ValueError("the capacity-planning task has one backend, 'sim' (the graph)")
+            raise InvalidConfig("the capacity-planning task has one backend, 'sim' (the graph)")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         self.level = level
         self.interface = interface
         self.backend_name = backend
+        self.observability = observability
+        self.command_timeout = float(command_timeout)
+        self.step_timeout = step_timeout
         mode = "code" if interface == "code" else "tools"
         self.max_steps = int(max_steps or DEFAULT_MAX_STEPS[mode][level])
         if self.max_steps < 1:
@@ -146,17 +217,17 @@ class CapacityPlanningEnv(gym.Env):
         self._transcript = []
         if self.interface != "code":  # the catalogue also serves random agents on "text"
             self.view.build(self.graph, query, rng_from_seed(zlib.crc32(query.text.encode())))
-        info = self._info(None)
         record = scenario.to_dict()
         record["faults"] = [query.to_dict(with_answer=False)]
-        info["scenario"] = record
+        self._scenario_record = record
+        info = self._info(None, self.reward_config.zero(), 0)
         return self._observation(), info
 
     def step(self, action: Any):
         if self.metrics is None:
-            raise RuntimeError("call reset() before step()")
+            raise ResetNeeded("call reset() before step()")
         if self.verdict is not None:
-            raise RuntimeError("the episode is over; call reset()")
+            raise ResetNeeded("the episode is over (terminated or truncated); call reset()")
         t0 = time.perf_counter()
         met = self.metrics
         met.steps += 1
@@ -172,9 +243,11 @@ class CapacityPlanningEnv(gym.Env):
         if verdict is not None:
             self.verdict = verdict
             met.record(verdict)
+        newly = len(verdict.violations) if verdict else 0
         comps = self.reward_config.components(
-            kind=result.kind, newly_broken=len(verdict.violations) if verdict else 0,
+            kind=result.kind, newly_broken=newly,
             solved_now=bool(verdict and verdict.correct), progress_delta=0.0)
+        comps = {k: clean(v) for k, v in comps.items()}
         self._last = (decoded, result)
         if self.history:
             self._transcript.append((decoded, result.output))
@@ -183,9 +256,8 @@ class CapacityPlanningEnv(gym.Env):
             self.view.saw(decoded if isinstance(decoded, dict) else None, self.graph)
             self.view.refresh(self.graph)
         met.env_seconds += time.perf_counter() - t0
-        info = self._info(result)
-        info["reward_components"] = comps
-        return self._observation(), float(sum(comps.values())), terminated, truncated, info
+        info = self._info(result, comps, newly)
+        return self._observation(), clean(sum(comps.values())), terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """Validity mask of the discrete catalogue (the name sb3-contrib looks for)."""
@@ -238,13 +310,7 @@ class CapacityPlanningEnv(gym.Env):
     def _step_tool(self, action):
         try:
             if self.interface == "discrete":
-                if isinstance(action, (dict, str)):
-                    raise ActionError("the discrete interface takes a catalogue index")
-                try:
-                    idx = int(action)
-                except (TypeError, ValueError):
-                    raise ActionError(f"action {action!r} is not an integer index") from None
-                action = self.catalogue.render(idx)
+                action = self.catalogue.render(decode_index(action))
             a = decode_action(action)
         except ActionError as e:
             return None, CommandResult(f"netarena: invalid action: {e}\n", 2, INVALID), None
@@ -276,30 +342,39 @@ class CapacityPlanningEnv(gym.Env):
         g.reset()
         return g
 
-    def _info(self, result: CommandResult | None) -> dict:
+    def _info(self, result: CommandResult | None, comps: dict, newly: int) -> dict:
+        """The shared schema (``core.info``); see there for loss_pct/broken_pairs here."""
         met = self.metrics
-        info = {
-            "action_mask": self.catalogue.mask.copy(),
-            "correct": met.correct,
-            "safe": met.safe,
-            "safe_compat": met.safe_compat,
-            "steps": met.steps,
+        graded_wrong = self.verdict is not None and not self.verdict.correct
+        return {
+            "correct": bool(met.correct),
+            "safe": bool(met.safe),
+            "safe_compat": bool(met.safe_compat),
+            "steps": int(met.steps),
             "violations": len(met.violations),
-            "command_kind": result.kind if result is not None else None,
-            "command_status": result.status if result is not None else None,
-            "invalid": met.invalid,
-            "refused": met.refused,
-            "timeouts": met.timeouts,
-            "failed": met.failed,
-            "label": self.query.label,
-            "level": self.query.level,
-            "query": {"template": self.query.template, "text": self.query.text,
-                      "answer_type": self.query.answer_type,
-                      "literal_unsafe": bool(self.query.flags.get("literal_unsafe"))},
+            "cost": float(newly),
+            "loss_pct": 100 if graded_wrong else 0,
+            "broken_pairs": len(met.violations),
+            "newly_broken": int(newly),
+            "command_kind": result.kind if result is not None else "none",
+            "command_status": int(result.status) if result is not None else -1,
+            "invalid": int(met.invalid),
+            "refused": int(met.refused),
+            "timeouts": int(met.timeouts),
+            "reward_components": dict(comps),
+            "action_mask": self.catalogue.mask.copy(),
+            "scenario": copy.deepcopy(self._scenario_record),
+            "backend": self.backend_name,
+            "extra": {
+                "label": str(self.query.label),
+                "level": str(self.query.level),
+                "failed": int(met.failed),
+                "query": {"template": self.query.template, "text": self.query.text,
+                          "answer_type": self.query.answer_type,
+                          "literal_unsafe": bool(self.query.flags.get("literal_unsafe"))},
+                "verdict": self.verdict.to_info() if self.verdict is not None else {},
+            },
         }
-        if self.verdict is not None:
-            info["verdict"] = self.verdict.to_info()
-        return info
 
     def _observation(self):
         if self.interface == "discrete":
@@ -335,3 +410,10 @@ class CapacityPlanningEnv(gym.Env):
         if self.interface == "code":
             return f"Submitted code ({len(act)} characters)"
         return "Action: " + json.dumps(act, sort_keys=True, default=repr)
+
+    @classmethod
+    def from_config(cls, config: "CapacityPlanningConfig | dict") -> "CapacityPlanningEnv":
+        """Build the env from a config (a dict is checked by ``from_kwargs`` first)."""
+        if isinstance(config, dict):
+            config = CapacityPlanningConfig.from_kwargs(**config)
+        return cls(**config.to_kwargs())

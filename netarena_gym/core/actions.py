@@ -28,17 +28,20 @@ def text_space(max_length: int) -> spaces.Text:
     return spaces.Text(max_length=max_length, min_length=0, charset=string.printable)
 
 
-def parse_json_action(action: Any, keys: Sequence[str],
-                      optional: Sequence[str] = ()) -> dict[str, Any]:
-    """Decode a text action into a dict holding string values for ``keys``."""
+def parse_json_action(action: Any, keys: Sequence[str], optional: Sequence[str] = (),
+                      max_chars: int = MAX_ACTION_CHARS) -> dict[str, Any]:
+    """Decode a text action into a dict holding string values for ``keys``.
+
+    Every string is bounded BEFORE it is parsed: the whole text action, and each value of
+    a dict action, is at most ``max_chars`` long (a longer one is an :class:`ActionError`)."""
     if isinstance(action, bytes):
         action = action.decode("utf-8", "replace")
     if isinstance(action, np.str_):
         action = str(action)
     if isinstance(action, str):
-        if len(action) > MAX_ACTION_CHARS:
+        if len(action) > max_chars:
             raise ActionError(f"action too long ({len(action)} characters, at most "
-                              f"{MAX_ACTION_CHARS})")
+                              f"{max_chars})")
         text = action.strip()
         m = _FENCE.match(text)
         if m:
@@ -47,13 +50,16 @@ def parse_json_action(action: Any, keys: Sequence[str],
             action = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as e:
             want = ", ".join(f'"{k}": "..."' for k in keys)
-            raise ActionError(f"action is not valid JSON ({e.msg}); expected {{{want}}}") from None
+            why = getattr(e, "msg", "nested too deeply")
+            raise ActionError(f"action is not valid JSON ({why}); expected {{{want}}}") from None
     if not isinstance(action, dict):
         raise ActionError(f"action must be a JSON object with keys {list(keys)}, "
                           f"got {type(action).__name__}")
     out = {}
     for k in keys:
         v = action.get(k)
+        if isinstance(v, str) and len(v) > max_chars:
+            raise ActionError(f'"{k}" too long ({len(v)} characters, at most {max_chars})')
         if not isinstance(v, str) or not v.strip():
             raise ActionError(f'action needs a non-empty string "{k}"')
         out[k] = v.strip()

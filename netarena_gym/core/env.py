@@ -8,7 +8,10 @@ components, per-pair and upstream-compatible safety, latency, truncation, ``info
 """
 from __future__ import annotations
 
+import copy
 import re
+import signal
+import threading
 import time
 from typing import Any
 
@@ -16,17 +19,23 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from netarena_gym.core.actions import ActionError, Catalogue, parse_json_action, text_space
+from netarena_gym.core.actions import (MAX_ACTION_CHARS, ActionError, Catalogue,
+                                       parse_json_action, text_space)
+from netarena_gym.core.info import clean
 from netarena_gym.core.metrics import EpisodeMetrics, loss_percent
 from netarena_gym.core.reward import RewardConfig
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.shell.parser import INVALID, CommandResult
+from netarena_gym.errors import InvalidConfig, ResetNeeded
+from netarena_gym.shell.parser import INVALID, TIMEOUT, CommandResult
 
 try:  # gymnasium >= 1.1
     from gymnasium.vector import AutoresetMode
     _AUTORESET = {"autoreset_mode": AutoresetMode.NEXT_STEP}
 except ImportError:  # pragma: no cover
     _AUTORESET = {}
+
+AUTORESET = _AUTORESET
+"""The ``metadata`` entry that declares next-step autoreset (empty on old Gymnasium)."""
 
 INTERFACES = ("text", "discrete")
 OBSERVABILITY = ("partial", "full")
@@ -45,6 +54,71 @@ def sanitize(text: str, limit: int) -> str:
     return text
 
 
+class StepTimeout(Exception):
+    """Raised inside a step when its wall-clock budget (``step_timeout``) is spent."""
+
+
+class StepDeadline:
+    """The per-step wall-clock budget.
+
+    In the main thread it arms ``signal.setitimer(ITIMER_REAL)``, so a step stuck in pure
+    Python (a simulator, a parser) is interrupted by a :class:`StepTimeout`; a step blocked
+    in C code that does not return to the interpreter is interrupted only when it does.
+    Elsewhere (worker threads, where signals cannot be used) the budget is cooperative: the
+    step runs to its end and is reported as a timeout if it took longer than the budget."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+        self._armed = False
+        self._old = None
+        self.t0 = 0.0
+
+    def __enter__(self):
+        self.t0 = time.perf_counter()
+        if (self.seconds and threading.current_thread() is threading.main_thread()
+                and hasattr(signal, "setitimer")
+                and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None)):
+            self._old = signal.signal(signal.SIGALRM, self._fire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+            self._armed = True
+        return self
+
+    def _fire(self, signum, frame):
+        raise StepTimeout
+
+    def expired(self) -> bool:
+        return bool(self.seconds) and time.perf_counter() - self.t0 > self.seconds
+
+    def __exit__(self, *exc):
+        if self._armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self._old or signal.SIG_DFL)
+            self._armed = False
+        return False
+
+
+def timeout_result(seconds: float | None) -> CommandResult:
+    return CommandResult(f"netarena: step timed out: the step took longer than its budget "
+                         f"of {seconds} s (step_timeout)\n", 124, TIMEOUT)
+
+
+def decode_index(action: Any) -> int:
+    """A discrete action as a plain int, or :class:`ActionError` (never another error)."""
+    if isinstance(action, (dict, str, bytes)):
+        raise ActionError("the discrete interface takes a catalogue index")
+    try:
+        arr = np.asarray(action)
+        if arr.size != 1 or arr.dtype.kind not in "iufb":
+            raise ValueError
+        value = arr.reshape(()).item()
+        if isinstance(value, float) and not (np.isfinite(value) and value == int(value)):
+            raise ValueError
+        return int(value)
+    except (TypeError, ValueError, OverflowError):
+        text = repr(action)
+        raise ActionError(f"action {text[:80]} is not an integer index") from None
+
+
 class NetArenaEnv(gym.Env):
     """Base class; see the task envs for the concrete observation and action formats."""
 
@@ -55,25 +129,30 @@ class NetArenaEnv(gym.Env):
     default_max_steps: dict = {1: 15, 2: 20, 3: 40, "compat": 10}
     max_obs_chars: int = 32768
     max_output_chars: int = 6000
+    max_action_chars: int = MAX_ACTION_CHARS
 
     def __init__(self, *, level: int | str = 1, interface: str = "text", backend: str = "sim",
                  max_steps: int | None = None, reward: RewardConfig | dict | None = None,
                  observability: str = "partial", history: int = 0,
-                 render_mode: str | None = None):
+                 render_mode: str | None = None, command_timeout: float = 10.0,
+                 step_timeout: float | None = 5.0):
         if level not in self.levels:
-            raise ValueError(f"level must be one of {self.levels}, got {level!r}")
+            raise InvalidConfig(f"level must be one of {self.levels}, got {level!r}")
         if interface not in INTERFACES:
-            raise ValueError(f"interface must be one of {INTERFACES}, got {interface!r}")
+            raise InvalidConfig(f"interface must be one of {INTERFACES}, got {interface!r}")
         if observability not in OBSERVABILITY:
-            raise ValueError(f"observability must be one of {OBSERVABILITY}")
+            raise InvalidConfig(f"observability must be one of {OBSERVABILITY}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+            raise InvalidConfig(f"render_mode must be one of {self.metadata['render_modes']}")
+        self.command_timeout = float(command_timeout)
+        self.step_timeout = None if step_timeout is None else float(step_timeout)
+        self._done = True
         self.level = level
         self.interface = interface
         self.backend_name = backend
         self.max_steps = int(max_steps or self.default_max_steps[level])
         if self.max_steps < 1:
-            raise ValueError("max_steps must be >= 1")
+            raise InvalidConfig("max_steps must be >= 1")
         self.reward_config = RewardConfig.coerce(reward)
         self.observability = observability
         self.history = int(history)
@@ -87,7 +166,7 @@ class NetArenaEnv(gym.Env):
         self._matrix: np.ndarray | None = None
         if interface == "text":
             self.observation_space = text_space(self.max_obs_chars)
-            self.action_space = text_space(2048)
+            self.action_space = text_space(self.max_action_chars)
         else:
             feats = dict(self._feature_spaces())
             feats["action_mask"] = spaces.MultiBinary(self.catalogue.size)
@@ -127,8 +206,8 @@ class NetArenaEnv(gym.Env):
         """Full serialized configuration, for ``observability="full"``."""
         raise NotImplementedError
 
-    def _episode_info(self) -> dict:
-        """Extra ``info`` keys returned by ``reset`` (backend facts, ...)."""
+    def _info_extra(self) -> dict:
+        """The task's ``info["extra"]`` (fixed keys and types, see ``core.info``)."""
         return {}
 
     def _format_action(self, action: dict[str, str]) -> str:
@@ -151,22 +230,31 @@ class NetArenaEnv(gym.Env):
         self._last_action, self._last_result = None, None
         self._transcript = []
         self._fill_catalogue()
-        info = self._info(None)
-        info["scenario"] = scenario.to_dict()
-        info.update(self._episode_info())
+        self._scenario_record = scenario.to_dict()
+        self._done = False
+        info = self._info(None, self.reward_config.zero(), 0)
         return self._observation(), info
 
     def step(self, action: Any):
         if self.metrics is None:
-            raise RuntimeError("call reset() before step()")
+            raise ResetNeeded("call reset() before step()")
+        if self._done:
+            raise ResetNeeded("the episode is over (terminated or truncated); call reset()")
         t0 = time.perf_counter()
         decoded = None
+        deadline = StepDeadline(self.step_timeout)
         try:
-            decoded = self._decode(action)
-        except ActionError as e:
-            result = CommandResult(f"netarena: invalid action: {e}\n", 2, INVALID)
-        else:
-            result = self._execute(decoded)
+            with deadline:
+                try:
+                    decoded = self._decode(action)
+                except ActionError as e:
+                    result = CommandResult(f"netarena: invalid action: {e}\n", 2, INVALID)
+                else:
+                    result = self._execute(decoded)
+        except StepTimeout:
+            result = timeout_result(self.step_timeout)
+        if result.kind != TIMEOUT and deadline.expired():
+            result = timeout_result(self.step_timeout)
         before = self._matrix
         self._matrix = m = self._connectivity()
         newly = self.metrics.update(m)
@@ -177,7 +265,8 @@ class NetArenaEnv(gym.Env):
             delta = (int(m.sum()) - int(before.sum())) / max(1, m.size)
         comps = self.reward_config.components(kind=result.kind, newly_broken=newly,
                                               solved_now=solved, progress_delta=delta)
-        reward = float(sum(comps.values()))
+        comps = {k: clean(v) for k, v in comps.items()}
+        reward = clean(sum(comps.values()))
         terminated = solved
         truncated = (not terminated) and self.metrics.steps >= self.max_steps
         self._last_action, self._last_result = decoded, result
@@ -186,9 +275,8 @@ class NetArenaEnv(gym.Env):
             del self._transcript[:-self.history]
         self._after_step(decoded, result)
         self.metrics.env_seconds += time.perf_counter() - t0
-        info = self._info(result)
-        info["reward_components"] = comps
-        info["newly_broken"] = newly
+        self._done = terminated or truncated
+        info = self._info(result, comps, newly)
         return self._observation(), reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
@@ -209,32 +297,31 @@ class NetArenaEnv(gym.Env):
 
     def _decode(self, action: Any) -> dict[str, str]:
         if self.interface == "discrete":
-            if isinstance(action, (dict, str)):
-                raise ActionError("the discrete interface takes a catalogue index")
-            try:
-                idx = int(action)
-            except (TypeError, ValueError):
-                raise ActionError(f"action {action!r} is not an integer index") from None
-            return self.catalogue.render(idx)
-        return parse_json_action(action, self.text_keys)
+            return self.catalogue.render(decode_index(action))
+        return parse_json_action(action, self.text_keys, max_chars=self.max_action_chars)
 
-    def _info(self, result: CommandResult | None) -> dict:
-        m = self._matrix
+    def _info(self, result: CommandResult | None, comps: dict, newly: int) -> dict:
         met = self.metrics
         return {
-            "action_mask": self.catalogue.mask.copy(),
-            "correct": met.correct,
-            "safe": met.safe,
-            "safe_compat": met.safe_compat,
-            "steps": met.steps,
-            "violations": met.violations,
-            "loss_pct": met.loss_history[-1],
+            "correct": bool(met.correct),
+            "safe": bool(met.safe),
+            "safe_compat": bool(met.safe_compat),
+            "steps": int(met.steps),
+            "violations": int(met.violations),
+            "cost": float(newly),
+            "loss_pct": int(met.loss_history[-1]),
             "broken_pairs": int(met.current.size - np.count_nonzero(met.current)),
-            "command_kind": result.kind if result is not None else None,
-            "command_status": result.status if result is not None else None,
-            "invalid": met.invalid,
-            "refused": met.refused,
-            "timeouts": met.timeouts,
+            "newly_broken": int(newly),
+            "command_kind": result.kind if result is not None else "none",
+            "command_status": int(result.status) if result is not None else -1,
+            "invalid": int(met.invalid),
+            "refused": int(met.refused),
+            "timeouts": int(met.timeouts),
+            "reward_components": dict(comps),
+            "action_mask": self.catalogue.mask.copy(),
+            "scenario": copy.deepcopy(self._scenario_record),
+            "backend": str(getattr(getattr(self, "backend", None), "name", self.backend_name)),
+            "extra": self._info_extra(),
         }
 
     def _observation(self):

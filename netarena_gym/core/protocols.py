@@ -33,8 +33,11 @@ class Backend(Protocol):
     name: str
     capabilities: frozenset[str]
 
-    def apply(self, scenario: Scenario) -> None:
-        """Build (or restore) the scenario's system: healthy baseline plus its faults."""
+    def apply(self, scenario: Scenario, prebuilt: Any = None) -> None:
+        """Build (or restore) the scenario's system: healthy baseline plus its faults.
+
+        ``prebuilt`` is the state the task's generator already built for this scenario (a
+        hint a simulator may adopt instead of rebuilding; real backends ignore it)."""
 
     def run(self, action: Mapping[str, str]) -> CommandResult:
         """Run one atomic action (the task's ``text_keys``); a tool's failure is output."""

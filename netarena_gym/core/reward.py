@@ -1,8 +1,10 @@
 """Reward configuration and per-step component accounting (shared by all tasks)."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, fields
 
+from netarena_gym.errors import InvalidConfig
 from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT
 
 
@@ -11,7 +13,8 @@ class RewardConfig:
     """Weights of the reward components; every one is reported in ``info``.
 
     * ``success``: paid once, on the step that makes the system fully correct;
-    * ``broken_pair``: per pair that was working before the step and is broken after it;
+    * ``safety``: per pair (probe, violation) that worked before the step and is broken
+      after it (``broken_pair``, its old name, is accepted with a DeprecationWarning);
     * ``step``: every step (latency cost);
     * ``invalid``: unparseable action, unknown command or usage error;
     * ``refused``: a command outside the operator allow-list;
@@ -20,7 +23,7 @@ class RewardConfig:
     * ``progress``: optional shaping, times the change in the fraction of working pairs.
     """
     success: float = 1.0
-    broken_pair: float = -0.1
+    safety: float = -0.1
     step: float = -0.01
     invalid: float = -0.05
     refused: float = -0.2
@@ -35,21 +38,32 @@ class RewardConfig:
         if isinstance(obj, cls):
             return obj
         if isinstance(obj, dict):
+            obj = dict(obj)
+            if "broken_pair" in obj:
+                warnings.warn("reward weight 'broken_pair' is now 'safety'", DeprecationWarning,
+                              stacklevel=3)
+                value = obj.pop("broken_pair")
+                obj.setdefault("safety", value)
             known = {f.name for f in fields(cls)}
             bad = set(obj) - known
             if bad:
-                raise ValueError(f"unknown reward weights {sorted(bad)}; known: {sorted(known)}")
+                raise InvalidConfig(f"unknown reward weights {sorted(bad)}; known: {sorted(known)}")
             return cls(**obj)
         raise TypeError("reward must be a RewardConfig, a dict of weights or None")
 
     def to_dict(self) -> dict:
         return asdict(self)
 
+    def zero(self) -> dict[str, float]:
+        """The components with every value 0.0 (the ``info`` of a reset)."""
+        return {k: 0.0 for k in self.components(kind="none", newly_broken=0, solved_now=False,
+                                                 progress_delta=0.0)}
+
     def components(self, *, kind: str, newly_broken: int, solved_now: bool,
                    progress_delta: float) -> dict[str, float]:
         return {
             "success": self.success if solved_now else 0.0,
-            "safety": self.broken_pair * newly_broken,
+            "safety": self.safety * newly_broken,
             "step": self.step,
             "invalid": self.invalid if kind == INVALID else 0.0,
             "refused": self.refused if kind == REFUSED else 0.0,

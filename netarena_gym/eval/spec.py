@@ -20,6 +20,10 @@ def parse_level(v: Any) -> int | str:
     return int(s) if s.lstrip("-").isdigit() else s
 
 
+#: env kwargs renamed since v1 (K8s ``probes=``/``probe=``), translated for recorded specs
+RENAMED_ENV_OPTIONS = {"probes": "probe_set", "probe": "probe_mode"}
+
+
 @dataclass(frozen=True)
 class Job:
     env: str
@@ -65,6 +69,9 @@ class EvalSpec:
         kw = {"level": level, "backend": self.backend, "interface": self.interface,
               "max_steps": self.max_steps}
         kw.update(self.env_options)
+        for old, new in RENAMED_ENV_OPTIONS.items():  # recorded specs keep the old names
+            if old in kw:
+                kw.setdefault(new, kw.pop(old))
         return kw
 
     def to_dict(self) -> dict:

@@ -19,9 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from netarena_gym.core.actions import ActionError, parse_json_action
+from netarena_gym.core.actions import MAX_ACTION_CHARS, ActionError, parse_json_action
 from netarena_gym.core.env import NetArenaEnv
 from netarena_gym.core.scenario import Scenario
+from netarena_gym.k8s.config import K8sPolicyConfig
+from netarena_gym.errors import InvalidConfig
 from netarena_gym.shell.parser import CommandResult
 from netarena_gym.k8s import catalogue as cat_mod
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS
@@ -37,6 +39,62 @@ MAX_STDIN = 65536
 
 
 class K8sPolicyEnv(NetArenaEnv):
+    """Repair the NetworkPolicies of the Online Boutique microservices with kubectl.
+
+    ## Description
+
+    The workload is Online Boutique; a scenario injects faults into its NetworkPolicies
+    (levels 1-3, and "compat" as in upstream NetArena). The agent edits policies with
+    kubectl until every probe (source pod, destination, port) has its expected outcome.
+
+    ## Action Space
+
+    ``interface="text"``: ``Text(2 * (65536 + 4096))``, a JSON object ``{"command":
+    "kubectl ...", "stdin": "..."}``: ``command`` at most 4,096 characters, ``stdin`` (the
+    manifest of ``kubectl apply -f -``) at most 65,536; the space's bound is the longest
+    JSON text holding both. ``interface="discrete"``: ``Discrete(n)``, a catalogue of
+    atomic policy edits with a mask.
+
+    ## Observation Space
+
+    Text: ``Text(131072)``, the connectivity report (upstream's mismatch lines), the last
+    command and its output, the steps left. Discrete: a ``Dict`` of arrays
+    (:mod:`netarena_gym.k8s.features`) plus ``action_mask``.
+
+    ## Rewards
+
+    The sum of the components in ``info["reward_components"]`` (weights from
+    :class:`~netarena_gym.core.reward.RewardConfig`, defaults): ``success`` +1.0 on the step
+    that solves, ``safety`` -0.1 per probe newly broken by the step, ``step`` -0.01 every
+    step, ``invalid`` -0.05, ``refused`` -0.2, ``timeout`` -0.05, ``failed`` 0.0 and the
+    optional ``progress`` shaping (0.0).
+
+    ## Starting State
+
+    ``reset(seed=s)`` draws the faults (deterministic per seed); ``options={"scenario":
+    info["scenario"]}`` replays a recorded episode.
+
+    ## Episode End
+
+    Terminated when every probe matches; truncated after ``max_steps`` (level 1: 10, 2: 15,
+    3: 25, compat: 10). A step after the end, or before ``reset``, raises ``ResetNeeded``.
+
+    ## Arguments
+
+    Keyword-only, the shared ones in this order (see :class:`~netarena_gym.core.config.EnvConfig`):
+    ``level``, ``interface``, ``backend``, ``max_steps``, ``reward`` (a ``RewardConfig`` or a
+    dict of weights), ``observability`` ("partial"|"full"), ``history`` (previous steps
+    shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
+    per tool run), ``step_timeout`` (wall-clock budget of one step; 5 s on the simulator, none on a real cluster);
+    then the task's own: ``probe_set`` ("full"|"compat"), ``probe_mode`` ("policy"|"live"), ``namespace``, ``fault_types``, ``allowed_verbs``, ``initial_report``, ``end_port``, ``kubeconfig``. Unknown keys given to ``from_config`` raise
+    ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`.
+
+    ## Version History
+
+    * v0: the shared info schema; ``probes=``/``probe=`` renamed ``probe_set=``/``probe_mode=``;
+      the text action space sized from the stdin limit.
+    """
+    config_class = K8sPolicyConfig
     task = "k8s"
     text_keys = ("command",)
     expert_class = K8sExpert
@@ -44,21 +102,29 @@ class K8sPolicyEnv(NetArenaEnv):
     default_max_steps = {1: 10, 2: 15, 3: 25, "compat": 10}
     max_obs_chars = 131072
     max_output_chars = 100000
+    #: a JSON text action holds a command (<= MAX_ACTION_CHARS) and a stdin (<= MAX_STDIN),
+    #: each character of which JSON may escape to two
+    max_action_chars = 2 * (MAX_STDIN + MAX_ACTION_CHARS)
 
-    def __init__(self, level: int | str = 1, interface: str = "text", backend: str = "sim",
+    def __init__(self, *, level: int | str = 1, interface: str = "text", backend: str = "sim",
                  max_steps: int | None = None, reward=None, observability: str = "partial",
-                 history: int = 0, render_mode: str | None = None, *,
-                 probes: str | None = None, namespace: str | None = None,
-                 fault_types: tuple[str, ...] | None = None,
+                 history: int = 0, render_mode: str | None = None,
+                 command_timeout: float = 10.0, step_timeout: float | None = None,
+                 probe_set: str | None = None, probe_mode: str = "policy",
+                 namespace: str | None = None, fault_types: tuple[str, ...] | None = None,
                  allowed_verbs=DEFAULT_VERBS, initial_report: bool = True,
-                 end_port: bool = True, kubeconfig: str | None = None, probe: str = "policy",
-                 command_timeout: float = 10.0):
+                 end_port: bool = True, kubeconfig: str | None = None):
+        self.config = K8sPolicyConfig(**{k: v for k, v in locals().items()
+                                  if k in K8sPolicyConfig.field_names()})
         if level not in self.levels:
-            raise ValueError(f"level must be one of {self.levels}, got {level!r}")
+            raise InvalidConfig(f"level must be one of {self.levels}, got {level!r}")
+        if probe_mode not in ("policy", "live"):
+            raise InvalidConfig(f"probe_mode must be 'policy' or 'live', got {probe_mode!r}")
         self.wl = load_workload()
-        self.probes_name = probes or ("compat" if level == "compat" else "full")
+        self.probes_name = probe_set or ("compat" if level == "compat" else "full")
         if self.probes_name not in self.wl.probe_sets:
-            raise ValueError("probes must be 'full' or 'compat'")
+            raise InvalidConfig(f"probe_set must be one of {sorted(self.wl.probe_sets)}, "
+                                f"got {probe_set!r}")
         self.probe_set = self.wl.probe_sets[self.probes_name]
         self.initial_report = initial_report
         if backend == "sim":
@@ -67,11 +133,11 @@ class K8sPolicyEnv(NetArenaEnv):
         elif backend == "kubernetes":
             from netarena_gym.k8s.backends.kubernetes import KubernetesBackend
             self.backend = KubernetesBackend(kubeconfig=kubeconfig, namespace=namespace,
-                                             probe=probe, verbs=allowed_verbs,
+                                             probe=probe_mode, verbs=allowed_verbs,
                                              command_timeout=command_timeout)
             ns = self.backend.namespace
         else:
-            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+            raise InvalidConfig(f"backend must be one of {BACKENDS}, got {backend!r}")
         self.generator = K8sGenerator(level, probes=self.probes_name, namespace=ns,
                                       fault_types=fault_types)
         self.expected = np.array(self.probe_set.expected, dtype=bool)
@@ -82,7 +148,9 @@ class K8sPolicyEnv(NetArenaEnv):
         self._prebuilt = None
         super().__init__(level=level, interface=interface, backend=backend, max_steps=max_steps,
                          reward=reward, observability=observability, history=history,
-                         render_mode=render_mode)
+                         render_mode=render_mode, command_timeout=command_timeout,
+                         step_timeout=(step_timeout if step_timeout is not None
+                                       else (5.0 if backend == "sim" else None)))
 
     # ------------------------------------------------------------------ hooks
     def _catalogue_size(self) -> int:
@@ -100,10 +168,7 @@ class K8sPolicyEnv(NetArenaEnv):
         if scenario.params.get("probes", self.probes_name) != self.probes_name:
             raise ValueError(f"scenario uses probe set {scenario.params.get('probes')!r}, this env "
                              f"{self.probes_name!r}")
-        if isinstance(self.backend, SimBackend):
-            self.backend.apply(scenario, self._prebuilt)
-        else:
-            self.backend.apply(scenario)
+        self.backend.apply(scenario, self._prebuilt)
         self._prebuilt = None
         self._report_cache = None
 
@@ -152,18 +217,26 @@ class K8sPolicyEnv(NetArenaEnv):
     def _after_step(self, action, result: CommandResult) -> None:
         self._fill_catalogue()  # entries render from the current policies (both interfaces)
 
+    def _info_extra(self) -> dict:
+        return {"namespace": str(self.generator.namespace), "probe_set": self.probes_name}
+
     def _decode(self, action: Any) -> dict[str, str]:
         if self.interface == "discrete":
             return super()._decode(action)
+        if isinstance(action, dict) and len(str(action.get("command", ""))) > MAX_ACTION_CHARS:
+            raise ActionError(f'"command" too long (at most {MAX_ACTION_CHARS} characters)')
         try:
-            out = parse_json_action(action, self.text_keys, optional=("stdin",))
+            out = parse_json_action(action, self.text_keys, optional=("stdin",),
+                                    max_chars=self.max_action_chars)
         except ActionError:
             text = action.decode("utf-8", "replace") if isinstance(action, bytes) else action
             if isinstance(text, str):
                 t = text.strip().strip("`").strip()
-                if t.startswith("kubectl ") and "\n" not in t:
+                if t.startswith("kubectl ") and "\n" not in t and len(t) <= MAX_ACTION_CHARS:
                     return {"command": t}
             raise
+        if len(out["command"]) > MAX_ACTION_CHARS:
+            raise ActionError(f'"command" too long (at most {MAX_ACTION_CHARS} characters)')
         if "stdin" in out:
             if not isinstance(out["stdin"], str):
                 raise ActionError('"stdin" must be a string (the manifest for kubectl apply -f -)')
@@ -173,3 +246,10 @@ class K8sPolicyEnv(NetArenaEnv):
 
     def close(self):
         self.backend.close()
+
+    @classmethod
+    def from_config(cls, config: "K8sPolicyConfig | dict") -> "K8sPolicyEnv":
+        """Build the env from a config (a dict is checked by ``from_kwargs`` first)."""
+        if isinstance(config, dict):
+            config = K8sPolicyConfig.from_kwargs(**config)
+        return cls(**config.to_kwargs())

@@ -12,6 +12,8 @@ import numpy as np
 
 from netarena_gym.core.env import NetArenaEnv
 from netarena_gym.core.scenario import Scenario
+from netarena_gym.errors import InvalidConfig, require
+from netarena_gym.routing.config import RoutingConfig
 from netarena_gym.shell.parser import CommandResult
 from netarena_gym.routing.catalogue import Dims, fill
 from netarena_gym.routing.expert import RoutingExpert
@@ -28,27 +30,86 @@ def make_backend(name: str, **kw):
     if name == "sim":
         return SimBackend(**kw)
     if name == "mininet":
-        try:
-            from netarena_gym.routing.backends.mininet import MininetBackend
-        except ImportError as e:
-            raise RuntimeError(f"backend 'mininet' is not available: {e}") from None
+        require("mininet", "mininet")
+        from netarena_gym.routing.backends.mininet import MininetBackend
         return MininetBackend(**kw)
-    raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
+    raise InvalidConfig(f"backend must be one of {BACKENDS}, got {name!r}")
 
 
 class RoutingEnv(NetArenaEnv):
+    """Repair faults in a network of Linux routers.
+
+    ## Description
+
+    A scenario is a small topology of routers and hosts (levels 1-3 grow it; "compat"
+    follows upstream NetArena's route task) with one or more injected faults (addresses,
+    routes, forwarding, firewall rules, ...). The agent runs one command on one router per
+    step until every host pair pings.
+
+    ## Action Space
+
+    ``interface="text"``: ``Text(4096)``, a JSON object ``{"machine": "r0", "command":
+    "ip addr show"}`` (a dict is accepted too; every field is bounded before parsing).
+    ``interface="discrete"``: ``Discrete(n)``, an index into a fixed, padded catalogue of
+    atomic commands with a validity mask (``info["action_mask"]``, ``action_masks()``).
+
+    ## Observation Space
+
+    Text: ``Text(32768)``, the pingall matrix, the last command and its output, the steps
+    left (optionally the history and, with ``observability="full"``, every router's
+    configuration). Discrete: a ``Dict`` of fixed-size arrays
+    (:mod:`netarena_gym.routing.features`) plus ``action_mask``.
+
+    ## Rewards
+
+    The sum of the components in ``info["reward_components"]`` (weights from
+    :class:`~netarena_gym.core.reward.RewardConfig`, defaults): ``success`` +1.0 on the step
+    that solves, ``safety`` -0.1 per host pair newly broken by the step, ``step`` -0.01 every
+    step, ``invalid`` -0.05, ``refused`` -0.2, ``timeout`` -0.05, ``failed`` 0.0 and the
+    optional ``progress`` shaping (0.0).
+
+    ## Starting State
+
+    ``reset(seed=s)`` draws the topology and faults from the level's generator (the same
+    seed gives the same episode); ``reset(options={"scenario": info["scenario"]})`` replays
+    a recorded one, ``options={"category": ...}`` picks a fault category.
+
+    ## Episode End
+
+    Terminated when every pair that should ping does; truncated after ``max_steps``
+    (level 1: 15, 2: 20, 3: 40, compat: 10). A step after the end, or before ``reset``,
+    raises ``ResetNeeded``.
+
+    ## Arguments
+
+    Keyword-only, the shared ones in this order (see :class:`~netarena_gym.core.config.EnvConfig`):
+    ``level``, ``interface``, ``backend``, ``max_steps``, ``reward`` (a ``RewardConfig`` or a
+    dict of weights), ``observability`` ("partial"|"full"), ``history`` (previous steps
+    shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
+    per tool run), ``step_timeout`` (wall-clock budget of one step; 5 s on the simulator, none on Mininet);
+    then the task's own: ``probe_timeout``, ``topology``, ``fault_types``. Unknown keys given to ``from_config`` raise
+    ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`.
+
+    ## Version History
+
+    * v0: the shared info schema, keyword-only arguments, ``step_timeout``.
+    """
+    config_class = RoutingConfig
     task = "routing"
     text_keys = ("machine", "command")
     expert_class = RoutingExpert
 
-    def __init__(self, level: int | str = 1, interface: str = "text", backend: str = "sim",
+    def __init__(self, *, level: int | str = 1, interface: str = "text", backend: str = "sim",
                  max_steps: int | None = None, reward=None, observability: str = "partial",
-                 history: int = 0, render_mode: str | None = None, *,
-                 probe_timeout: float = 0.2, command_timeout: float = 10.0,
-                 topology: dict | None = None, fault_types: tuple[str, ...] | None = None):
+                 history: int = 0, render_mode: str | None = None,
+                 command_timeout: float = 10.0, step_timeout: float | None = None,
+                 probe_timeout: float = 0.2, topology: dict | None = None,
+                 fault_types: tuple[str, ...] | None = None):
+        self.config = RoutingConfig(**{k: v for k, v in locals().items()
+                                  if k in RoutingConfig.field_names()})
         cfg = level_config(level, topology) if level in (1, 2, 3, "compat") else None
         if cfg is None:
-            raise ValueError(f"level must be one of (1, 2, 3, 'compat'), got {level!r}")
+            raise InvalidConfig(f"level must be one of (1, 2, 3, 'compat'), got {level!r}")
         self.dims = Dims(*cfg.max_dims())
         self.backend = make_backend(backend, probe_timeout=probe_timeout,
                                     command_timeout=command_timeout)
@@ -60,7 +121,9 @@ class RoutingEnv(NetArenaEnv):
         self._state_text_cache: tuple[object, str] | None = None
         super().__init__(level=level, interface=interface, backend=backend, max_steps=max_steps,
                          reward=reward, observability=observability, history=history,
-                         render_mode=render_mode)
+                         render_mode=render_mode, command_timeout=command_timeout,
+                         step_timeout=(step_timeout if step_timeout is not None
+                                       else (5.0 if backend == "sim" else None)))
 
     # ------------------------------------------------------------------ hooks
     def _catalogue_size(self) -> int:
@@ -77,10 +140,7 @@ class RoutingEnv(NetArenaEnv):
     def _apply(self, scenario: Scenario) -> None:
         state = getattr(self, "_prebuilt", None)
         self._prebuilt = None
-        if isinstance(self.backend, SimBackend):
-            self.backend.apply(scenario, state if isinstance(state, SimState) else None)
-        else:
-            self.backend.apply(scenario)
+        self.backend.apply(scenario, state if isinstance(state, SimState) else None)
         lay = self.backend.layout
         if (len(lay.routers) > self.dims.routers
                 or max(len(h) for h in lay.spec.hosts) > self.dims.subnets
@@ -119,9 +179,8 @@ class RoutingEnv(NetArenaEnv):
             parts.append(self.backend.run(r, INSPECT).output.rstrip("\n"))
         return "\n".join(parts)
 
-    def _episode_info(self) -> dict:
-        return {"backend": self.backend.name,
-                "capabilities": sorted(self.backend.capabilities)}
+    def _info_extra(self) -> dict:
+        return {"capabilities": sorted(self.backend.capabilities)}
 
     def _format_action(self, action: dict[str, str]) -> str:
         return f"Machine: {action['machine']}\nCommand: {action['command']}"
@@ -144,3 +203,10 @@ class RoutingEnv(NetArenaEnv):
 
     def close(self):
         self.backend.close()
+
+    @classmethod
+    def from_config(cls, config: "RoutingConfig | dict") -> "RoutingEnv":
+        """Build the env from a config (a dict is checked by ``from_kwargs`` first)."""
+        if isinstance(config, dict):
+            config = RoutingConfig.from_kwargs(**config)
+        return cls(**config.to_kwargs())

@@ -73,7 +73,7 @@ def test_tool_observation_and_outputs():
     env = gym.make(ENV_ID, level=1, interface="text", templates=("capacity",))
     obs, info = env.reset(seed=1)
     assert obs.startswith("NetArena capacity planning (MALT). Interface: tools.")
-    assert f"Question: {info['query']['text']}\n" in obs and "Steps left: 40" in obs
+    assert f"Question: {info['extra']['query']['text']}\n" in obs and "Steps left: 40" in obs
     node = env.unwrapped.query.ops[0]["node"]
     obs, r, term, trunc, info = env.step({"tool": "get_node", "node": node[1], "kind": node[0]})
     assert f"node {node[0]} {node[1]}" in obs and "total_capacity_bps: " in obs
@@ -81,7 +81,7 @@ def test_tool_observation_and_outputs():
     truth = env.unwrapped.query.ground_truth["answer"]
     obs, r, term, trunc, info = env.step(json.dumps({"tool": "answer", "answer": str(truth)}))
     assert term and info["correct"] and info["safe"] and r == pytest.approx(0.99)
-    assert info["verdict"]["correct"] and info["verdict"]["n_violations"] == 0
+    assert info["extra"]["verdict"]["correct"] and info["extra"]["verdict"]["n_violations"] == 0
 
 
 @pytest.mark.parametrize("action,kind", [
@@ -104,7 +104,7 @@ def test_bad_tool_actions_are_penalised_not_raised(action, kind):
     if kind == "invalid":
         assert info["reward_components"]["invalid"] < 0 and "netarena: invalid action" in obs
     else:
-        assert "error: " in obs and info["failed"] == 1
+        assert "error: " in obs and info["extra"]["failed"] == 1
 
 
 def test_ambiguity_message_names_the_kinds():
@@ -190,8 +190,8 @@ def test_compat_level_is_code_only_and_uses_upstream_wording():
         gym.make(ENV_ID, level="compat", interface="text")
     env = gym.make(ENV_ID, level="compat")
     obs, info = env.reset(seed=4)
-    assert "keyed by node name" in obs and info["level"] == "compat"
-    assert info["query"]["template"] in ("add", "rank", "remove", "list", "remove-list", "remove-rank",
+    assert "keyed by node name" in obs and info["extra"]["level"] == "compat"
+    assert info["extra"]["query"]["template"] in ("add", "rank", "remove", "list", "remove-list", "remove-rank",
                                          "remove-count", "add-list", "add-rank", "add-count")
 
 

@@ -75,10 +75,10 @@ def test_differential_sim_vs_real_kubectl(kubeconfig):
 
 
 def test_live_probes_run_through_kubectl_exec(kubeconfig):
-    """probe="live" execs nc in every source pod; on a server without nodes no pod runs,
+    """probe_mode="live" execs nc in every source pod; on a server without nodes no pod runs,
     so every probe fails (and the report says so) instead of hanging."""
     env = gym.make(ENV_ID, level="compat", backend="kubernetes", kubeconfig=kubeconfig,
-                   probe="live", command_timeout=5)
+                   probe_mode="live", command_timeout=5)
     try:
         obs, info = env.reset(seed=1)
         base = env.unwrapped

@@ -107,7 +107,7 @@ def test_capabilities_shape_generation_and_info():
     try:
         _, info = env.reset(seed=0)
         caps = env.unwrapped.backend.capabilities
-        assert info["backend"] == "mininet" and info["capabilities"] == sorted(caps)
+        assert info["backend"] == "mininet" and info["extra"]["capabilities"] == sorted(caps)
         if "netem" not in caps:
             for seed in range(60):
                 sc = env.unwrapped.generator.generate(seed).scenario

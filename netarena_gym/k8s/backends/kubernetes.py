@@ -122,7 +122,8 @@ class KubernetesBackend:
             raise
 
     # ------------------------------------------------------------------- apply
-    def apply(self, scenario: Scenario) -> None:
+    def apply(self, scenario: Scenario, prebuilt=None) -> None:
+        """``prebuilt`` (the generator's in-memory state, a simulator hint) is ignored."""
         from kubernetes.client.rest import ApiException
         self.scenario = scenario
         ns = self.namespace

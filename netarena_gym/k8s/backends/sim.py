@@ -39,11 +39,12 @@ class SimBackend:
         self.namespace = "default"
         self.engine: PolicyEngine | None = None
 
-    def apply(self, scenario: Scenario, policies: dict | None = None) -> None:
+    def apply(self, scenario: Scenario, prebuilt: dict | None = None) -> None:
+        """``prebuilt``: the generator's policies for this scenario (else rebuilt from it)."""
         self.scenario = scenario
         self.namespace = scenario.params.get("namespace", "default")
         base = base_cluster(self.namespace, scenario.params.get("probes", "full"))
-        pols = policies if policies is not None else scenario_policies(scenario)
+        pols = prebuilt if prebuilt is not None else scenario_policies(scenario)
         self.store = base.build_store(pols, end_port=self.end_port)
         self.kubectl = Kubectl(self.store, self.namespace)
         self.probe_set = base.probe_set

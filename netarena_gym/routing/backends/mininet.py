@@ -345,7 +345,8 @@ class MininetBackend:
             p.wait(timeout=60)
 
     # -------------------------------------------------------------- protocol
-    def apply(self, scenario: Scenario) -> None:
+    def apply(self, scenario: Scenario, prebuilt=None) -> None:
+        """``prebuilt`` (the generator's in-memory state, a simulator hint) is ignored."""
         spec = TopologySpec.from_dict(scenario.params["topology"])
         if self.net is None or spec != self.spec:
             self._build(spec)

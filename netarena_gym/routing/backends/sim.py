@@ -56,9 +56,9 @@ class SimBackend:
         self.state: SimState | None = None
         self.scenario: Scenario | None = None
 
-    def apply(self, scenario: Scenario, state: SimState | None = None) -> None:
+    def apply(self, scenario: Scenario, prebuilt: SimState | None = None) -> None:
         self.scenario = scenario
-        self.state = state or SimState.build(scenario, probe_timeout=self.probe_timeout,
+        self.state = prebuilt or SimState.build(scenario, probe_timeout=self.probe_timeout,
                                              command_timeout=self.command_timeout)
 
     def reset_to_baseline(self) -> None:

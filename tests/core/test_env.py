@@ -1,0 +1,53 @@
+import threading
+import time
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import netarena_gym  # noqa: F401
+from netarena_gym.core.env import StepDeadline, StepTimeout, decode_index
+from netarena_gym.core.actions import ActionError
+
+
+def test_deadline_interrupts_pure_python_in_main_thread():
+    t0 = time.perf_counter()
+    with pytest.raises(StepTimeout):
+        with StepDeadline(0.05):
+            while True:
+                pass
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_deadline_is_cooperative_in_other_threads():
+    seen = {}
+
+    def work():
+        with StepDeadline(0.01) as d:
+            time.sleep(0.05)
+        seen["expired"] = d.expired()
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert seen["expired"] is True
+
+
+@pytest.mark.parametrize("env_id", ["NetArena-Routing-v0", "NetArena-K8sPolicy-v0"])
+def test_step_past_budget_is_a_timeout_with_penalty(env_id):
+    env = gym.make(env_id, step_timeout=1e-6).unwrapped
+    env.reset(seed=0)
+    cmd = ({"machine": "r0", "command": "ip addr show"} if "Routing" in env_id
+           else {"command": "kubectl get pods"})
+    obs, reward, *_, info = env.step(cmd)
+    assert info["command_kind"] == "timeout" and "step timed out" in obs
+    assert info["reward_components"]["timeout"] < 0 and info["timeouts"] == 1
+
+
+@pytest.mark.parametrize("bad", [float("inf"), -0.5, 10**400, "1", np.array([1, 2]), object()])
+def test_decode_index_rejects_cleanly(bad):
+    with pytest.raises(ActionError):
+        decode_index(bad)
+
+
+def test_decode_index_accepts_integers():
+    assert decode_index(np.int64(7)) == 7 and decode_index(3.0) == 3 and decode_index(np.array(5)) == 5
