@@ -14,3 +14,4 @@ class CapacityPlanningConfig(EnvConfig):
     templates: tuple[str, ...] | None = None
     limits: object = None
     python_guard: bool = True
+    unsafe_sandbox: bool = False

@@ -107,7 +107,10 @@ class CapacityPlanningEnv(gym.Env):
     dict of weights), ``observability`` ("partial"|"full"), ``history`` (previous steps
     shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
     per tool run), ``step_timeout`` (wall-clock budget of one step; accepted for the shared shape; code runs under the sandbox's own wall-clock limit (``limits``));
-    then the task's own: ``topologies``, ``templates``, ``limits``, ``python_guard``. Unknown keys given to ``from_config`` raise
+    then the task's own: ``topologies``, ``templates``, ``limits``, ``python_guard``,
+    ``unsafe_sandbox`` (default False: code runs under bubblewrap, and code mode refuses to
+    start where bubblewrap is missing; True runs it without OS isolation, for trusted code
+    only — see SECURITY.md). Unknown keys given to ``from_config`` raise
     ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`.
 
     ## Version History
@@ -127,7 +130,8 @@ class CapacityPlanningEnv(gym.Env):
                  observability: str = "partial", history: int = 0,
                  render_mode: str | None = None, command_timeout: float = 10.0,
                  step_timeout: float | None = None, topologies: int | list | None = None, templates: tuple[str, ...] | None = None,
-                 limits: Limits | dict | None = None, python_guard: bool = True):
+                 limits: Limits | dict | None = None, python_guard: bool = True,
+                 unsafe_sandbox: bool = False):
         self.config = CapacityPlanningConfig(**{k: v for k, v in locals().items()
                                   if k in CapacityPlanningConfig.field_names()})
         if level not in LEVELS:
@@ -166,6 +170,7 @@ class CapacityPlanningEnv(gym.Env):
             limits = Limits(**limits)
         self.limits = limits or Limits()
         self.python_guard = python_guard
+        self.unsafe_sandbox = bool(unsafe_sandbox)
         self.sandbox: Sandbox | None = None
         self.view = DiscreteView()
         self.catalogue = self.view.catalogue
@@ -292,7 +297,7 @@ class CapacityPlanningEnv(gym.Env):
             return None, CommandResult("netarena: invalid action: no `def process_graph(graph)` "
                                        "found in the submission\n", 2, INVALID), None
         if self.sandbox is None:
-            self.sandbox = Sandbox(self.limits, self.python_guard)
+            self.sandbox = Sandbox(self.limits, self.python_guard, unsafe=self.unsafe_sandbox)
         res = self.sandbox.run(self.base, code)
         self.metrics.sandbox_seconds += res.seconds
         out = f"[{res.status}] {res.message}".rstrip()

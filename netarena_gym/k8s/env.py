@@ -171,6 +171,7 @@ class K8sPolicyEnv(NetArenaEnv):
         self.backend.apply(scenario, self._prebuilt)
         self._prebuilt = None
         self._report_cache = None
+        self._feat.clear()
 
     def _execute(self, action: dict[str, str]) -> CommandResult:
         return self.backend.run(action["command"], action.get("stdin", ""))
@@ -223,7 +224,8 @@ class K8sPolicyEnv(NetArenaEnv):
     def _decode(self, action: Any) -> dict[str, str]:
         if self.interface == "discrete":
             return super()._decode(action)
-        if isinstance(action, dict) and len(str(action.get("command", ""))) > MAX_ACTION_CHARS:
+        command = action.get("command") if isinstance(action, dict) else None
+        if isinstance(command, str) and len(command) > MAX_ACTION_CHARS:
             raise ActionError(f'"command" too long (at most {MAX_ACTION_CHARS} characters)')
         try:
             out = parse_json_action(action, self.text_keys, optional=("stdin",),

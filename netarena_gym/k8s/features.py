@@ -31,6 +31,10 @@ class FeatureBuilder:
         self._cache: dict[str, tuple] = {}
         self.app_index = {a: i for i, a in enumerate(wl.apps)}
 
+    def clear(self) -> None:
+        """Forget cached rows: resourceVersions restart with every episode's store."""
+        self._cache.clear()
+
     def arrays(self, actual: np.ndarray, policies: dict[str, dict]) -> dict:
         feats = np.zeros((self.slots, len(POLICY_FEATURES)), np.float32)
         peers = np.zeros((self.slots, len(self.wl.apps)), np.int8)
