@@ -14,49 +14,47 @@ Interfaces (``interface=``):
 Levels 1-4 and ``"compat"`` are described in :mod:`generator` (compat is code-only, like
 upstream). ``reset(seed=s)`` always gives the same episode; ``info["scenario"]`` is a
 replayable record (the ground truth is left out of it and recomputed on replay).
+
+The env is a :class:`~netarena_gym.core.env.NetArenaEnv`; the graph, the toolbox and the
+sandbox live in :class:`~netarena_gym.capacity_planning.backends.sim.MaltSimBackend`.
 """
 from __future__ import annotations
 
-import copy
 import json
-import time
 import zlib
-from collections import OrderedDict
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from netarena_gym.core.actions import ActionError, text_space
-from netarena_gym.core.env import AUTORESET, decode_index, sanitize
-from netarena_gym.core.info import clean
-from netarena_gym.errors import InvalidConfig, ResetNeeded
+from netarena_gym.capacity_planning import prompts
+from netarena_gym.capacity_planning.backends.sim import MaltSimBackend
+from netarena_gym.capacity_planning.catalogue import DiscreteView, spaces_dict
+from netarena_gym.capacity_planning.commands.sandbox import MAX_CODE_CHARS, Limits, extract_code
+from netarena_gym.capacity_planning.commands.tools import decode_action
+from netarena_gym.capacity_planning.config import CapacityPlanningConfig
+from netarena_gym.capacity_planning.expert import CapacityPlanningExpert
+from netarena_gym.capacity_planning.grader import UNGRADED
+from netarena_gym.capacity_planning.generator import (LEVELS, TASK, QueryGenerator,
+                                                      level_topologies, to_scenario)
+from netarena_gym.capacity_planning.metrics import MaltMetrics
+from netarena_gym.capacity_planning.state import base_graph
+from netarena_gym.capacity_planning.topology import TopologySpec
+from netarena_gym.core.actions import ActionError, Catalogue
+from netarena_gym.core.env import NetArenaEnv, decode_index, sanitize
 from netarena_gym.core.reward import RewardConfig
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.capacity_planning.config import CapacityPlanningConfig
 from netarena_gym.core.seeding import draw_seed, rng_from_seed
-from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
-from netarena_gym.capacity_planning import prompts
-from netarena_gym.capacity_planning.catalogue import DiscreteView, spaces_dict
-from netarena_gym.capacity_planning.expert import CapacityPlanningExpert
-from netarena_gym.capacity_planning.generator import LEVELS, TASK, QueryGenerator, from_scenario, level_topologies, to_scenario
-from netarena_gym.capacity_planning.grader import UNGRADED, Verdict, grade, grade_submission
-from netarena_gym.capacity_planning.metrics import MaltMetrics
-from netarena_gym.capacity_planning.state import BaseGraph, Graph, base_graph
-from netarena_gym.capacity_planning.problems import Query
-from netarena_gym.capacity_planning.commands.sandbox import MAX_CODE_CHARS, Limits, Sandbox, extract_code
-from netarena_gym.capacity_planning.commands.tools import ToolBox, decode_action
-from netarena_gym.capacity_planning.topology import TopologySpec
+from netarena_gym.errors import InvalidConfig
+from netarena_gym.shell.parser import CommandResult
 
 INTERFACES = ("code", "text", "discrete")
 DEFAULT_MAX_STEPS = {"code": {1: 3, 2: 3, 3: 3, 4: 3, "compat": 1},
                      "tools": {1: 40, 2: 60, 3: 60, 4: 100}}
-_SANDBOX_KIND = {"refused": REFUSED, "timeout": TIMEOUT, "error": ERROR, "memory": ERROR,
-                 "crash": ERROR}
+TOOL_ACTION_CHARS = 2048
 
 
-class CapacityPlanningEnv(gym.Env):
+class CapacityPlanningEnv(NetArenaEnv):
     """Answer capacity-planning questions on Google MALT topologies.
 
     ## Description
@@ -119,52 +117,35 @@ class CapacityPlanningEnv(gym.Env):
       arguments, ``ResetNeeded`` after the end.
     """
     config_class = CapacityPlanningConfig
-    metadata = {"render_modes": ["ansi"], "render_fps": 4, **AUTORESET}
     task = TASK
     levels = LEVELS
+    interfaces = INTERFACES
     max_obs_chars = 32768
     max_output_chars = 16000
-
-    @property
-    def text_keys(self) -> tuple[str, ...]:
-        """The required keys of a text action (``code`` mode: the source; tools: ``tool``)."""
-        return ("code",) if self.interface == "code" else ("tool",)
 
     def __init__(self, *, level: int | str = 1, interface: str = "code", backend: str = "sim",
                  max_steps: int | None = None, reward: RewardConfig | dict | None = None,
                  observability: str = "partial", history: int = 0,
                  render_mode: str | None = None, command_timeout: float = 10.0,
-                 step_timeout: float | None = None, topologies: int | list | None = None, templates: tuple[str, ...] | None = None,
+                 step_timeout: float | None = None, topologies: int | list | None = None,
+                 templates: tuple[str, ...] | None = None,
                  limits: Limits | dict | None = None, python_guard: bool = True,
                  unsafe_sandbox: bool = False):
         self.config = CapacityPlanningConfig(**{k: v for k, v in locals().items()
-                                  if k in CapacityPlanningConfig.field_names()})
-        if level not in LEVELS:
-            raise InvalidConfig(f"level must be one of {LEVELS}, got {level!r}")
-        if interface not in INTERFACES:
-            raise InvalidConfig(f"interface must be one of {INTERFACES}, got {interface!r}")
+                                                if k in CapacityPlanningConfig.field_names()})
         if observability != "partial":
             raise InvalidConfig("the capacity-planning task has observability 'partial' only")
         if level == "compat" and interface != "code":
             raise InvalidConfig("level 'compat' reproduces upstream, which is code-only: "
-                             "use interface='code'")
+                                "use interface='code'")
         if backend != "sim":
             raise InvalidConfig("the capacity-planning task has one backend, 'sim' (the graph)")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
-        self.level = level
-        self.interface = interface
-        self.backend_name = backend
-        self.observability = observability
-        self.command_timeout = float(command_timeout)
-        self.step_timeout = step_timeout
-        mode = "code" if interface == "code" else "tools"
-        self.max_steps = int(max_steps or DEFAULT_MAX_STEPS[mode][level])
-        if self.max_steps < 1:
-            raise ValueError("max_steps must be >= 1")
-        self.reward_config = RewardConfig.coerce(reward)
-        self.render_mode = render_mode
-        self.history = int(history)
+        self.view = DiscreteView()
+        self.max_action_chars = MAX_CODE_CHARS if interface == "code" else TOOL_ACTION_CHARS
+        super().__init__(level=level, interface=interface, backend=backend,
+                         max_steps=max_steps, reward=reward, observability=observability,
+                         history=history, render_mode=render_mode,
+                         command_timeout=command_timeout, step_timeout=step_timeout)
         if isinstance(topologies, int):
             topologies = level_topologies(topologies)
         elif topologies is not None:
@@ -176,119 +157,92 @@ class CapacityPlanningEnv(gym.Env):
         self.limits = limits or Limits()
         self.python_guard = python_guard
         self.unsafe_sandbox = bool(unsafe_sandbox)
-        self.sandbox: Sandbox | None = None
-        self.view = DiscreteView()
-        self.catalogue = self.view.catalogue
-        self._graphs: OrderedDict[int, Graph] = OrderedDict()
-        self.scenario: Scenario | None = None
-        self.query: Query | None = None
-        self.base: BaseGraph | None = None
-        self.graph: Graph | None = None
-        self.toolbox: ToolBox | None = None
-        self.metrics: MaltMetrics | None = None
-        self.verdict: Verdict | None = None
-        self._last: tuple[Any, CommandResult] | None = None
-        self._transcript: list[tuple[Any, str]] = []
-        if interface == "code":
-            self.observation_space = text_space(self.max_obs_chars)
-            self.action_space = text_space(MAX_CODE_CHARS)
-        elif interface == "text":
-            self.observation_space = text_space(self.max_obs_chars)
-            self.action_space = text_space(2048)
-        else:
-            d = spaces_dict()
-            d["action_mask"] = spaces.MultiBinary(self.catalogue.size)
-            self.observation_space = spaces.Dict(d)
-            self.action_space = spaces.Discrete(self.catalogue.size)
+        self.backend = MaltSimBackend(self.limits, python_guard, self.unsafe_sandbox)
+        self.query = None
+        self._prebuilt = None
 
     @property
     def expert_class(self):
         return CapacityPlanningExpert
 
-    # ------------------------------------------------------------------- API
-    def reset(self, *, seed: int | None = None, options: dict | None = None):
-        super().reset(seed=seed)
-        options = dict(options or {})
-        if "scenario" in options:
-            scenario = Scenario.coerce(options.pop("scenario"))
-            base, query = from_scenario(scenario)
-            if query.level == "compat" and self.interface != "code":
-                raise ValueError("a compat scenario needs interface='code'")
-        else:
-            # one episode seed from the env's generator (as routing and k8s do), so the
-            # record always carries an int seed and reproduces the draw on its own
-            episode_seed = draw_seed(self.np_random)
-            drawn = self.generator.sample(rng_from_seed(episode_seed),
-                                          template=options.get("template"))
-            scenario = to_scenario(drawn, episode_seed)
-            base, query = base_graph(drawn.spec, drawn.scheme), drawn.query
-        self.scenario, self.query, self.base = scenario, query, base
-        self.graph = self._graph_for(base)
-        self.toolbox = ToolBox(self.graph)
-        self.metrics = MaltMetrics()
-        self.verdict = None
-        self._last = None
-        self._transcript = []
-        if self.interface != "code":  # the catalogue also serves random agents on "text"
-            self.view.build(self.graph, query, rng_from_seed(zlib.crc32(query.text.encode())))
-        record = scenario.to_dict()
-        record["faults"] = [query.to_dict(with_answer=False)]
-        self._scenario_record = record
-        info = self._info(None, self.reward_config.zero(), 0)
-        return self._observation(), info
+    # convenient views of the backend's state (read-only)
+    @property
+    def graph(self):
+        return self.backend.graph
 
-    def step(self, action: Any):
-        if self.metrics is None:
-            raise ResetNeeded("call reset() before step()")
-        if self.verdict is not None:
-            raise ResetNeeded("the episode is over (terminated or truncated); call reset()")
-        t0 = time.perf_counter()
-        met = self.metrics
-        met.steps += 1
-        if self.interface == "code":
-            decoded, result, verdict = self._step_code(action)
-        else:
-            decoded, result, verdict = self._step_tool(action)
-        met.count(result.kind)
-        terminated = verdict is not None
-        truncated = not terminated and met.steps >= self.max_steps
-        if truncated:
-            verdict = self._final_verdict()
-        if verdict is not None:
-            self.verdict = verdict
-            met.record(verdict)
-        newly = len(verdict.violations) if verdict else 0
-        comps = self.reward_config.components(
-            kind=result.kind, newly_broken=newly,
-            solved_now=bool(verdict and verdict.correct), progress_delta=0.0)
-        comps = {k: clean(v) for k, v in comps.items()}
-        self._last = (decoded, result)
-        if self.history:
-            self._transcript.append((decoded, result.output))
-            del self._transcript[:-self.history]
-        if self.interface != "code":
-            self.view.saw(decoded if isinstance(decoded, dict) else None, self.graph)
-            self.view.refresh(self.graph)
-        met.env_seconds += time.perf_counter() - t0
-        info = self._info(result, comps, newly)
-        return self._observation(), clean(sum(comps.values())), terminated, truncated, info
+    @property
+    def base(self):
+        return self.backend.base
 
-    def action_masks(self) -> np.ndarray:
-        """Validity mask of the discrete catalogue (the name sb3-contrib looks for)."""
-        return self.catalogue.mask.astype(bool)
+    @property
+    def toolbox(self):
+        return self.backend.toolbox
 
-    def render(self):
-        if self.render_mode == "ansi":
-            return self._text()
-        return None
+    @property
+    def sandbox(self):
+        return self.backend.sandbox
+
+    @property
+    def verdict(self):
+        return self.backend.verdict
 
     def close(self):
-        if self.sandbox is not None:
-            self.sandbox.close()
-            self.sandbox = None
+        self.backend.close()
 
-    # ------------------------------------------------------------- stepping
-    def _step_code(self, action):
+    # ------------------------------------------------------------------ hooks
+    def _default_max_steps(self) -> int:
+        mode = "code" if self.interface == "code" else "tools"
+        return DEFAULT_MAX_STEPS[mode][self.level]
+
+    @property
+    def text_keys(self) -> tuple[str, ...]:
+        """The required keys of a text action (``code`` mode: the source; tools: ``tool``)."""
+        return ("code",) if self.interface == "code" else ("tool",)
+
+    def _make_catalogue(self) -> Catalogue:
+        return self.view.catalogue
+
+    def _feature_spaces(self) -> dict[str, spaces.Space]:
+        return spaces_dict()
+
+    def _generate(self, rng: np.random.Generator, options: dict) -> Scenario:
+        # one episode seed from the env's generator (as routing and k8s do), so the record
+        # always carries an int seed and reproduces the draw on its own
+        episode_seed = draw_seed(rng)
+        drawn = self.generator.sample(rng_from_seed(episode_seed),
+                                      template=options.get("template"))
+        self._prebuilt = (base_graph(drawn.spec, drawn.scheme), drawn.query)
+        return to_scenario(drawn, episode_seed)
+
+    def _apply(self, scenario: Scenario) -> None:
+        prebuilt, self._prebuilt = self._prebuilt, None
+        self.backend.apply(scenario, prebuilt)
+        self.query = q = self.backend.query
+        if q.level == "compat" and self.interface != "code":
+            raise ValueError("a compat scenario needs interface='code'")
+
+    def _new_metrics(self) -> MaltMetrics:
+        return MaltMetrics()
+
+    def _fill_catalogue(self) -> None:
+        if self.interface != "code":  # the catalogue also serves random agents on "text"
+            q = self.query
+            self.view.build(self.graph, q, rng_from_seed(zlib.crc32(q.text.encode())))
+
+    def _scenario_record(self, scenario: Scenario) -> dict:
+        record = scenario.to_dict()
+        record["faults"] = [self.query.to_dict(with_answer=False)]
+        return record
+
+    def _decode(self, action: Any) -> dict:
+        if self.interface == "code":
+            return {"code": self._decode_code(action)}
+        if self.interface == "discrete":
+            action = self.catalogue.render(decode_index(action))
+        return decode_action(action)
+
+    @staticmethod
+    def _decode_code(action: Any) -> str:
         if isinstance(action, dict):
             action = action.get("code")
         if isinstance(action, bytes):
@@ -296,134 +250,106 @@ class CapacityPlanningEnv(gym.Env):
         if isinstance(action, np.str_):
             action = str(action)
         if not isinstance(action, str):
-            return None, CommandResult("netarena: invalid action: submit Python source "
-                                       "defining process_graph(graph)\n", 2, INVALID), None
+            raise ActionError("submit Python source defining process_graph(graph)")
         if len(action) > MAX_CODE_CHARS:
-            return None, CommandResult(f"netarena: invalid action: code longer than "
-                                       f"{MAX_CODE_CHARS} characters\n", 2, INVALID), None
+            raise ActionError(f"code longer than {MAX_CODE_CHARS} characters")
         code = extract_code(action)
         if code is None:
-            return None, CommandResult("netarena: invalid action: no `def process_graph(graph)` "
-                                       "found in the submission\n", 2, INVALID), None
-        if self.sandbox is None:
-            self.sandbox = Sandbox(self.limits, self.python_guard, unsafe=self.unsafe_sandbox)
-        res = self.sandbox.run(self.base, code)
-        self.metrics.sandbox_seconds += res.seconds
-        out = f"[{res.status}] {res.message}".rstrip()
-        if res.stdout:
-            out += f"\nprinted:\n{res.stdout}"
-        if not res.ok:
-            return code, CommandResult(out + "\n", 1, _SANDBOX_KIND.get(res.status, ERROR)), None
-        if res.declared_type == "error":
-            return code, CommandResult("[error] the code returned type 'error'\n", 1, ERROR), None
-        self.metrics.answered = True
-        verdict = grade_submission(self.query, self.base, res.data, res.diff, res.duplicates)
-        return code, CommandResult(f"submission of type {res.declared_type!r} received and "
-                                   "graded\n", 0, OK), verdict
+            raise ActionError("no `def process_graph(graph)` found in the submission")
+        return code
 
-    def _step_tool(self, action):
-        try:
-            if self.interface == "discrete":
-                action = self.catalogue.render(decode_index(action))
-            a = decode_action(action)
-        except ActionError as e:
-            return None, CommandResult(f"netarena: invalid action: {e}\n", 2, INVALID), None
-        res = self.toolbox.run(a)
-        if a["tool"] != "answer" or res.kind != OK:
-            return a, res, None
-        self.metrics.answered = True
-        return a, res, grade(self.query, self.graph, a["answer"])
+    def _execute(self, action: dict) -> CommandResult:
+        return self.backend.run(action)
 
-    def _final_verdict(self) -> Verdict:
-        """Grading at truncation: the state reached, without an answer."""
-        if self.interface == "code":  # nothing valid was submitted: no change, upstream Fail
-            v = grade_submission(self.query, self.base, None, None)
-            v.correct = v.answer_ok = False
-            return v
-        v = grade(self.query, self.graph, None)
-        v.correct = v.answer_ok = False
-        return v
+    def _score(self, action, result) -> tuple[int, bool, float]:
+        met = self.metrics
+        met.steps += 1
+        met.sandbox_seconds = self.backend.sandbox_seconds
+        met.answered = self.backend.answered
+        v = self.backend.verdict
+        if v is None:
+            return 0, False, 0.0
+        met.record(v)
+        return len(v.violations), bool(self.backend.observe()[0]), 0.0
 
-    # ------------------------------------------------------------ helpers
-    def _graph_for(self, base: BaseGraph) -> Graph:
-        g = self._graphs.get(id(base))
-        if g is None or g.base is not base:
-            g = self._graphs[id(base)] = Graph(base)
-            while len(self._graphs) > 8:
-                self._graphs.popitem(last=False)
-        else:
-            self._graphs.move_to_end(id(base))
-        g.reset()
-        return g
+    def _ends_episode(self) -> bool:
+        return self.backend.verdict is not None
 
-    def _info(self, result: CommandResult | None, comps: dict, newly: int) -> dict:
-        """The shared schema (``core.info``); see there for loss_pct/broken_pairs here."""
+    def _on_truncate(self) -> int:
+        v = self.backend.final_verdict(self.interface == "code")
+        self.metrics.record(v)
+        return len(v.violations)
+
+    def _after_step(self, action, result) -> None:
+        if self.interface != "code":
+            self.view.saw(action if isinstance(action, dict) else None, self.graph)
+            self.view.refresh(self.graph)
+
+    def _connectivity(self) -> np.ndarray:
+        """The backend's outcome vector, ``[correct]`` (safety is the verdict's list)."""
+        return self.backend.observe()
+
+    def _state_text(self) -> str:
+        return f"Question: {self.query.text}"
+
+    def _features(self) -> dict[str, np.ndarray]:
+        return self.view.arrays(self.graph)
+
+    def _outcome_info(self) -> dict:
+        """See ``core.info``: ``broken_pairs`` is the number of constraint violations of
+        the graded state, ``loss_pct`` 100 when graded wrong, else 0."""
         met = self.metrics
         graded_wrong = self.verdict is not None and not self.verdict.correct
+        return {"correct": bool(met.correct), "safe": bool(met.safe),
+                "safe_compat": bool(met.safe_compat), "steps": int(met.steps),
+                "violations": len(met.violations), "loss_pct": 100 if graded_wrong else 0,
+                "broken_pairs": len(met.violations)}
+
+    def _info_extra(self) -> dict:
+        q, met = self.query, self.metrics
         return {
-            "correct": bool(met.correct),
-            "safe": bool(met.safe),
-            "safe_compat": bool(met.safe_compat),
-            "steps": int(met.steps),
-            "violations": len(met.violations),
-            "cost": float(newly),
-            "loss_pct": 100 if graded_wrong else 0,
-            "broken_pairs": len(met.violations),
-            "newly_broken": int(newly),
-            "command_kind": result.kind if result is not None else "none",
-            "command_status": int(result.status) if result is not None else -1,
-            "invalid": int(met.invalid),
-            "refused": int(met.refused),
-            "timeouts": int(met.timeouts),
-            "reward_components": dict(comps),
-            "action_mask": self.catalogue.mask.copy(),
-            "scenario": copy.deepcopy(self._scenario_record),
-            "backend": self.backend_name,
-            "extra": {
-                "label": str(self.query.label),
-                "level": str(self.query.level),
-                "failed": int(met.failed),
-                "query": {"template": self.query.template, "text": self.query.text,
-                          "answer_type": self.query.answer_type,
-                          "literal_unsafe": bool(self.query.flags.get("literal_unsafe"))},
-                "verdict": (self.verdict.to_info() if self.verdict is not None
-                            else {**UNGRADED, "violations": []}),
-            },
+            "label": str(q.label),
+            "level": str(q.level),
+            "failed": int(met.failed),
+            "query": {"template": q.template, "text": q.text, "answer_type": q.answer_type,
+                      "literal_unsafe": bool(q.flags.get("literal_unsafe"))},
+            "verdict": self._verdict_info(),
         }
 
-    def _observation(self):
-        if self.interface == "discrete":
-            obs = self.view.arrays(self.graph)
-            obs["action_mask"] = self.catalogue.mask.copy()
-            return obs
-        return self._text()
+    def _verdict_info(self) -> dict:
+        """The verdict in the fixed shape of ``UNGRADED`` (no answer before the end, no
+        timing: ``info`` is a function of the seed and the actions; the grading time is in
+        ``metrics.summary()["grade_seconds"]``)."""
+        if self.verdict is None:
+            return {**UNGRADED, "violations": []}
+        return self.verdict.to_info()
 
-    def _text(self) -> str:
+    def _text_observation(self) -> str:
         q = self.query
         steps_left = self.max_steps - self.metrics.steps
         if self.interface == "code":
             head = prompts.COMPAT if q.level == "compat" else prompts.CODE
         else:
             head = prompts.TOOLS
-        parts = [head, "", f"Question: {q.text}"]
+        parts = [head, "", self._state_text()]
         if self.history and len(self._transcript) > 1:
             parts += ["", "History (oldest first):"]
             for act, out in self._transcript[:-1]:
-                parts.append(self._format(act))
+                parts.append(self._format_action(act))
                 parts.append(sanitize(out, 1500).rstrip("\n"))
-        if self._last is not None:
-            act, res = self._last
-            parts += ["", self._format(act), "Output:",
-                      sanitize(res.output, self.max_output_chars).rstrip("\n") or "(no output)"]
+        if self._last_result is not None:
+            parts += ["", self._format_action(self._last_action), "Output:",
+                      sanitize(self._last_result.output, self.max_output_chars).rstrip("\n")
+                      or "(no output)"]
         label = "Attempts left" if self.interface == "code" else "Steps left"
         parts += ["", f"{label}: {steps_left}"]
         return sanitize("\n".join(parts) + "\n", self.max_obs_chars)
 
-    def _format(self, act) -> str:
+    def _format_action(self, act) -> str:
         if act is None:
             return "Action: (invalid)"
         if self.interface == "code":
-            return f"Submitted code ({len(act)} characters)"
+            return f"Submitted code ({len(act['code'])} characters)"
         return "Action: " + json.dumps(act, sort_keys=True, default=repr)
 
     @classmethod

@@ -1,5 +1,10 @@
 """Episode metrics of the capacity-planning task, with the ``summary()`` contract the
-shared runner reads (correct, safe, safe_compat, steps, agent_seconds, env_seconds)."""
+shared runner reads (correct, safe, safe_compat, steps, agent_seconds, env_seconds).
+
+MALT-specific: the episode is graded once (a verdict), so correctness and safety come from
+the verdict (its answer/graph checks and its list of constraint violations), not from
+transitions of an outcome vector as in :class:`netarena_gym.core.metrics.EpisodeMetrics`;
+the outcome counter (``count``) is the shared one."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field

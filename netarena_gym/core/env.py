@@ -5,6 +5,12 @@ the connectivity matrix the grader scores, the text observation, the discrete fe
 its action catalogue. This class does the rest, identically for every task: seeding, replay
 of recorded scenarios, the text and discrete interfaces, allow-list outcomes, reward
 components, per-pair and upstream-compatible safety, latency, truncation, ``info``.
+
+A task graded by a verdict rather than by an outcome vector's transitions (capacity
+planning) overrides ``_new_metrics``, ``_score`` (the reward's success and safety inputs),
+``_ends_episode`` (a verdict ends the episode) and ``_on_truncate`` (grading at the step
+limit); ``interfaces`` and ``_spaces`` give per-interface spaces (e.g. ``"code"``). What
+the base class needs from a task is :class:`netarena_gym.core.protocols.Task`.
 """
 from __future__ import annotations
 
@@ -130,6 +136,7 @@ class NetArenaEnv(gym.Env):
     max_obs_chars: int = 32768
     max_output_chars: int = 6000
     max_action_chars: int = MAX_ACTION_CHARS
+    interfaces: tuple[str, ...] = INTERFACES
 
     def __init__(self, *, level: int | str = 1, interface: str = "text", backend: str = "sim",
                  max_steps: int | None = None, reward: RewardConfig | dict | None = None,
@@ -138,8 +145,9 @@ class NetArenaEnv(gym.Env):
                  step_timeout: float | None = 5.0):
         if level not in self.levels:
             raise InvalidConfig(f"level must be one of {self.levels}, got {level!r}")
-        if interface not in INTERFACES:
-            raise InvalidConfig(f"interface must be one of {INTERFACES}, got {interface!r}")
+        if interface not in self.interfaces:
+            raise InvalidConfig(f"interface must be one of {self.interfaces}, "
+                                f"got {interface!r}")
         if observability not in OBSERVABILITY:
             raise InvalidConfig(f"observability must be one of {OBSERVABILITY}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -150,30 +158,79 @@ class NetArenaEnv(gym.Env):
         self.level = level
         self.interface = interface
         self.backend_name = backend
-        self.max_steps = int(max_steps or self.default_max_steps[level])
+        self.max_steps = int(max_steps or self._default_max_steps())
         if self.max_steps < 1:
             raise InvalidConfig("max_steps must be >= 1")
         self.reward_config = RewardConfig.coerce(reward)
         self.observability = observability
         self.history = int(history)
         self.render_mode = render_mode
-        self.catalogue = Catalogue(self._catalogue_size())
+        self.catalogue = self._make_catalogue()
         self.scenario: Scenario | None = None
         self.metrics: EpisodeMetrics | None = None
         self._last_action: dict | None = None
         self._last_result: CommandResult | None = None
         self._transcript: list[tuple[dict | None, str]] = []
         self._matrix: np.ndarray | None = None
-        if interface == "text":
-            self.observation_space = text_space(self.max_obs_chars)
-            self.action_space = text_space(self.max_action_chars)
-        else:
-            feats = dict(self._feature_spaces())
-            feats["action_mask"] = spaces.MultiBinary(self.catalogue.size)
-            self.observation_space = spaces.Dict(feats)
-            self.action_space = spaces.Discrete(self.catalogue.size)
+        self._seed: int | None = None
+        self.observation_space, self.action_space = self._spaces()
 
     # ------------------------------------------------------------------ hooks
+    def _default_max_steps(self) -> int:
+        """``max_steps`` when none is given (by level; a task may also key on interface)."""
+        return self.default_max_steps[self.level]
+
+    def _make_catalogue(self) -> Catalogue:
+        return Catalogue(self._catalogue_size())
+
+    def _spaces(self) -> tuple[spaces.Space, spaces.Space]:
+        """``(observation_space, action_space)`` of ``self.interface``: text interfaces
+        are ``Text`` both ways, ``"discrete"`` a feature ``Dict`` plus the mask."""
+        if self.interface != "discrete":
+            return text_space(self.max_obs_chars), text_space(self.max_action_chars)
+        feats = dict(self._feature_spaces())
+        feats["action_mask"] = spaces.MultiBinary(self.catalogue.size)
+        return spaces.Dict(feats), spaces.Discrete(self.catalogue.size)
+
+    def _new_metrics(self) -> Any:
+        """The episode's metrics object, after :meth:`_apply` (it must have ``steps``,
+        ``count(kind)``, ``env_seconds``, ``agent_seconds`` and ``summary()``)."""
+        self._matrix = self._connectivity()
+        return EpisodeMetrics(initial=self._matrix)
+
+    def _score(self, action: dict | None, result: CommandResult) -> tuple[int, bool, float]:
+        """After a step's action: ``(newly_broken, solved, progress_delta)``, the reward's
+        success and safety inputs. Default: the outcome vector's transitions."""
+        before = self._matrix
+        self._matrix = m = self._connectivity()
+        newly = self.metrics.update(m)
+        delta = 0.0
+        if self.reward_config.progress:
+            delta = (int(m.sum()) - int(before.sum())) / max(1, m.size)
+        return newly, bool(self.metrics.correct), delta
+
+    def _ends_episode(self) -> bool:
+        """True when the step just scored ended the episode with a verdict even if not
+        solved (capacity planning: a graded answer). Default: only solving ends it."""
+        return False
+
+    def _on_truncate(self) -> int:
+        """Grade the state at truncation; returns the safety violations it adds."""
+        return 0
+
+    def _scenario_record(self, scenario: Scenario) -> dict:
+        """The replayable ``info["scenario"]`` (a task may leave its ground truth out)."""
+        return scenario.to_dict()
+
+    def _outcome_info(self) -> dict:
+        """The metric fields of ``info``: correct, safe, safe_compat, steps, violations,
+        loss_pct, broken_pairs."""
+        met = self.metrics
+        return {"correct": bool(met.correct), "safe": bool(met.safe),
+                "safe_compat": bool(met.safe_compat), "steps": int(met.steps),
+                "violations": int(met.violations), "loss_pct": int(met.loss_history[-1]),
+                "broken_pairs": int(met.current.size - np.count_nonzero(met.current))}
+
     def _catalogue_size(self) -> int:
         raise NotImplementedError
 
@@ -216,6 +273,7 @@ class NetArenaEnv(gym.Env):
     # ------------------------------------------------------------------- API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
+        self._seed = seed
         options = dict(options or {})
         if "scenario" in options:
             scenario = Scenario.coerce(options.pop("scenario"))
@@ -225,12 +283,11 @@ class NetArenaEnv(gym.Env):
             scenario = self._generate(self.np_random, options)
         self.scenario = scenario
         self._apply(scenario)
-        self._matrix = self._connectivity()
-        self.metrics = EpisodeMetrics(initial=self._matrix)
+        self.metrics = self._new_metrics()
         self._last_action, self._last_result = None, None
         self._transcript = []
         self._fill_catalogue()
-        self._scenario_record = scenario.to_dict()
+        self._record = self._scenario_record(scenario)
         self._done = False
         info = self._info(None, self.reward_config.zero(), 0)
         return self._observation(), info
@@ -255,20 +312,16 @@ class NetArenaEnv(gym.Env):
             result = timeout_result(self.step_timeout)
         if result.kind != TIMEOUT and deadline.expired():
             result = timeout_result(self.step_timeout)
-        before = self._matrix
-        self._matrix = m = self._connectivity()
-        newly = self.metrics.update(m)
+        newly, solved, delta = self._score(decoded, result)
         self.metrics.count(result.kind)
-        solved = self.metrics.correct
-        delta = 0.0
-        if self.reward_config.progress:
-            delta = (int(m.sum()) - int(before.sum())) / max(1, m.size)
+        terminated = solved or self._ends_episode()
+        truncated = (not terminated) and self.metrics.steps >= self.max_steps
+        if truncated:
+            newly += self._on_truncate()
         comps = self.reward_config.components(kind=result.kind, newly_broken=newly,
                                               solved_now=solved, progress_delta=delta)
         comps = {k: clean(v) for k, v in comps.items()}
         reward = clean(sum(comps.values()))
-        terminated = solved
-        truncated = (not terminated) and self.metrics.steps >= self.max_steps
         self._last_action, self._last_result = decoded, result
         if self.history:
             self._transcript.append((decoded, result.output))
@@ -301,31 +354,31 @@ class NetArenaEnv(gym.Env):
         return parse_json_action(action, self.text_keys, max_chars=self.max_action_chars)
 
     def _info(self, result: CommandResult | None, comps: dict, newly: int) -> dict:
-        met = self.metrics
+        out = self._outcome_info()
         return {
-            "correct": bool(met.correct),
-            "safe": bool(met.safe),
-            "safe_compat": bool(met.safe_compat),
-            "steps": int(met.steps),
-            "violations": int(met.violations),
+            "correct": out["correct"],
+            "safe": out["safe"],
+            "safe_compat": out["safe_compat"],
+            "steps": out["steps"],
+            "violations": out["violations"],
             "cost": float(newly),
-            "loss_pct": int(met.loss_history[-1]),
-            "broken_pairs": int(met.current.size - np.count_nonzero(met.current)),
+            "loss_pct": out["loss_pct"],
+            "broken_pairs": out["broken_pairs"],
             "newly_broken": int(newly),
             "command_kind": result.kind if result is not None else "none",
             "command_status": int(result.status) if result is not None else -1,
-            "invalid": int(met.invalid),
-            "refused": int(met.refused),
-            "timeouts": int(met.timeouts),
+            "invalid": int(self.metrics.invalid),
+            "refused": int(self.metrics.refused),
+            "timeouts": int(self.metrics.timeouts),
             "reward_components": dict(comps),
             "action_mask": self.catalogue.mask.copy(),
-            "scenario": copy.deepcopy(self._scenario_record),
+            "scenario": copy.deepcopy(self._record),
             "backend": str(getattr(getattr(self, "backend", None), "name", self.backend_name)),
             "extra": self._info_extra(),
         }
 
     def _observation(self):
-        if self.interface == "text":
+        if self.interface != "discrete":
             return self._text_observation()
         obs = self._features()
         obs["action_mask"] = self.catalogue.mask.copy()

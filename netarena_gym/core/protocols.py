@@ -6,6 +6,9 @@
 * :class:`Backend` is the system a task's episode runs on (a simulator or a real one): it
   builds a scenario, runs one atomic action and reports the outcome vector the grader
   scores.
+* :class:`Task` is what :class:`netarena_gym.core.env.NetArenaEnv` needs from a task's env
+  subclass: its identity and configuration, its generator, backend, grader (the outcome
+  vector or a verdict), rendering, features, catalogue and expert.
 """
 from __future__ import annotations
 
@@ -50,3 +53,58 @@ class Backend(Protocol):
 
     def close(self) -> None:
         """Release what this backend created (only that, by recorded name)."""
+
+
+@runtime_checkable
+class Task(Protocol):
+    """What the base class :class:`~netarena_gym.core.env.NetArenaEnv` needs from a task.
+
+    Identity and configuration (class attributes): ``task`` (the scenario records' task
+    name), ``levels``, ``interfaces`` (``"text"``/``"discrete"``, plus e.g. ``"code"``),
+    ``text_keys`` (the keys of a JSON text action), ``config_class`` (an
+    :class:`~netarena_gym.core.config.EnvConfig` subclass), ``expert_class`` (the
+    reference agent). Parts (instance attributes): ``generator`` (draws scenarios),
+    ``backend`` (a :class:`Backend`), ``catalogue`` (the discrete actions and mask).
+
+    Hooks the base class calls, in episode order:
+
+    * ``_generate(rng, options) -> Scenario`` and ``_apply(scenario)`` (build it on the
+      backend) at reset, then ``_fill_catalogue()``;
+    * ``_execute(action) -> CommandResult`` for one decoded action;
+    * grading: ``_connectivity()`` (the outcome vector, default scoring by its
+      transitions) or, for a task graded by verdict, ``_score``, ``_ends_episode`` and
+      ``_on_truncate`` (see the base class);
+    * rendering: ``_state_text()`` (and ``_config_text()`` for full observability), or
+      ``_text_observation()`` as a whole; ``_info_extra()`` for ``info["extra"]``;
+    * features: ``_feature_spaces()`` and ``_features()`` for ``interface="discrete"``.
+    """
+
+    task: str
+    levels: tuple
+    interfaces: tuple
+    text_keys: tuple
+    config_class: type
+    expert_class: type
+    generator: Any
+    backend: Backend
+    catalogue: Any
+
+    def _generate(self, rng: np.random.Generator, options: dict) -> Scenario: ...
+
+    def _apply(self, scenario: Scenario) -> None: ...
+
+    def _execute(self, action: Mapping[str, Any]) -> CommandResult: ...
+
+    def _connectivity(self) -> np.ndarray: ...
+
+    def _fill_catalogue(self) -> None: ...
+
+    def _feature_spaces(self) -> dict: ...
+
+    def _features(self) -> dict: ...
+
+    def _state_text(self) -> str: ...
+
+    def _text_observation(self) -> str: ...
+
+    def _info_extra(self) -> dict: ...

@@ -209,3 +209,22 @@ def test_expert_class_is_exposed():
     a = expert.act(obs, info)
     assert isinstance(a, dict) and a["tool"] in ("get_node", "list_children", "add_node",
                                                  "remove_node", "set_attr", "answer")
+
+
+def test_env_is_a_netarena_env_whose_backend_holds_the_state():
+    from netarena_gym.capacity_planning.backends.sim import MaltSimBackend
+    from netarena_gym.core.env import NetArenaEnv
+    env = gym.make(ENV_ID, level=1, interface="text", templates=("count",)).unwrapped
+    env.reset(seed=3)
+    assert isinstance(env, NetArenaEnv) and isinstance(env.backend, MaltSimBackend)
+    assert env.graph is env.backend.graph and env.verdict is None
+    assert env.backend.observe().tolist() == [False]  # ungraded: not correct yet
+    answer = env.query.ground_truth["answer"]
+    *_, term, trunc, info = env.step({"tool": "answer", "answer": answer})
+    assert term and info["correct"] and env.backend.observe().tolist() == [True]
+    assert info["reward_components"]["success"] == 1.0
+    # the verdict in info has no timing, so info depends only on seed and actions
+    assert "grade_ms" not in info["extra"]["verdict"]
+    assert env.metrics.summary()["grade_seconds"] >= 0.0
+    env.backend.reset_to_baseline()
+    assert env.backend.observe().tolist() == [False]
