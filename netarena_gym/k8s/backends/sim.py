@@ -29,6 +29,7 @@ def scenario_policies(scenario: Scenario) -> dict[str, dict]:
 
 class SimBackend:
     name = "sim"
+    capabilities: frozenset[str] = frozenset()  # nothing optional: every fault runs here
 
     def __init__(self, *, verbs=DEFAULT_VERBS, end_port: bool = True, **_):
         self.verbs = frozenset(verbs)
