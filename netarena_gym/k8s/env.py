@@ -203,7 +203,8 @@ class K8sPolicyEnv(NetArenaEnv):
         return self._report_cache[1]
 
     def _config_text(self) -> str:
-        return self.backend.run({"command": "kubectl get networkpolicies -o yaml"}).output.rstrip("\n")
+        res = self.backend.run({"command": "kubectl get networkpolicies -o yaml"})
+        return res.output.rstrip("\n")
 
     def _text_observation(self) -> str:
         text = super()._text_observation()

@@ -154,7 +154,8 @@ class RoutingGenerator:
             state = self.build(scenario)
             if not state.oracle.matrix().all():
                 return Generated(scenario, state)
-        raise ScenarioError(f"no observable fault found for seed {seed} after {MAX_RESAMPLES} draws")
+        raise ScenarioError(f"no observable fault found for seed {seed} "
+                            f"after {MAX_RESAMPLES} draws")
 
     def sample(self, rng: np.random.Generator, *, category: int | None = None) -> Generated:
         return self.generate(draw_seed(rng), category=category)

@@ -37,8 +37,8 @@ def test_backend_names_are_distinct_per_task():
 
 
 def test_routing_sim_conforms_and_runs_an_action():
-    sc = Scenario(task="routing", level=1, params={"topology": {"hosts": [[1, 2, 1]], "parents": []}},
-                  faults=(), seed=None)
+    topology = {"hosts": [[1, 2, 1]], "parents": []}  # r0 with four hosts on three LANs
+    sc = Scenario(task="routing", level=1, params={"topology": topology}, faults=(), seed=None)
     b = RoutingSim()
     assert isinstance(b, Backend)
     b.apply(sc)

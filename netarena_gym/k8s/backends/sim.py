@@ -1,9 +1,9 @@
 """The simulator backend of the Kubernetes task (the default: no cluster needed).
 
 ``apply(scenario)`` builds the in-memory API server with the scenario's faulty policies;
-``run({"command": ..., "stdin": ...})`` executes one agent command line (allow-list, shell, simulated
-kubectl); ``observe()`` evaluates the probe set with the policy engine (cached until an
-object changes); ``objects()`` is the cluster as the engine reads it."""
+``run({"command": ..., "stdin": ...})`` executes one agent command line (allow-list,
+shell, simulated kubectl); ``observe()`` evaluates the probe set with the policy engine
+(cached until an object changes); ``objects()`` is the cluster as the engine reads it."""
 from __future__ import annotations
 
 from typing import Mapping
@@ -60,7 +60,8 @@ class SimBackend:
     def run(self, action: Mapping[str, str]) -> CommandResult:
         """``action``: ``{"command": <shell line>}`` plus an optional ``"stdin"``."""
         self.store.tick()
-        return executor.run(action["command"], action.get("stdin", ""), self.namespace, self.kubectl.run, self.verbs)
+        return executor.run(action["command"], action.get("stdin", ""), self.namespace,
+                            self.kubectl.run, self.verbs)
 
     def objects(self) -> Cluster:
         st = self.store
