@@ -35,13 +35,13 @@ from netarena_gym.errors import InvalidConfig, ResetNeeded
 from netarena_gym.core.reward import RewardConfig
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.capacity_planning.config import CapacityPlanningConfig
-from netarena_gym.core.seeding import rng_from_seed
+from netarena_gym.core.seeding import draw_seed, rng_from_seed
 from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
 from netarena_gym.capacity_planning import prompts
 from netarena_gym.capacity_planning.catalogue import DiscreteView, spaces_dict
 from netarena_gym.capacity_planning.expert import CapacityPlanningExpert
 from netarena_gym.capacity_planning.generator import LEVELS, TASK, QueryGenerator, from_scenario, level_topologies, to_scenario
-from netarena_gym.capacity_planning.grader import Verdict, grade, grade_submission
+from netarena_gym.capacity_planning.grader import UNGRADED, Verdict, grade, grade_submission
 from netarena_gym.capacity_planning.metrics import MaltMetrics
 from netarena_gym.capacity_planning.state import BaseGraph, Graph, base_graph
 from netarena_gym.capacity_planning.problems import Query
@@ -124,6 +124,11 @@ class CapacityPlanningEnv(gym.Env):
     levels = LEVELS
     max_obs_chars = 32768
     max_output_chars = 16000
+
+    @property
+    def text_keys(self) -> tuple[str, ...]:
+        """The required keys of a text action (``code`` mode: the source; tools: ``tool``)."""
+        return ("code",) if self.interface == "code" else ("tool",)
 
     def __init__(self, *, level: int | str = 1, interface: str = "code", backend: str = "sim",
                  max_steps: int | None = None, reward: RewardConfig | dict | None = None,
@@ -210,8 +215,12 @@ class CapacityPlanningEnv(gym.Env):
             if query.level == "compat" and self.interface != "code":
                 raise ValueError("a compat scenario needs interface='code'")
         else:
-            drawn = self.generator.sample(self.np_random, template=options.get("template"))
-            scenario = to_scenario(drawn, seed)
+            # one episode seed from the env's generator (as routing and k8s do), so the
+            # record always carries an int seed and reproduces the draw on its own
+            episode_seed = draw_seed(self.np_random)
+            drawn = self.generator.sample(rng_from_seed(episode_seed),
+                                          template=options.get("template"))
+            scenario = to_scenario(drawn, episode_seed)
             base, query = base_graph(drawn.spec, drawn.scheme), drawn.query
         self.scenario, self.query, self.base = scenario, query, base
         self.graph = self._graph_for(base)
@@ -377,7 +386,8 @@ class CapacityPlanningEnv(gym.Env):
                 "query": {"template": self.query.template, "text": self.query.text,
                           "answer_type": self.query.answer_type,
                           "literal_unsafe": bool(self.query.flags.get("literal_unsafe"))},
-                "verdict": self.verdict.to_info() if self.verdict is not None else {},
+                "verdict": (self.verdict.to_info() if self.verdict is not None
+                            else {**UNGRADED, "violations": []}),
             },
         }
 

@@ -48,11 +48,19 @@ class Verdict:
         return not self.violations
 
     def to_info(self) -> dict:
-        return {"correct": self.correct, "answer_ok": self.answer_ok,
-                "graph_ok": self.graph_ok, "safe": self.safe,
+        """The verdict as ``info["extra"]["verdict"]``: the keys and types of
+        :data:`UNGRADED`, deterministic (the grading time is kept out of ``info``)."""
+        return {"graded": True, "correct": bool(self.correct), "answer_ok": bool(self.answer_ok),
+                "graph_ok": bool(self.graph_ok), "safe": bool(self.safe),
                 "violations": [describe_violation(v) for v in self.violations[:20]],
-                "n_violations": len(self.violations), "safe_compat": self.safe_compat,
-                "compat_message": self.compat_message, "grade_ms": 1000 * self.seconds}
+                "n_violations": len(self.violations), "safe_compat": bool(self.safe_compat),
+                "compat_message": str(self.compat_message)}
+
+
+# ``info["extra"]["verdict"]`` before the episode is graded: same keys and types, no answer
+UNGRADED = {"graded": False, "correct": False, "answer_ok": False, "graph_ok": False,
+            "safe": True, "violations": [], "n_violations": 0, "safe_compat": True,
+            "compat_message": ""}
 
 
 # --------------------------------------------------------------- normalising

@@ -8,7 +8,7 @@ For the capacity-planning task, which has no pair matrix: ``broken_pairs`` is th
 of constraint violations of the graph state (known once graded, 0 before), ``loss_pct``
 is 0 before grading and 100 when the graded answer is wrong, and ``newly_broken`` and
 ``cost`` are the violations found on this step. Nothing in ``info`` carries the ground
-truth before the episode ends (``extra["verdict"]`` is empty until then).
+truth before the episode ends (``extra["verdict"]`` is the fixed-shape ``UNGRADED`` record until then).
 """
 from __future__ import annotations
 

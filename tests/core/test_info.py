@@ -27,7 +27,8 @@ def test_same_keys_and_types_at_reset_and_step(env_id, task, interface):
 def test_malt_info_has_no_answer_before_the_end():
     env = gym.make("NetArena-CapacityPlanning-v0", interface="text").unwrapped
     _, info = env.reset(seed=0)
-    assert info["extra"]["verdict"] == {}
+    from netarena_gym.capacity_planning.grader import UNGRADED
+    assert info["extra"]["verdict"] == UNGRADED and not info["extra"]["verdict"]["graded"]
     assert "answer" not in info["scenario"]["faults"][0]
 
 

@@ -32,10 +32,11 @@ import numpy as np
 
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.errors import require
-from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
 from netarena_gym.k8s.commands import executor
-from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS
-from netarena_gym.k8s.commands.kubectl import LAST_APPLIED, last_applied
+from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS, apply_refusal
+from netarena_gym.k8s.commands.cmdline import UsageError, parse
+from netarena_gym.k8s.commands.kubectl import LAST_APPLIED, last_applied, parse_manifests
 from netarena_gym.k8s.cluster import DNS_POD
 from netarena_gym.k8s.grader import Cluster, PolicyEngine
 from netarena_gym.k8s.backends.sim import scenario_policies
@@ -176,9 +177,27 @@ class KubernetesBackend:
 
     # --------------------------------------------------------------------- run
     def kubectl(self, argv: list[str], stdin: str = "") -> CommandResult:
-        env = dict(os.environ, KUBECONFIG=self.private_kubeconfig)
+        # A minimal environment: no KUBECONFIG or HOME of the caller, no proxy settings.
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "KUBECONFIG": self.private_kubeconfig,
+               "HOME": self._kc_dir, "LANG": "C.UTF-8"}
+        # kubectl reads stdin only for ``apply -f -``: it gets exactly the documents the
+        # allow-list checked (re-encoded as a JSON stream), never the agent's raw text.
+        feed = ""
         try:
-            p = subprocess.run([self.kubectl_bin, *argv[1:]], input=stdin, capture_output=True,
+            verb = parse(argv[1:]).verb
+        except UsageError:
+            verb = None
+        if stdin and verb == "apply":
+            try:
+                docs = parse_manifests(stdin)
+            except ValueError as e:
+                return CommandResult(f"error: {e}\n", 1, INVALID)
+            why = apply_refusal(docs, self.namespace)
+            if why:
+                return CommandResult(f"netarena: command refused: {why}\n", 126, REFUSED)
+            feed = "\n".join(json.dumps(d) for d in docs) + "\n"
+        try:
+            p = subprocess.run([self.kubectl_bin, *argv[1:]], input=feed, capture_output=True,
                                text=True, timeout=self.command_timeout, env=env)
         except subprocess.TimeoutExpired:
             return CommandResult(f"netarena: command timed out after {self.command_timeout:g} s\n",

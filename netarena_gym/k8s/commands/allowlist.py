@@ -27,7 +27,17 @@ KUBECTL_VERBS = frozenset({
     "completion", "alpha", "api-resources", "api-versions", "config", "plugin", "version"})
 WRITE_VERBS = frozenset({"patch", "label", "apply", "delete"})
 POLICY_ONLY = frozenset({"patch", "apply", "delete"})
-FORBIDDEN_FLAGS = frozenset({"kubeconfig", "context", "cluster", "user", "server", "token", "as"})
+READ_VERBS = frozenset({"get", "describe"})
+# kinds whose contents are credentials or cluster access (reads refused, in every namespace)
+SECRET_RESOURCES = frozenset({"secret", "secrets", "configmap", "configmaps", "cm",
+                              "serviceaccount", "serviceaccounts", "sa", "role", "roles",
+                              "rolebinding", "rolebindings", "clusterrole", "clusterroles",
+                              "clusterrolebinding", "clusterrolebindings",
+                              "certificatesigningrequests", "csr", "tokenreviews",
+                              "tokenrequests", "all"})
+FORBIDDEN_FLAGS = frozenset({"kubeconfig", "context", "cluster", "user", "server", "token", "as",
+                             "as-group", "as-uid", "certificate-authority",
+                             "client-certificate", "client-key", "username", "password"})
 
 
 def refusal(cmd: SimpleCommand, position: int, namespace: str,
@@ -40,14 +50,33 @@ def refusal(cmd: SimpleCommand, position: int, namespace: str,
         return policy.filter_position_refusal(cmd, position, "kubectl")
     if prog != "kubectl":
         return f"'{prog}' is not allowed: this task is operated with kubectl only"
+    if _flag_before_verb(cmd.argv[1:]):
+        # kubectl's cobra guesses which word is the verb when flags come first (a flag it
+        # does not know swallows the next word): only -n NAMESPACE may precede the verb.
+        return "kubectl flags go after the verb (kubectl VERB [flags]); only -n may come first"
     try:
         inv = parse(cmd.argv[1:])
     except UsageError:
         verb = _loose_verb(cmd.argv[1:])
         if verb in KUBECTL_VERBS and verb not in verbs:
             return f"kubectl {verb} is not allowed (allowed: {', '.join(sorted(verbs))})"
-        return None  # kubectl itself reports the usage error
+        return None  # the shared parser reports the usage error; nothing reaches kubectl
+    if sum(1 for f in inv.raw_flags if f in ("-f", "--filename")) > 1:
+        return "kubectl -f may be given once only (-f -)"
     return invocation_refusal(inv, namespace, verbs)
+
+
+def _flag_before_verb(argv: list[str]) -> bool:
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        a = argv[i]
+        if a in ("-n", "--namespace"):
+            i += 2
+        elif a.startswith(("--namespace=", "-n")) and a not in ("-n=",):
+            i += 1
+        else:
+            return True
+    return False
 
 
 def _loose_verb(argv: list[str]) -> str | None:
@@ -76,9 +105,20 @@ def invocation_refusal(inv: Invocation, namespace: str, verbs=DEFAULT_VERBS) -> 
         return "kubectl --patch-file is not allowed (pass the patch with -p)"
     v = inv.verb
     if v is None or v not in KUBECTL_VERBS:
-        return None  # kubectl says "unknown command"
+        return None  # kubectl says "unknown command" (the verb is the first word, see refusal)
     if v not in verbs:
         return f"kubectl {v} is not allowed (allowed: {', '.join(sorted(verbs))})"
+    if fn is not None and v != "apply":
+        return f"kubectl {v} -f is not allowed (only kubectl apply -f - reads manifests)"
+    if v in READ_VERBS:
+        try:
+            targets = resource_args(inv.args)
+        except UsageError:
+            targets = []
+        for t, _ in targets:
+            if t.lower().split(".")[0] in SECRET_RESOURCES:
+                return f"kubectl {v} {t} is not allowed (the task reads pods, services, " \
+                       "networkpolicies and namespaces)"
     if inv.flags.get("watch"):
         return None
     if v in WRITE_VERBS:
@@ -110,7 +150,7 @@ def apply_refusal(docs: list, namespace: str) -> str | None:
     manifest's own namespace wins over the kubeconfig's when ``-n`` is not given)."""
     for d in docs:
         if not isinstance(d, dict):
-            continue
+            return "kubectl apply takes Kubernetes objects only"
         if d.get("kind") not in (None, "NetworkPolicy"):
             return f"kubectl apply of a {d.get('kind')} is not allowed (only NetworkPolicy manifests)"
         md = d.get("metadata")

@@ -319,7 +319,10 @@ def _patch(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
         except ValueError:
             yaml = yaml_module()
             try:
+                check_yaml_budget(text)
                 text = json.dumps(_jsonable(yaml.safe_load(text)))
+            except ValueError as e:
+                return _err(f"error: {e}", INVALID)
             except yaml.YAMLError as e:
                 return _err(f'error: unable to parse "{_go_quote(text)}": yaml: {_yaml_problem(e)}',
                             INVALID)
@@ -465,24 +468,86 @@ def _label(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
 
 
 # ----------------------------------------------------------------------------- apply
-def parse_manifests(text: str) -> list:
-    """The documents of a YAML/JSON stream (kubectl's decoder); raises ValueError."""
-    text = text or ""
-    try:
-        doc = json.loads(text)
-        docs = doc.get("items", []) if isinstance(doc, dict) and doc.get("kind") == "List" else [doc]
-        return [d for d in docs if d is not None]
-    except json.JSONDecodeError:
-        pass
+MAX_MANIFEST_BYTES = 256 * 1024
+MAX_YAML_EVENTS = 50_000
+MAX_DEPTH = 64
+
+
+def check_yaml_budget(text: str) -> None:
+    """Refuse YAML that could expand or nest without bound, before anything is built: the
+    event stream (linear in the input) has no aliases, at most MAX_YAML_EVENTS events and
+    nests at most MAX_DEPTH deep. Raises ValueError (syntax errors are left to the loader)."""
     yaml = yaml_module()
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_MANIFEST_BYTES:
+        raise ValueError(f"netarena: manifest larger than {MAX_MANIFEST_BYTES} bytes")
+    depth = 0
     try:
-        docs = list(yaml.safe_load_all(text))
-    except yaml.YAMLError as e:
-        raise ValueError(f"error parsing STDIN: error converting YAML to JSON: yaml: {_yaml_problem(e)}") from None
+        for n, ev in enumerate(yaml.parse(text, Loader=yaml.SafeLoader)):
+            if n > MAX_YAML_EVENTS:
+                raise ValueError("netarena: manifest has too many YAML nodes")
+            if isinstance(ev, yaml.AliasEvent):
+                raise ValueError("netarena: YAML aliases (*name) are not allowed in manifests")
+            if isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise ValueError("netarena: manifest nests too deep")
+            elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+    except yaml.YAMLError:
+        return  # the loader reports the syntax error in its own words
+
+
+def _json_stream(text: str) -> list:
+    """Every value of a JSON stream (``{...}{...}`` or one per line), as kubectl decodes it."""
+    dec, out, i = json.JSONDecoder(), [], 0
+    while True:
+        while i < len(text) and text[i].isspace():
+            i += 1
+        if i >= len(text):
+            return out
+        try:
+            v, i = dec.raw_decode(text, i)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"error parsing STDIN: invalid character at offset {e.pos}") from None
+        out.append(v)
+
+
+def _depth_ok(v, limit: int = MAX_DEPTH) -> bool:
+    stack = [(v, 0)]
+    while stack:
+        x, d = stack.pop()
+        if d > limit:
+            return False
+        if isinstance(x, dict):
+            stack.extend((y, d + 1) for y in x.values())
+        elif isinstance(x, list):
+            stack.extend((y, d + 1) for y in x)
+    return True
+
+
+def parse_manifests(text: str) -> list:
+    """Every document of a YAML (``---``) or JSON stream, strictly (kubectl's decoder applies
+    each of them, so each one is returned to be checked); ``List`` items are flattened.
+    Raises ValueError on anything undecodable or over the size, depth and alias budget."""
+    text = text or ""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_MANIFEST_BYTES:
+        raise ValueError(f"netarena: manifest larger than {MAX_MANIFEST_BYTES} bytes")
+    if text.lstrip()[:1] in ("{", "["):
+        docs = _json_stream(text)
+    else:
+        check_yaml_budget(text)
+        yaml = yaml_module()
+        try:
+            docs = list(yaml.safe_load_all(text))
+        except yaml.YAMLError as e:
+            raise ValueError(f"error parsing STDIN: error converting YAML to JSON: yaml: {_yaml_problem(e)}") from None
     out = []
     for d in docs:
+        if not _depth_ok(d):
+            raise ValueError("netarena: manifest nests too deep")
         if isinstance(d, dict) and d.get("kind") == "List":
-            out.extend(d.get("items") or [])
+            items = d.get("items") or []
+            out.extend(items if isinstance(items, list) else [items])
         elif d is not None:
             out.append(d)
     return [_jsonable(d) for d in out]
