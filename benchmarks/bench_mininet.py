@@ -37,11 +37,11 @@ def timings(b: MininetBackend, topo: dict, n: int = 10) -> dict:
     reset = (time.perf_counter() - t0) / n
     t0 = time.perf_counter()
     for _ in range(n):
-        b.run("r0", "ip route show")
+        b.run({"machine": "r0", "command": "ip route show"})
         b.observe()
     step = (time.perf_counter() - t0) / n
     t0 = time.perf_counter()
-    b.run("r0", "sysctl -w net.ipv4.ip_forward=1")
+    b.run({"machine": "r0", "command": "sysctl -w net.ipv4.ip_forward=1"})
     b.observe()
     healthy_step = time.perf_counter() - t0
     return {"nodes": len(b.names), "build_s": build, "reset_s": reset,

@@ -266,12 +266,13 @@ def print_table(s: dict) -> None:
 
 # ------------------------------------------------------------------- report
 def cmd_report(a) -> int:
-    from netarena_gym.eval.report import MissingDependency, build_report
+    from netarena_gym.errors import DependencyNotInstalled
+    from netarena_gym.eval.report import build_report
 
     try:
         res = build_report(a.runs, a.out, labels=a.label or None, figures=not a.no_figures,
                            subsamples=a.subsamples)
-    except MissingDependency as e:
+    except DependencyNotInstalled as e:
         return _fail(str(e))
     except (OSError, ValueError) as e:
         return _fail(str(e))

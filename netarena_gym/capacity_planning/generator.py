@@ -28,6 +28,7 @@ import numpy as np
 
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.core.seeding import rng_from_seed
+from netarena_gym.errors import ScenarioError
 from netarena_gym.capacity_planning import grader_compat as compat
 from netarena_gym.capacity_planning.grader_checks import assess, new_violations
 from netarena_gym.capacity_planning.kinds import (
@@ -167,7 +168,7 @@ class QueryGenerator:
                 continue
             if q is not None:
                 return Drawn(q, self.topologies[i], self.scheme)
-        raise RuntimeError(f"could not draw a safe {template or 'query'} at level {self.level}")
+        raise ScenarioError(f"could not draw a safe {template or 'query'} at level {self.level}")
 
     def sample_unique(self, rng: np.random.Generator, n: int) -> list[Drawn]:
         """``n`` distinct queries (by topology and text); raises if the space is smaller."""
@@ -179,7 +180,7 @@ class QueryGenerator:
             if key in seen:
                 misses += 1
                 if misses > 50 * n + 1000:
-                    raise RuntimeError(f"only {len(out)} distinct queries found")
+                    raise ScenarioError(f"only {len(out)} distinct queries found")
                 continue
             seen.add(key)
             out.append(x)

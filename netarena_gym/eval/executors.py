@@ -13,6 +13,7 @@ import gymnasium as gym
 
 from netarena_gym.agents.episode import play_episode
 from netarena_gym.agents.factory import make_agent
+from netarena_gym.errors import require
 from netarena_gym.eval.spec import EvalSpec, Job
 
 
@@ -157,11 +158,7 @@ def run_ray(spec: EvalSpec, jobs: Iterable[Job], workers: int | None = None,
 
     ``address=None`` starts a local Ray; ``"auto"`` or ``"ray://host:10001"`` joins a
     cluster. Actors = ``workers`` (default: the cluster's CPUs)."""
-    try:
-        import ray
-    except ImportError:
-        raise RuntimeError("--ray needs Ray: pip install 'ray>=2.9' "
-                           "(or the package's ray extra)") from None
+    ray = require("ray", "ray")
     from ray.util import ActorPool
 
     jobs = [(j.env, j.level, j.seed) for j in jobs]

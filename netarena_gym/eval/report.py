@@ -23,6 +23,7 @@ import json
 import math
 from pathlib import Path
 
+from netarena_gym.errors import DependencyNotInstalled, require
 from netarena_gym.eval.overlap import overlap_curve
 from netarena_gym.eval.store import load_run
 from netarena_gym.agents.summary import dedupe, summarize
@@ -31,18 +32,12 @@ MAX_CATEGORIES = 25
 MAX_SPIDER_AXES = 12
 
 
-class MissingDependency(RuntimeError):
-    pass
-
-
 def _import_pyplot():
     try:
-        import matplotlib
-    except ImportError:
-        raise MissingDependency(
-            "the report's figures need matplotlib, which is not installed: "
-            "pip install matplotlib (or pip install 'netarena-gym[train]'); "
-            "or pass --no-figures for the tables alone") from None
+        matplotlib = require("matplotlib", "report")
+    except DependencyNotInstalled as e:
+        raise DependencyNotInstalled(f"the report's figures need matplotlib: {e}; "
+                                     "or pass --no-figures for the tables alone") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

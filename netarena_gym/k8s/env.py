@@ -174,7 +174,7 @@ class K8sPolicyEnv(NetArenaEnv):
         self._feat.clear()
 
     def _execute(self, action: dict[str, str]) -> CommandResult:
-        return self.backend.run(action["command"], action.get("stdin", ""))
+        return self.backend.run(action)
 
     def _connectivity(self) -> np.ndarray:
         actual = self.backend.observe()
@@ -203,7 +203,8 @@ class K8sPolicyEnv(NetArenaEnv):
         return self._report_cache[1]
 
     def _config_text(self) -> str:
-        return self.backend.run("kubectl get networkpolicies -o yaml").output.rstrip("\n")
+        res = self.backend.run({"command": "kubectl get networkpolicies -o yaml"})
+        return res.output.rstrip("\n")
 
     def _text_observation(self) -> str:
         text = super()._text_observation()

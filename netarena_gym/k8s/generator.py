@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from netarena_gym.core.scenario import Scenario
+from netarena_gym.errors import ScenarioError
 from netarena_gym.core.seeding import choice, draw_seed, rng_from_seed, sample
 from netarena_gym.k8s.faults import NEW_TYPES, TYPES, UPSTREAM_TYPES, apply_fault
 from netarena_gym.k8s.cluster import BaseCluster, base_cluster
@@ -143,7 +144,7 @@ class K8sGenerator:
                               meta={"category": category_name([f["type"] for f in faults])
                                     if self.level == "compat" else f"L{self.level}"})
                 return Generated(sc, pols)
-        raise RuntimeError("could not draw an observable scenario; loosen fault_types")
+        raise ScenarioError("could not draw an observable scenario; loosen fault_types")
 
     def check(self, faults: list[dict]) -> dict | None:
         """The faulty manifests when the faults are valid and observable, else None."""

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from netarena_gym.errors import require
+
 DEFAULT_DATA = Path(__file__).resolve().parent / "data"
 NETWORKING = "networking.k8s.io/v1"
 
@@ -33,11 +35,8 @@ def data_dir() -> Path:
 
 
 def yaml_module():
-    try:
-        import yaml
-    except ImportError:  # pragma: no cover - pyyaml is a dependency of the k8s extra
-        raise RuntimeError("the Kubernetes environment needs PyYAML: pip install pyyaml") from None
-    return yaml
+    """PyYAML (a core dependency, and the kubernetes client's)."""
+    return require("yaml", "k8s")
 
 
 @dataclass(frozen=True)

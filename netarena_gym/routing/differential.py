@@ -79,7 +79,8 @@ def run_both(scenario: Scenario, commands: list[tuple[str, str]], sim, real,
     rep = EpisodeDiff(scenario.to_dict(), len(commands))
     _compare_matrix(rep, -1, "", "(after injection)", sim, real)
     for k, (machine, cmd) in enumerate(commands):
-        a, b = sim.run(machine, cmd), real.run(machine, cmd)
+        act = {"machine": machine, "command": cmd}
+        a, b = sim.run(act), real.run(act)
         if (a.status == 0) != (b.status == 0) or (a.kind == "refused") != (b.kind == "refused"):
             rep.diffs.append(StepDiff(k, machine, cmd, "outcome", f"{a.status} {a.kind}\n{a.output}",
                                       f"{b.status} {b.kind}\n{b.output}"))

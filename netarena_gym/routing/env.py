@@ -155,7 +155,7 @@ class RoutingEnv(NetArenaEnv):
             self._refresh_all()
 
     def _execute(self, action: dict[str, str]) -> CommandResult:
-        return self.backend.run(action["machine"], action["command"])
+        return self.backend.run(action)
 
     def _connectivity(self) -> np.ndarray:
         return self.backend.observe()
@@ -176,7 +176,7 @@ class RoutingEnv(NetArenaEnv):
         parts = []
         for r in self.backend.layout.routers:
             parts.append(f"### {r}")
-            parts.append(self.backend.run(r, INSPECT).output.rstrip("\n"))
+            parts.append(self.backend.run({"machine": r, "command": INSPECT}).output.rstrip("\n"))
         return "\n".join(parts)
 
     def _info_extra(self) -> dict:
@@ -197,7 +197,7 @@ class RoutingEnv(NetArenaEnv):
         for r in self.backend.layout.routers:
             tok = self.backend.state_token(r)
             if tok is None or self._tokens.get(r) != tok:
-                out = self.backend.run(r, INSPECT).output
+                out = self.backend.run({"machine": r, "command": INSPECT}).output
                 self._features_builder.update_router(r, parse_inspection(out))
                 self._tokens[r] = tok
 

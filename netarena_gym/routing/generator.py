@@ -28,6 +28,7 @@ import numpy as np
 
 from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.core.scenario import Scenario
+from netarena_gym.errors import ScenarioError
 from netarena_gym.core.seeding import choice, draw_seed, rng_from_seed
 from netarena_gym.routing.faults import ABBREV, TYPES, UPSTREAM_METHODS, Fault, sample_fault
 from netarena_gym.routing.topology import Layout, TopologySpec, layout_of
@@ -153,7 +154,8 @@ class RoutingGenerator:
             state = self.build(scenario)
             if not state.oracle.matrix().all():
                 return Generated(scenario, state)
-        raise RuntimeError(f"no observable fault found for seed {seed} after {MAX_RESAMPLES} draws")
+        raise ScenarioError(f"no observable fault found for seed {seed} "
+                            f"after {MAX_RESAMPLES} draws")
 
     def sample(self, rng: np.random.Generator, *, category: int | None = None) -> Generated:
         return self.generate(draw_seed(rng), category=category)

@@ -4,6 +4,7 @@ import json
 import pytest
 
 from netarena_gym.core.seeding import rng_from_seed
+from netarena_gym.errors import ScenarioError
 from netarena_gym.capacity_planning.grader_checks import new_violations
 from netarena_gym.capacity_planning.generator import LEVELS, TEMPLATES, QueryGenerator, solve
 from netarena_gym.capacity_planning.kinds import (
@@ -180,7 +181,7 @@ def test_sampling_is_deterministic_and_unique():
     # distinct questions: the same wording on another topology is another question
     assert len({(x.spec.key(), x.query.text) for x in drawn}) == 300
     # upstream's L1-rank has only 24 distinct queries: asking for more is an error, not a loop
-    with pytest.raises(RuntimeError, match="distinct"):
+    with pytest.raises(ScenarioError, match="distinct"):
         QueryGenerator("compat", templates=("rank",)).sample_unique(rng_from_seed(0), 25)
 
 

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import base64
-import builtins
 import json
+import sys
 
 import gymnasium as gym
 import pytest
 
+from netarena_gym.errors import DependencyNotInstalled
 from netarena_gym.eval import EvalSpec, evaluate
+from netarena_gym.eval.report import build_report
 from netarena_gym.eval.executors import ROOT_RESOURCE, backend_resources
 from netarena_gym.eval.overlap import overlap_curve, sample_sizes
 from tests.eval.conftest import comparable, read_jsonl, run_cli
@@ -48,16 +50,12 @@ def test_report_on_two_runs_writes_figures_and_a_self_contained_page(two_runs, t
 
 
 def test_report_without_matplotlib_says_so(two_runs, tmp_path, capsys, monkeypatch):
-    real = builtins.__import__
-
-    def no_mpl(name, *a, **kw):
-        if name == "matplotlib" or name.startswith("matplotlib."):
-            raise ImportError("no matplotlib here")
-        return real(name, *a, **kw)
-
-    monkeypatch.setattr(builtins, "__import__", no_mpl)
+    for mod in ("matplotlib", "matplotlib.pyplot"):  # None in sys.modules: import fails
+        monkeypatch.setitem(sys.modules, mod, None)
+    with pytest.raises(DependencyNotInstalled, match=r"netarena-gym\[report\]"):
+        build_report(two_runs, tmp_path / "z")
     rc, _, err = run_cli(capsys, "report", *two_runs, "--out", tmp_path / "x")
-    assert rc == 2 and "pip install matplotlib" in err
+    assert rc == 2 and 'pip install "netarena-gym[report]"' in err and "--no-figures" in err
     rc, _, _ = run_cli(capsys, "report", *two_runs, "--out", tmp_path / "y", "--no-figures",
                        "--label", "E", "--label", "R")
     assert rc == 0

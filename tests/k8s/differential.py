@@ -48,8 +48,9 @@ def run(sequences: int, seed: int, kubeconfig: str | None = None, length=(1, 4),
             sim.apply(sc)
             n = int(gen.r.integers(length[0], length[1] + 1))
             for cmd, stdin in gen.sequence(n):
-                a = sim.run(cmd, stdin)
-                b = real.run(cmd, stdin)
+                act = {"command": cmd, "stdin": stdin}
+                a = sim.run(act)
+                b = real.run(act)
                 stats["commands"] += 1
                 same_status = (a.status == 0) == (b.status == 0)
                 oa = normalise(sim.objects().policies)

@@ -26,6 +26,11 @@ def sim():
     return b
 
 
+def run(sim, command: str, stdin: str = ""):
+    """One k8s action through ``Backend.run`` (the mapping the env passes)."""
+    return sim.run({"command": command, "stdin": stdin})
+
+
 def snapshot(sim):
     return json.dumps({r: sim.store.list(r, None) for r in ("pods", "services", "networkpolicies",
                                                               "namespaces")}, sort_keys=True, default=str)
@@ -33,7 +38,7 @@ def snapshot(sim):
 
 def assert_refused(sim, command, stdin=""):
     before = snapshot(sim)
-    res = sim.run(command, stdin)
+    res = run(sim, command, stdin)
     assert res.status != 0, (command, res.output)
     assert snapshot(sim) == before, command
     assert "attack-np" not in snapshot(sim)
@@ -105,26 +110,26 @@ def test_yaml_alias_bomb_is_cheap(sim, command):
     assert len(BOMB) < 1000
     t = time.monotonic()
     if "BOMB" in command:
-        res = sim.run(command.replace("BOMB", "'" + BOMB.replace("'", "") + "'"))
+        res = run(sim, command.replace("BOMB", "'" + BOMB.replace("'", "") + "'"))
     else:
-        res = sim.run(command, BOMB)
+        res = run(sim, command, BOMB)
     assert time.monotonic() - t < 1.0
     assert res.status != 0 and "alias" in res.output
 
 
 def test_size_and_depth_budgets(sim):
-    assert "larger than" in sim.run("kubectl apply -f -", "#" * (300 * 1024)).output
+    assert "larger than" in run(sim, "kubectl apply -f -", "#" * (300 * 1024)).output
     deep = "[" * 200 + "]" * 200
-    assert "too deep" in sim.run("kubectl apply -f -", deep).output
-    assert "too deep" in sim.run("kubectl apply -f -", "a: " + deep + "\n").output
+    assert "too deep" in run(sim, "kubectl apply -f -", deep).output
+    assert "too deep" in run(sim, "kubectl apply -f -", "a: " + deep + "\n").output
 
 
 def test_controls_still_work(sim):
-    assert sim.run("kubectl get pods").status == 0
-    assert sim.run("kubectl get netpol -n exp -o yaml").status == 0
-    res = sim.run("kubectl apply -f -", json.dumps(NP))
+    assert run(sim, "kubectl get pods").status == 0
+    assert run(sim, "kubectl get netpol -n exp -o yaml").status == 0
+    res = run(sim, "kubectl apply -f -", json.dumps(NP))
     assert res.status == 0, res.output
     assert sim.store.get("networkpolicies", "exp", "attack-np") is not None
     two = dict(NP, metadata={"name": "np2"})
-    assert sim.run("kubectl apply -f -", json.dumps(NP) + "\n" + json.dumps(two)).status == 0
-    assert sim.run("kubectl delete netpol np2").status == 0
+    assert run(sim, "kubectl apply -f -", json.dumps(NP) + "\n" + json.dumps(two)).status == 0
+    assert run(sim, "kubectl delete netpol np2").status == 0

@@ -18,6 +18,11 @@ def sim():
     return b
 
 
+def run(sim, command: str, stdin: str = ""):
+    """One k8s action through ``Backend.run`` (the mapping the env passes)."""
+    return sim.run({"command": command, "stdin": stdin})
+
+
 def spec(sim, name):
     return sim.store.get("networkpolicies", "exp", name)["spec"]
 
@@ -82,35 +87,35 @@ def test_three_way_patch_deletes_what_the_last_apply_had():
 
 # ------------------------------------------------------------------------- get/describe
 def test_get_table_name_and_selector(sim):
-    out = sim.run("kubectl get netpol").output
+    out = run(sim, "kubectl get netpol").output
     assert out.splitlines()[0] == "NAME                    POD-SELECTOR                AGE"
     assert "adservice               app=adservice               10m" in out
-    assert sim.run("kubectl get netpol -o name").output.splitlines()[0] == \
+    assert run(sim, "kubectl get netpol -o name").output.splitlines()[0] == \
         "networkpolicy.networking.k8s.io/adservice"
-    assert sim.run("kubectl get netpol -l nothing=here").output == "No resources found in exp namespace.\n"
-    out = sim.run("kubectl get pods,svc -l 'app in (frontend,adservice)'").output
+    assert run(sim, "kubectl get netpol -l nothing=here").output == "No resources found in exp namespace.\n"
+    out = run(sim, "kubectl get pods,svc -l 'app in (frontend,adservice)'").output
     assert "pod/adservice" in out and "service/frontend-external" in out and "\n\nNAME" in out
-    out = sim.run("kubectl get netpol -A").output
+    out = run(sim, "kubectl get netpol -A").output
     assert out.startswith("NAMESPACE   NAME")
-    r = sim.run("kubectl get netpol adservice nosuch")
+    r = run(sim, "kubectl get netpol adservice nosuch")
     assert r.status == 1 and r.output.endswith(
         'Error from server (NotFound): networkpolicies.networking.k8s.io "nosuch" not found\n')
-    assert sim.run("kubectl get foo").output == 'error: the server doesn\'t have a resource type "foo"\n'
+    assert run(sim, "kubectl get foo").output == 'error: the server doesn\'t have a resource type "foo"\n'
 
 
 def test_get_yaml_json_and_last_applied(sim):
-    y = sim.run("kubectl get networkpolicy adservice -o yaml").output
+    y = run(sim, "kubectl get networkpolicy adservice -o yaml").output
     assert y.startswith("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  annotations:\n"
                         "    kubectl.kubernetes.io/last-applied-configuration: |\n      {\"apiVersion\"")
     assert "  ingress:\n  - from:\n    - podSelector:\n        matchLabels:\n          app: frontend\n" \
            "    ports:\n    - port: 9555\n      protocol: TCP\n" in y
     assert "  egress:\n  - {}\n" in y and 'resourceVersion: "' in y
-    j = json.loads(sim.run("kubectl get netpol adservice cartservice -o json").output)
+    j = json.loads(run(sim, "kubectl get netpol adservice cartservice -o json").output)
     assert j["kind"] == "List" and [i["metadata"]["name"] for i in j["items"]] == ["adservice", "cartservice"]
 
 
 def test_describe_networkpolicy(sim):
-    out = sim.run("kubectl describe networkpolicy cartservice").output
+    out = run(sim, "kubectl describe networkpolicy cartservice").output
     assert out.endswith("""Labels:       <none>
 Annotations:  <none>
 Spec:
@@ -126,72 +131,72 @@ Spec:
     To: <any> (traffic not restricted by destination)
   Policy Types: Ingress, Egress
 """)
-    assert "  Not affecting ingress traffic\n" in sim.run("kubectl describe netpol loadgenerator").output
-    assert "Name:         cartservice" in sim.run("kubectl describe netpol cart").output  # prefix
+    assert "  Not affecting ingress traffic\n" in run(sim, "kubectl describe netpol loadgenerator").output
+    assert "Name:         cartservice" in run(sim, "kubectl describe netpol cart").output  # prefix
 
 
 # ------------------------------------------------------------------------------- patch
 def test_patch_outputs_and_validation_errors(sim):
     p = "kubectl -n exp patch networkpolicy adservice"
-    assert sim.run(p + ' --type=json -p \'[{"op":"replace","path":"/spec/ingress/0/ports/0/port","value":70000}]\'').output == \
+    assert run(sim, p + ' --type=json -p \'[{"op":"replace","path":"/spec/ingress/0/ports/0/port","value":70000}]\'').output == \
         ('The NetworkPolicy "adservice" is invalid: spec.ingress[0].ports[0].port: Invalid value: 70000: '
          "must be between 1 and 65535, inclusive\n")
-    assert sim.run(p + ' --type=json -p \'[{"op":"replace","path":"/spec/ingress/5/ports/0/port","value":1}]\'').output == \
+    assert run(sim, p + ' --type=json -p \'[{"op":"replace","path":"/spec/ingress/5/ports/0/port","value":1}]\'').output == \
         "The request is invalid: the server rejected our request due to an error in our request\n"
-    assert sim.run(p + ' --type=json -p \'{"op":"remove","path":"/spec/foo"}\'').output == \
+    assert run(sim, p + ' --type=json -p \'{"op":"remove","path":"/spec/foo"}\'').output == \
         "Error from server (BadRequest): json: cannot unmarshal object into Go value of type jsonpatch.Patch\n"
-    assert sim.run(p + ' --type=json -p \'[{"op":"replace","path":"/spec/ingress/0/ports/0/port","value":9555}]\'').output == \
+    assert run(sim, p + ' --type=json -p \'[{"op":"replace","path":"/spec/ingress/0/ports/0/port","value":9555}]\'').output == \
         "networkpolicy.networking.k8s.io/adservice patched (no change)\n"
-    out = sim.run(p + ' --type=merge -p \'{"spec":{"policyTypes":["Ingress","Foo"],"ingress":[{"ports":[{"port":"HTTP--"}]}]}}\'').output
+    out = run(sim, p + ' --type=merge -p \'{"spec":{"policyTypes":["Ingress","Foo"],"ingress":[{"ports":[{"port":"HTTP--"}]}]}}\'').output
     assert out.startswith('The NetworkPolicy "adservice" is invalid: \n* spec.ingress[0].ports[0].port: Invalid value: "HTTP--"')
     assert '* spec.policyTypes[1]: Unsupported value: "Foo": supported values: "Ingress", "Egress"' in out
-    assert sim.run(p + " --type=foo -p '{}'").output == 'error: --type must be one of [json merge strategic], not "foo"\n'
-    assert sim.run(p + " -p ''").status == 1
-    assert sim.run("kubectl patch netpol nosuch -p '{}'").output == \
+    assert run(sim, p + " --type=foo -p '{}'").output == 'error: --type must be one of [json merge strategic], not "foo"\n'
+    assert run(sim, p + " -p ''").status == 1
+    assert run(sim, "kubectl patch netpol nosuch -p '{}'").output == \
         'Error from server (NotFound): networkpolicies.networking.k8s.io "nosuch" not found\n'
-    assert sim.run(p + " --type=merge -p '{\"metadata\":{\"name\":\"other\"}}'").output == \
+    assert run(sim, p + " --type=merge -p '{\"metadata\":{\"name\":\"other\"}}'").output == \
         "Error from server (BadRequest): the name of the object (other) does not match the name on the URL (adservice)\n"
 
 
 def test_patch_types_change_lists_as_the_server_does(sim):
-    sim.run("kubectl patch netpol cartservice -p '{\"spec\":{\"ingress\":[{\"ports\":[{\"port\":7070}]}]}}'")
+    run(sim, "kubectl patch netpol cartservice -p '{\"spec\":{\"ingress\":[{\"ports\":[{\"port\":7070}]}]}}'")
     assert spec(sim, "cartservice")["ingress"] == [{"ports": [{"port": 7070, "protocol": "TCP"}]}]
-    r = sim.run("kubectl patch netpol cartservice --type=json -p "
+    r = run(sim, "kubectl patch netpol cartservice --type=json -p "
                 "'[{\"op\":\"add\",\"path\":\"/spec/ingress/0/from\",\"value\":[{\"podSelector\":{}}]}]'")
     assert r.output.endswith("patched\n")
-    r = sim.run("kubectl patch netpol adservice --type=merge -p '{\"spec\":{\"ingress\":null,\"egress\":[]}}'")
+    r = run(sim, "kubectl patch netpol adservice --type=merge -p '{\"spec\":{\"ingress\":null,\"egress\":[]}}'")
     s = spec(sim, "adservice")
     assert "ingress" not in s and "egress" not in s and s["policyTypes"] == ["Ingress", "Egress"]
     gen = sim.store.get("networkpolicies", "exp", "loadgenerator")["metadata"]["generation"]
     # an explicit empty list is a change for the server even though it prints the same
-    r = sim.run("kubectl patch netpol loadgenerator -p '{\"spec\":{\"egress\":[{\"to\":[],\"ports\":[]}]}}'")
+    r = run(sim, "kubectl patch netpol loadgenerator -p '{\"spec\":{\"egress\":[{\"to\":[],\"ports\":[]}]}}'")
     assert r.output.endswith("patched\n")
     assert sim.store.get("networkpolicies", "exp", "loadgenerator")["metadata"]["generation"] == gen + 1
 
 
 def test_yaml_json_patch_is_converted_and_bad_yaml_rejected(sim):
-    r = sim.run("kubectl patch netpol adservice --type=json -p '[{op: remove, path: /spec/egress}]'")
+    r = run(sim, "kubectl patch netpol adservice --type=json -p '[{op: remove, path: /spec/egress}]'")
     assert r.status == 0 and "egress" not in spec(sim, "adservice")
-    r = sim.run("kubectl patch netpol adservice --type=json -p '[{op: add'")
+    r = run(sim, "kubectl patch netpol adservice --type=json -p '[{op: add'")
     assert r.status == 1 and r.output.startswith('error: unable to parse "[{op: add": yaml: ')
 
 
 # ------------------------------------------------------------------------------- label
 def test_label_messages(sim):
     q = "networkpolicy.networking.k8s.io/adservice"
-    assert sim.run("kubectl label networkpolicy adservice tier=web").output == f"{q} labeled\n"
-    assert sim.run("kubectl label networkpolicy adservice tier=db").output == \
+    assert run(sim, "kubectl label networkpolicy adservice tier=web").output == f"{q} labeled\n"
+    assert run(sim, "kubectl label networkpolicy adservice tier=db").output == \
         "error: 'tier' already has a value (web), and --overwrite is false\n"
-    assert sim.run("kubectl label networkpolicy adservice tier=db --overwrite").output == f"{q} labeled\n"
-    assert sim.run("kubectl label networkpolicy adservice tier=db --overwrite").output == f"{q} not labeled\n"
-    assert sim.run("kubectl label networkpolicy adservice tier-").output == f"{q} unlabeled\n"
-    assert sim.run("kubectl label networkpolicy adservice tier-").output == \
+    assert run(sim, "kubectl label networkpolicy adservice tier=db --overwrite").output == f"{q} labeled\n"
+    assert run(sim, "kubectl label networkpolicy adservice tier=db --overwrite").output == f"{q} not labeled\n"
+    assert run(sim, "kubectl label networkpolicy adservice tier-").output == f"{q} unlabeled\n"
+    assert run(sim, "kubectl label networkpolicy adservice tier-").output == \
         f'label "tier" not found.\n{q} labeled\n'
-    assert sim.run("kubectl label networkpolicy adservice 'k=v!'").output.startswith(
+    assert run(sim, "kubectl label networkpolicy adservice 'k=v!'").output.startswith(
         'error: invalid label value: "k=v!": a valid label must be an empty string')
-    assert sim.run("kubectl label networkpolicy adservice").output == \
+    assert run(sim, "kubectl label networkpolicy adservice").output == \
         "error: at least one label update is required\n"
-    assert sim.run("kubectl label pod frontend a=b").output == "pod/frontend labeled\n"
+    assert run(sim, "kubectl label pod frontend a=b").output == "pod/frontend labeled\n"
 
 
 # ------------------------------------------------------------------------------- apply
@@ -200,41 +205,41 @@ DENY = "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name
 
 def test_apply_create_unchanged_configured(sim):
     q = "networkpolicy.networking.k8s.io/deny-all"
-    assert sim.run("kubectl apply -f -", DENY).output == f"{q} created\n"
-    assert sim.run("kubectl apply -f -", DENY).output == f"{q} unchanged\n"
+    assert run(sim, "kubectl apply -f -", DENY).output == f"{q} created\n"
+    assert run(sim, "kubectl apply -f -", DENY).output == f"{q} unchanged\n"
     obj = sim.store.get("networkpolicies", "exp", "deny-all")
     assert obj["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] == (
         '{"apiVersion":"networking.k8s.io/v1","kind":"NetworkPolicy","metadata":{"annotations":{},'
         '"name":"deny-all","namespace":"exp"},"spec":{"podSelector":{},"policyTypes":["Ingress"]}}\n')
-    assert sim.run("kubectl apply -f -", DENY.replace("[Ingress]", "[Egress]")).output == f"{q} configured\n"
+    assert run(sim, "kubectl apply -f -", DENY.replace("[Ingress]", "[Egress]")).output == f"{q} configured\n"
     assert spec(sim, "deny-all")["policyTypes"] == ["Egress"]
     # a field of the last applied manifest that the new one lacks is removed
-    assert sim.run("kubectl apply -f -", DENY.replace("  policyTypes: [Ingress]\n", "")).status == 0
+    assert run(sim, "kubectl apply -f -", DENY.replace("  policyTypes: [Ingress]\n", "")).status == 0
     assert spec(sim, "deny-all")["policyTypes"] == ["Ingress"]  # the default again
 
 
 def test_apply_errors(sim):
     bad = DENY + "  foo: 1\n"
-    assert sim.run("kubectl apply -f -", bad).output == (
+    assert run(sim, "kubectl apply -f -", bad).output == (
         'error: error validating "STDIN": error validating data: ValidationError(NetworkPolicy.spec): '
         'unknown field "foo" in io.k8s.api.networking.v1.NetworkPolicySpec; if you choose to ignore '
         "these errors, turn validation off with --validate=false\n")
-    r = sim.run("kubectl apply -f -", DENY.replace("policyTypes: [Ingress]", "ingress: [{ports: [{port: 70000}]}]"))
+    r = run(sim, "kubectl apply -f -", DENY.replace("policyTypes: [Ingress]", "ingress: [{ports: [{port: 70000}]}]"))
     assert r.output.startswith('The NetworkPolicy "deny-all" is invalid: spec.ingress[0].ports[0].port')
-    assert sim.run("kubectl apply -f -", "metadata:\n  name: x\n").output.startswith(
+    assert run(sim, "kubectl apply -f -", "metadata:\n  name: x\n").output.startswith(
         'error: error validating "STDIN": error validating data: [apiVersion not set, kind not set]')
-    assert sim.run("kubectl apply -f -", ": : bad yaml [").output.startswith(
+    assert run(sim, "kubectl apply -f -", ": : bad yaml [").output.startswith(
         "error: error parsing STDIN: error converting YAML to JSON: yaml: ")
-    assert sim.run("kubectl apply -f -", "").output == "error: no objects passed to apply\n"
+    assert run(sim, "kubectl apply -f -", "").output == "error: no objects passed to apply\n"
     # endPort does not exist in a 1.20 API server's schema
-    r = sim.run("kubectl apply -f -", DENY + "  ingress: [{ports: [{port: 80, endPort: 90}]}]\n")
+    r = run(sim, "kubectl apply -f -", DENY + "  ingress: [{ports: [{port: 80, endPort: 90}]}]\n")
     assert "unknown field \"endPort\"" in r.output
 
 
 def test_delete_policy(sim):
-    assert sim.run("kubectl delete networkpolicy deny-x").output == \
+    assert run(sim, "kubectl delete networkpolicy deny-x").output == \
         'Error from server (NotFound): networkpolicies.networking.k8s.io "deny-x" not found\n'
-    assert sim.run("kubectl delete netpol adservice").output == \
+    assert run(sim, "kubectl delete netpol adservice").output == \
         'networkpolicy.networking.k8s.io "adservice" deleted\n'
 
 
@@ -252,16 +257,16 @@ def test_delete_policy(sim):
 ])
 def test_refused(sim, cmd, stdin):
     before = json.dumps(sim.store.list("networkpolicies", None), sort_keys=True)
-    r = sim.run(cmd, stdin)
+    r = run(sim, cmd, stdin)
     assert r.kind == "refused" and r.output.startswith("netarena: command refused: ")
     assert json.dumps(sim.store.list("networkpolicies", None), sort_keys=True) == before
 
 
 def test_pipes_filters_and_usage_errors(sim):
-    r = sim.run("kubectl get netpol -o yaml | grep -c 'port: '")
+    r = run(sim, "kubectl get netpol -o yaml | grep -c 'port: '")
     assert r.status == 0 and int(r.output) >= 9
-    assert sim.run("kubectl get netpol | head -n 2 | tail -n 1").output.startswith("adservice ")
-    assert sim.run("kubectl get pods --bogus").kind == "invalid"
-    assert sim.run("kubectl frobnicate").kind == "invalid"
-    assert sim.run("kubectl get netpol -w").kind == "timeout"
-    assert sim.run("kubectl get netpol -o jsonpath='{.items}'").kind == "invalid"
+    assert run(sim, "kubectl get netpol | head -n 2 | tail -n 1").output.startswith("adservice ")
+    assert run(sim, "kubectl get pods --bogus").kind == "invalid"
+    assert run(sim, "kubectl frobnicate").kind == "invalid"
+    assert run(sim, "kubectl get netpol -w").kind == "timeout"
+    assert run(sim, "kubectl get netpol -o jsonpath='{.items}'").kind == "invalid"

@@ -21,6 +21,11 @@ SHADOW_LINE = Path("/etc/shadow").read_text().splitlines()[0] if os.access("/etc
                                                                            os.R_OK) else "root:"
 SECRET = SHADOW_LINE.split(":")[0] + ":" + SHADOW_LINE.split(":")[1][:6]
 
+
+def act(machine: str, command: str) -> dict:
+    """A routing action as ``Backend.run`` takes it."""
+    return {"machine": machine, "command": command}
+
 # every spelling must be refused by the allow-list, identically on both backends
 FILE_WRITES = [
     "echo x > /proc/sys/net/../../../tmp/{f}",
@@ -97,34 +102,34 @@ def sim():
 @pytest.mark.parametrize("line", FILE_WRITES)
 def test_sim_refuses_file_writes(sim, line):
     name = f"netarena-attack-{uuid.uuid4().hex[:8]}"
-    assert_refused(sim.run("r0", line.format(f=name)))
+    assert_refused(sim.run(act("r0", line.format(f=name))))
     assert not Path("/tmp", name).exists()
 
 
 @pytest.mark.parametrize("line", READS + SYSCTLS + NAMESPACES)
 def test_sim_refuses_reads_sysctls_and_escapes(sim, line):
     before = host_sysctl()
-    res = sim.run("r0", line)
+    res = sim.run(act("r0", line))
     assert_refused(res)
     assert SECRET not in res.output and host_sysctl() == before
 
 
 @pytest.mark.parametrize("line, expected", CONTROLS)
 def test_sim_controls(sim, line, expected):
-    res = sim.run("r0", line)
+    res = sim.run(act("r0", line))
     assert (res.output, res.kind) == (expected, OK)
 
 
 def test_sim_redirect_into_proc_sys_net_still_works(sim):
-    assert sim.run("r0", "echo 0 > /proc/sys/net/ipv4/./ip_forward").kind == OK
-    assert sim.run("r0", "sysctl -n net.ipv4.ip_forward").output == "0\n"
+    assert sim.run(act("r0", "echo 0 > /proc/sys/net/ipv4/./ip_forward")).kind == OK
+    assert sim.run(act("r0", "sysctl -n net.ipv4.ip_forward")).output == "0\n"
 
 
 @pytest.mark.parametrize("line", ["ip a | grep -E '(a+)+b'", "ip addr show | grep -E '(.+)+Z'",
                                   "ip -s link | grep -E '((x*)*)*y'"])
 def test_sim_pathological_regex_is_fast(sim, line):
     t = time.process_time()
-    res = sim.run("r0", line)
+    res = sim.run(act("r0", line))
     assert time.process_time() - t < 0.5 and res.status in (0, 1)
 
 
@@ -168,7 +173,7 @@ def real():
 @pytest.mark.skipif(bool(requirements_missing()), reason="mininet backend unavailable")
 def test_mininet_refuses_file_writes(real, line):
     name = f"netarena-attack-{uuid.uuid4().hex[:8]}"
-    assert_refused(real.run("r0", line.format(f=name)))
+    assert_refused(real.run(act("r0", line.format(f=name))))
     assert not Path("/tmp", name).exists()
 
 
@@ -177,7 +182,7 @@ def test_mininet_refuses_file_writes(real, line):
 @pytest.mark.skipif(bool(requirements_missing()), reason="mininet backend unavailable")
 def test_mininet_refuses_reads_sysctls_and_escapes(real, line):
     before = host_sysctl()
-    res = real.run("r0", line)
+    res = real.run(act("r0", line))
     assert_refused(res)
     assert SECRET not in res.output and host_sysctl() == before
 
@@ -186,7 +191,7 @@ def test_mininet_refuses_reads_sysctls_and_escapes(real, line):
 @pytest.mark.mininet
 @pytest.mark.skipif(bool(requirements_missing()), reason="mininet backend unavailable")
 def test_mininet_controls(real, line, expected):
-    res = real.run("r0", line)
+    res = real.run(act("r0", line))
     assert (res.output, res.kind) == (expected, OK)
 
 
@@ -208,10 +213,10 @@ def test_mininet_sandbox_is_read_only_but_the_namespace_sysctls_are_not(real):
                                False) is not None
     assert host_sysctl() == before
     host_fwd = Path("/proc/sys/net/ipv4/ip_forward").read_text()
-    assert real.run("r0", "echo 0 > /proc/sys/net/ipv4/./ip_forward").kind == OK
-    assert real.run("r0", "sysctl -n net.ipv4.ip_forward").output == "0\n"
+    assert real.run(act("r0", "echo 0 > /proc/sys/net/ipv4/./ip_forward")).kind == OK
+    assert real.run(act("r0", "sysctl -n net.ipv4.ip_forward")).output == "0\n"
     assert Path("/proc/sys/net/ipv4/ip_forward").read_text() == host_fwd  # the node's only
-    assert real.run("r0", "echo 1 > /proc/sys/net/ipv4/ip_forward").kind == OK
+    assert real.run(act("r0", "echo 1 > /proc/sys/net/ipv4/ip_forward")).kind == OK
 
 
 @pytest.mark.mininet
@@ -219,7 +224,7 @@ def test_mininet_sandbox_is_read_only_but_the_namespace_sysctls_are_not(real):
 def test_mininet_redirect_errors_match_the_simulator(real, sim):
     for line in ("echo abc > /proc/sys/net/ipv4/ip_forward",
                  "echo 1 > /proc/sys/net/ipv4/nope", "echo 2 > /proc/sys/net/ipv4/icmp_echo_ignore_all"):
-        r, s = real.run("r0", line), sim.run("r0", line)
+        r, s = real.run(act("r0", line)), sim.run(act("r0", line))
         assert (r.output, r.status, r.kind) == (s.output, s.status, s.kind), line
     real.apply(scenario([]))
 
@@ -228,7 +233,7 @@ def test_mininet_redirect_errors_match_the_simulator(real, sim):
 @pytest.mark.skipif(bool(requirements_missing()), reason="mininet backend unavailable")
 def test_mininet_pathological_regex_is_fast(real):
     t = time.monotonic()
-    res = real.run("r0", "ip addr show | grep -E '(.+)+Z'")
+    res = real.run(act("r0", "ip addr show | grep -E '(.+)+Z'"))
     assert time.monotonic() - t < 2 and res.status == 1
 
 
@@ -236,5 +241,5 @@ def test_mininet_pathological_regex_is_fast(real):
 @pytest.mark.skipif(bool(requirements_missing()), reason="mininet backend unavailable")
 def test_mininet_expert_fix_still_works(real):
     real.apply(scenario([Fault("disable_routing", 1, "r0", {})]))
-    assert real.run("r0", "sysctl -w net.ipv4.ip_forward=1").kind == OK
+    assert real.run(act("r0", "sysctl -w net.ipv4.ip_forward=1")).kind == OK
     assert real.observe().all()

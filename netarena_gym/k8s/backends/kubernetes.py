@@ -26,10 +26,12 @@ import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Mapping
 
 import numpy as np
 
 from netarena_gym.core.scenario import Scenario
+from netarena_gym.errors import require
 from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
 from netarena_gym.k8s.commands import executor
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS, apply_refusal
@@ -55,17 +57,15 @@ def find_kubeconfig(path: str | None = None) -> str:
 
 class KubernetesBackend:
     name = "kubernetes"
+    capabilities: frozenset[str] = frozenset()
 
     def __init__(self, *, kubeconfig: str | None = None, namespace: str | None = None,
                  probe: str = "policy", verbs=DEFAULT_VERBS, command_timeout: float = 10.0,
                  kubectl: str | None = None):
         if probe not in ("policy", "live"):
             raise ValueError("probe must be 'policy' or 'live'")
-        try:
-            from kubernetes import client, config
-        except ImportError:
-            raise RuntimeError("backend 'kubernetes' needs the kubernetes client: "
-                               "pip install 'netarena-gym[k8s]'") from None
+        client = require("kubernetes.client", "k8s")
+        config = require("kubernetes.config", "k8s")
         self._client_mod = client
         self.kubeconfig = find_kubeconfig(kubeconfig)
         self.api_client = config.new_client_from_config(config_file=self.kubeconfig)
@@ -213,7 +213,10 @@ class KubernetesBackend:
                                 "error: unknown shorthand", "error: flag needs"))
         return CommandResult(out, p.returncode, INVALID if usage else ERROR)
 
-    def run(self, command: str, stdin: str = "") -> CommandResult:
+    def run(self, action: Mapping[str, str]) -> CommandResult:
+        """``action``: ``{"command": <shell line>}`` plus an optional ``"stdin"``."""
+        command = action["command"]
+        stdin = action.get("stdin", "")
         return executor.run(command, stdin, self.namespace, self.kubectl, self.verbs)
 
     # ----------------------------------------------------------------- observe

@@ -1,10 +1,12 @@
 """The simulator backend of the Kubernetes task (the default: no cluster needed).
 
 ``apply(scenario)`` builds the in-memory API server with the scenario's faulty policies;
-``run(command, stdin)`` executes one agent command line (allow-list, shell, simulated
-kubectl); ``observe()`` evaluates the probe set with the policy engine (cached until an
-object changes); ``objects()`` is the cluster as the engine reads it."""
+``run({"command": ..., "stdin": ...})`` executes one agent command line (allow-list,
+shell, simulated kubectl); ``observe()`` evaluates the probe set with the policy engine
+(cached until an object changes); ``objects()`` is the cluster as the engine reads it."""
 from __future__ import annotations
+
+from typing import Mapping
 
 import numpy as np
 
@@ -29,7 +31,7 @@ def scenario_policies(scenario: Scenario) -> dict[str, dict]:
 
 class SimBackend:
     name = "sim"
-    capabilities: frozenset[str] = frozenset()  # nothing optional: every fault runs here
+    capabilities: frozenset[str] = frozenset()
 
     def __init__(self, *, verbs=DEFAULT_VERBS, end_port: bool = True, **_):
         self.verbs = frozenset(verbs)
@@ -55,9 +57,11 @@ class SimBackend:
         if self.scenario is not None:
             self.apply(self.scenario)
 
-    def run(self, command: str, stdin: str = "") -> CommandResult:
+    def run(self, action: Mapping[str, str]) -> CommandResult:
+        """``action``: ``{"command": <shell line>}`` plus an optional ``"stdin"``."""
         self.store.tick()
-        return executor.run(command, stdin, self.namespace, self.kubectl.run, self.verbs)
+        return executor.run(action["command"], action.get("stdin", ""), self.namespace,
+                            self.kubectl.run, self.verbs)
 
     def objects(self) -> Cluster:
         st = self.store

@@ -37,12 +37,14 @@ import shutil
 import signal
 import subprocess
 import weakref
+from typing import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.core.scenario import Scenario
+from netarena_gym.errors import BackendUnavailable
 from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
 from netarena_gym.shell.policy import run_pipeline
 from netarena_gym.routing.backends import nodeexec
@@ -55,10 +57,6 @@ from netarena_gym.routing.topology import Layout, TopologySpec
 STATE_DIR = Path(os.environ.get("NETARENA_STATE_DIR", "/run/netarena-gym"))
 _USAGE_MARKERS = ("Usage:", "usage:", "is unknown", "garbage", "invalid", "Invalid", "Bad ",
                   "unknown option", "Try `", "requires an argument", "command not found")
-
-
-class BackendUnavailable(RuntimeError):
-    pass
 
 
 def requirements_missing() -> list[str]:
@@ -213,6 +211,7 @@ class MininetBackend:
     """Routing backend on Mininet. Same protocol as :class:`~netarena_gym.routing.backends.sim.SimBackend`."""
 
     name = "mininet"
+    capabilities: frozenset[str] = frozenset()  # probed per instance in __init__
 
     def __init__(self, *, probe_timeout: float = 0.2, command_timeout: float = 10.0,
                  state_dir: Path | None = None, probe: str = "socket"):
@@ -355,13 +354,15 @@ class MininetBackend:
         for fd in scenario.faults:
             f = Fault.from_dict(fd)
             for cmd in f.commands():
-                self.run(f.router, cmd)
+                self.run({"machine": f.router, "command": cmd})
 
     def reset_to_baseline(self) -> None:
         if self.net is not None:
             self.restore_baseline()
 
-    def run(self, machine: str, command: str) -> CommandResult:
+    def run(self, action: Mapping[str, str]) -> CommandResult:
+        """``action``: ``{"machine": <node name>, "command": <shell line>}``."""
+        machine, command = action["machine"], action["command"]
         cl, early = precheck(self._pids, self._switches, machine, command)
         if early is not None:
             return early

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 
@@ -44,7 +45,7 @@ class SimBackend:
     """Implements the routing backend protocol on the simulator.
 
     ``apply(scenario)`` builds the topology and injects the faults with the same commands
-    a real backend runs; ``run(machine, command)`` executes one agent command line;
+    a real backend runs; ``run({"machine": ..., "command": ...})`` executes one agent command line;
     ``observe()`` returns the all-pairs reachability matrix over ``names``."""
 
     name = "sim"
@@ -73,8 +74,10 @@ class SimBackend:
     def layout(self) -> Layout:
         return self.state.layout
 
-    def run(self, machine: str, command: str) -> CommandResult:
+    def run(self, action: Mapping[str, str]) -> CommandResult:
+        """``action``: ``{"machine": <node name>, "command": <shell line>}``."""
         s = self.state
+        machine, command = action["machine"], action["command"]
         return executor.run(s.net, s.switches, machine, command, self.command_timeout)
 
     def observe(self) -> np.ndarray:
