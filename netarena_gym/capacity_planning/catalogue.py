@@ -1,5 +1,5 @@
-"""The discrete interface: a fixed catalogue of tool actions with a validity mask, and the
-array observation.
+"""The discrete interface: a fixed catalogue of tool actions with a validity mask (the array
+observation is built in :mod:`netarena_gym.capacity_planning.features`).
 
 Layout (``SIZE`` = 196 entries, the same for every episode):
 
@@ -18,45 +18,24 @@ a ``get_node`` or ``list_children`` revealed them.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
-from gymnasium import spaces
 
+from netarena_gym.capacity_planning.features import (ALL_TEMPLATES, ANSWER_SLOTS, FOCUS,
+                                                     OP_NAMES, arrays)
 from netarena_gym.core.actions import Catalogue, CatalogueEntry
-from netarena_gym.capacity_planning.generator import TEMPLATES
-from netarena_gym.capacity_planning.kinds import CAPACITY, KIND_INDEX, KINDS, PORT, SWITCH, natural_key
+from netarena_gym.capacity_planning.kinds import CAPACITY, PORT, SWITCH, natural_key
 from netarena_gym.capacity_planning.state import BaseGraph, Graph, GraphError
-from netarena_gym.capacity_planning.state_ops import MUTATIONS, READS, child_switches, read
+from netarena_gym.capacity_planning.state_ops import READS, child_switches, read
 from netarena_gym.capacity_planning.problems import Query
 
-FOCUS = 48
 NODE_TOOLS = ("get_node", "list_children", "remove_node")
 ADD_SLOTS = 16
 SET_SLOTS = 4
-ANSWER_SLOTS = 8
 SIZE = FOCUS * len(NODE_TOOLS) + ADD_SLOTS + SET_SLOTS + ANSWER_SLOTS
-ALL_TEMPLATES = tuple(dict.fromkeys(t for ts in TEMPLATES.values() for t in ts))
-OP_NAMES = MUTATIONS + READS
-ANSWER_TYPES = ("number", "name", "list", "rank", "graph")
-FOCUS_FEATURES = len(KINDS) + 5
-CANDIDATE_FEATURES = 2 + len(ANSWER_TYPES)
-
-
-def spaces_dict() -> dict[str, spaces.Space]:
-    return {
-        "query": spaces.Box(0.0, 1.0, (len(ALL_TEMPLATES) + len(OP_NAMES),), np.float32),
-        "focus": spaces.Box(0.0, 1.0, (FOCUS, FOCUS_FEATURES), np.float32),
-        "candidates": spaces.Box(0.0, 1.0, (ANSWER_SLOTS, CANDIDATE_FEATURES), np.float32),
-    }
 
 
 def _name(k) -> str:
     return k[1] if isinstance(k, tuple) else str(k)
-
-
-def _log(v: float) -> float:
-    return min(1.0, math.log10(1.0 + abs(v)) / 13.0)
 
 
 class DiscreteView:
@@ -146,32 +125,7 @@ class DiscreteView:
 
     # --------------------------------------------------------------- arrays
     def arrays(self, graph: Graph) -> dict[str, np.ndarray]:
-        f = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
-        nk = len(KINDS)
-        for i, k in enumerate(self.focus):
-            f[i, KIND_INDEX[k[0]]] = 1
-            if not graph.has(k):
-                continue
-            f[i, nk] = 1
-            if k in self.observed:
-                f[i, nk + 1] = 1
-                f[i, nk + 2] = _log(graph.capacity(k))
-                f[i, nk + 3] = min(1.0, len(graph.children(k)) / 64)
-                f[i, nk + 4] = min(1.0, graph.degree(k) / 64)
-        c = np.zeros((ANSWER_SLOTS, CANDIDATE_FEATURES), np.float32)
-        for i, v in enumerate(self.candidates):
-            c[i, 0] = 1
-            if isinstance(v, (int, float)):
-                t, mag = "number", _log(v)
-            elif isinstance(v, str):
-                t, mag = ("graph", 0.0) if v == "done" else ("name", 0.0)
-            elif v and isinstance(v[0], list):
-                t, mag = "rank", min(1.0, len(v) / 64)
-            else:
-                t, mag = "list", min(1.0, len(v) / 64)
-            c[i, 1 + ANSWER_TYPES.index(t)] = 1
-            c[i, -1] = mag
-        return {"query": self._query_vec.copy(), "focus": f, "candidates": c}
+        return arrays(graph, self.focus, self.observed, self.candidates, self._query_vec)
 
 
 def _additions(graph: Graph, query: Query) -> list[dict]:
@@ -233,4 +187,4 @@ def _candidates(base: BaseGraph, query: Query) -> list:
     return uniq[:ANSWER_SLOTS]
 
 
-__all__ = ["DiscreteView", "SIZE", "spaces_dict"]
+__all__ = ["DiscreteView", "SIZE"]

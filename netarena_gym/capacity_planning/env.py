@@ -29,7 +29,8 @@ from gymnasium import spaces
 
 from netarena_gym.capacity_planning import prompts
 from netarena_gym.capacity_planning.backends.sim import MaltSimBackend
-from netarena_gym.capacity_planning.catalogue import DiscreteView, spaces_dict
+from netarena_gym.capacity_planning.catalogue import DiscreteView
+from netarena_gym.capacity_planning.features import spaces_dict
 from netarena_gym.capacity_planning.commands.sandbox import MAX_CODE_CHARS, Limits, extract_code
 from netarena_gym.capacity_planning.commands.tools import decode_action
 from netarena_gym.capacity_planning.config import CapacityPlanningConfig
@@ -186,8 +187,6 @@ class CapacityPlanningEnv(NetArenaEnv):
     def verdict(self):
         return self.backend.verdict
 
-    def close(self):
-        self.backend.close()
 
     # ------------------------------------------------------------------ hooks
     def _default_max_steps(self) -> int:
@@ -352,9 +351,3 @@ class CapacityPlanningEnv(NetArenaEnv):
             return f"Submitted code ({len(act['code'])} characters)"
         return "Action: " + json.dumps(act, sort_keys=True, default=repr)
 
-    @classmethod
-    def from_config(cls, config: "CapacityPlanningConfig | dict") -> "CapacityPlanningEnv":
-        """Build the env from a config (a dict is checked by ``from_kwargs`` first)."""
-        if isinstance(config, dict):
-            config = CapacityPlanningConfig.from_kwargs(**config)
-        return cls(**config.to_kwargs())

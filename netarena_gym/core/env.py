@@ -27,6 +27,7 @@ from gymnasium import spaces
 
 from netarena_gym.core.actions import (MAX_ACTION_CHARS, ActionError, Catalogue,
                                        parse_json_action, text_space)
+from netarena_gym.core.config import EnvConfig
 from netarena_gym.core.info import clean
 from netarena_gym.core.metrics import EpisodeMetrics, loss_percent
 from netarena_gym.core.reward import RewardConfig
@@ -130,6 +131,7 @@ class NetArenaEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4, **_AUTORESET}
     task: str = ""
+    config_class: type = EnvConfig  # each task's frozen config dataclass
     text_keys: tuple[str, ...] = ("command",)
     levels: tuple = (1, 2, 3, "compat")
     default_max_steps: dict = {1: 15, 2: 20, 3: 40, "compat": 10}
@@ -342,7 +344,19 @@ class NetArenaEnv(gym.Env):
         return None
 
     def close(self):
-        pass
+        """Release the backend (real ones remove only what they created)."""
+        backend = getattr(self, "backend", None)
+        if backend is not None:
+            backend.close()
+
+    @classmethod
+    def from_config(cls, config):
+        """Build the env from its task's config (``cls.config_class``); a dict is checked
+        by ``from_kwargs`` first, so an unknown key raises ``InvalidConfig`` naming the
+        valid ones."""
+        if isinstance(config, dict):
+            config = cls.config_class.from_kwargs(**config)
+        return cls(**config.to_kwargs())
 
     # -------------------------------------------------------------- helpers
     def _after_step(self, action: dict | None, result: CommandResult) -> None:

@@ -1,7 +1,8 @@
 """Scenario records: the unit of replay, datasets and comparison with upstream.
 
 A scenario is pure, JSON-serialisable data: which task, which level, the parameters of the
-healthy system (topology/workload) and every fault with every parameter. It is sufficient to
+healthy system (topology/workload) and every fault with every parameter (``faults`` holds
+what is broken or asked: routing and K8s faults, or CapacityPlanning's one query record). It is sufficient to
 rebuild the episode without the seed (the seed is kept for provenance)."""
 from __future__ import annotations
 

@@ -247,12 +247,3 @@ class K8sPolicyEnv(NetArenaEnv):
                 raise ActionError(f'"stdin" too long (at most {MAX_STDIN} characters)')
         return out
 
-    def close(self):
-        self.backend.close()
-
-    @classmethod
-    def from_config(cls, config: "K8sPolicyConfig | dict") -> "K8sPolicyEnv":
-        """Build the env from a config (a dict is checked by ``from_kwargs`` first)."""
-        if isinstance(config, dict):
-            config = K8sPolicyConfig.from_kwargs(**config)
-        return cls(**config.to_kwargs())

@@ -96,7 +96,7 @@ class _Pods:
         return self
 
 
-def _select(sel: dict | None, universe: int, label_index: dict, key_index: dict) -> int:
+def select_pods(sel: dict | None, universe: int, label_index: dict, key_index: dict) -> int:
     """Members of ``universe`` that a LabelSelector matches ({} or None: all of them)."""
     if not sel:
         return universe
@@ -149,7 +149,7 @@ class _Namespaces:
         self.pods_of_bit = {self.bit_of[nm]: pods.ns_mask.get(nm, 0) for nm, _ in names}
 
     def pods_in(self, sel: dict | None) -> int:
-        m = _select(sel, self.all, self.label_index, self.key_index)
+        m = select_pods(sel, self.all, self.label_index, self.key_index)
         out = 0
         while m:
             low = m & -m
@@ -275,7 +275,7 @@ class _Compiled:
         pods = self.pods
         ns = (pol.get("metadata") or {}).get("namespace") or "default"
         spec = pol.get("spec") or {}
-        selected = _select(spec.get("podSelector"), pods.ns_mask.get(ns, 0),
+        selected = select_pods(spec.get("podSelector"), pods.ns_mask.get(ns, 0),
                            pods.label_index, pods.key_index)
         if not selected:
             return 0, None, None
@@ -311,7 +311,7 @@ class _Compiled:
             hit = cache.get(key)
             if hit is None:
                 universe = pods.ns_mask.get(ns, 0) if nsel is None else nss.pods_in(nsel)
-                hit = cache[key] = _select(ps, universe, pods.label_index, pods.key_index)
+                hit = cache[key] = select_pods(ps, universe, pods.label_index, pods.key_index)
             out |= hit
         return out
 
@@ -452,7 +452,7 @@ class PolicyEngine:
 
     def _dns_ok(self, c: _Compiled) -> int:
         pods = c.pods
-        dns_pods = _select({"matchLabels": self.dns_labels}, pods.ns_mask.get(self.dns_namespace, 0),
+        dns_pods = select_pods({"matchLabels": self.dns_labels}, pods.ns_mask.get(self.dns_namespace, 0),
                            pods.label_index, pods.key_index)
         ok = 0
         while dns_pods:
@@ -474,7 +474,7 @@ class PolicyEngine:
         if sp is None or not sel:
             return Target([])
         pods = c.pods
-        members = _select({"matchLabels": sel}, pods.ns_mask.get(self.namespace, 0),
+        members = select_pods({"matchLabels": sel}, pods.ns_mask.get(self.namespace, 0),
                           pods.label_index, pods.key_index)
         tp = sp.get("targetPort", port)
         eps = []

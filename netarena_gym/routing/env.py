@@ -201,12 +201,4 @@ class RoutingEnv(NetArenaEnv):
                 self._features_builder.update_router(r, parse_inspection(out))
                 self._tokens[r] = tok
 
-    def close(self):
-        self.backend.close()
 
-    @classmethod
-    def from_config(cls, config: "RoutingConfig | dict") -> "RoutingEnv":
-        """Build the env from a config (a dict is checked by ``from_kwargs`` first)."""
-        if isinstance(config, dict):
-            config = RoutingConfig.from_kwargs(**config)
-        return cls(**config.to_kwargs())

@@ -53,21 +53,6 @@ def test_replay_of_a_recorded_scenario_without_its_answer():
     assert env.unwrapped.query.ground_truth == truth  # recomputed, identical
 
 
-def test_same_seed_same_trajectory_for_random_agents():
-    def traj(seed):
-        env = gym.make(ENV_ID, level=3, interface="discrete")
-        agent = RandomAgent(env, seed=3)
-        obs, info = env.reset(seed=seed)
-        out = []
-        for _ in range(30):
-            a = agent.act(obs, info)
-            obs, r, term, trunc, info = env.step(a)
-            out.append((a, r, float(obs["focus"].sum()), term, trunc))
-            if term or trunc:
-                break
-        return out
-    assert traj(11) == traj(11)
-
 
 def test_tool_observation_and_outputs():
     env = gym.make(ENV_ID, level=1, interface="text", templates=("capacity",))

@@ -2,18 +2,11 @@
 import gymnasium as gym
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
 
 from netarena_gym.agents.random import RandomAgent
 from netarena_gym.agents.episode import play_episode
 from tests.k8s.conftest import ENV_ID
 
-
-@pytest.mark.parametrize("interface", ["text", "discrete"])
-@pytest.mark.parametrize("level", [1, 3])
-def test_check_env(interface, level):
-    env = gym.make(ENV_ID, level=level, interface=interface)
-    check_env(env.unwrapped, skip_render_check=True)
 
 
 def test_reset_is_deterministic_and_replays():
@@ -27,21 +20,6 @@ def test_reset_is_deterministic_and_replays():
     with pytest.raises(ValueError):
         env.reset(options={"scenario": {**i1["scenario"], "task": "routing"}})
 
-
-def test_same_seed_same_trajectory():
-    def traj(seed):
-        env = gym.make(ENV_ID, level=2, interface="discrete")
-        agent = RandomAgent(env, seed=3)
-        obs, info = env.reset(seed=seed)
-        out = []
-        for _ in range(12):
-            a = agent.act(obs, info)
-            obs, r, term, trunc, info = env.step(a)
-            out.append((a, r, obs["actual"].tobytes(), term, trunc))
-            if term or trunc:
-                break
-        return out
-    assert traj(4) == traj(4)
 
 
 def test_text_observation_format_and_step():

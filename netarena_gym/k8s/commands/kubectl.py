@@ -18,7 +18,7 @@ from netarena_gym.k8s.commands.cmdline import (
 from netarena_gym.k8s.state_patches import (
     PatchFailed, clone, PatchMalformed, go_value, json_patch, merge_patch, strategic_merge_patch,
     three_way_patch)
-from netarena_gym.k8s.grader import _select
+from netarena_gym.k8s.grader import select_pods
 from netarena_gym.k8s.commands.schema import validate_manifest
 from netarena_gym.k8s.state import ApiError, Store, compact, not_found
 from netarena_gym.k8s.state_validation import DecodeError, Invalid, label_value_errors
@@ -161,7 +161,7 @@ def parse_selector(text: str) -> dict:
 def _matches(sel: dict, labels: dict) -> bool:
     index = {(k, v): 1 for k, v in labels.items()}
     keys = {k: 1 for k in labels}
-    return bool(_select(sel, 1, index, keys))
+    return bool(select_pods(sel, 1, index, keys))
 
 
 # ------------------------------------------------------------------------------- get

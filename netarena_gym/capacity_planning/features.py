@@ -1,0 +1,73 @@
+"""The array observation of the capacity-planning task's discrete interface.
+
+* ``query``: the question's template and operations (one-hot);
+* ``focus``: per focus node slot, its kind, whether it exists, whether the agent has observed
+  it (``get_node``/``list_children``), and then its capacity (log scale), child count and
+  degree;
+* ``candidates``: per answer slot, whether it is filled, its type and magnitude.
+
+Features come only from what the agent observed, never from the ground truth.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from gymnasium import spaces
+
+from netarena_gym.capacity_planning.generator import TEMPLATES
+from netarena_gym.capacity_planning.kinds import KIND_INDEX, KINDS
+from netarena_gym.capacity_planning.state import Graph
+from netarena_gym.capacity_planning.state_ops import MUTATIONS, READS
+
+FOCUS = 48
+ANSWER_SLOTS = 8
+ALL_TEMPLATES = tuple(dict.fromkeys(t for ts in TEMPLATES.values() for t in ts))
+OP_NAMES = MUTATIONS + READS
+ANSWER_TYPES = ("number", "name", "list", "rank", "graph")
+FOCUS_FEATURES = len(KINDS) + 5
+CANDIDATE_FEATURES = 2 + len(ANSWER_TYPES)
+
+
+def spaces_dict() -> dict[str, spaces.Space]:
+    return {
+        "query": spaces.Box(0.0, 1.0, (len(ALL_TEMPLATES) + len(OP_NAMES),), np.float32),
+        "focus": spaces.Box(0.0, 1.0, (FOCUS, FOCUS_FEATURES), np.float32),
+        "candidates": spaces.Box(0.0, 1.0, (ANSWER_SLOTS, CANDIDATE_FEATURES), np.float32),
+    }
+
+
+def log_scale(v: float) -> float:
+    return min(1.0, math.log10(1.0 + abs(v)) / 13.0)
+
+
+def arrays(graph: Graph, focus: list, observed: set, candidates: list,
+       query_vec: np.ndarray) -> dict[str, np.ndarray]:
+    """The array observation: the question, the focus nodes (what the agent observed of
+    them) and the answer candidates."""
+    f = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
+    nk = len(KINDS)
+    for i, k in enumerate(focus):
+        f[i, KIND_INDEX[k[0]]] = 1
+        if not graph.has(k):
+            continue
+        f[i, nk] = 1
+        if k in observed:
+            f[i, nk + 1] = 1
+            f[i, nk + 2] = log_scale(graph.capacity(k))
+            f[i, nk + 3] = min(1.0, len(graph.children(k)) / 64)
+            f[i, nk + 4] = min(1.0, graph.degree(k) / 64)
+    c = np.zeros((ANSWER_SLOTS, CANDIDATE_FEATURES), np.float32)
+    for i, v in enumerate(candidates):
+        c[i, 0] = 1
+        if isinstance(v, (int, float)):
+            t, mag = "number", log_scale(v)
+        elif isinstance(v, str):
+            t, mag = ("graph", 0.0) if v == "done" else ("name", 0.0)
+        elif v and isinstance(v[0], list):
+            t, mag = "rank", min(1.0, len(v) / 64)
+        else:
+            t, mag = "list", min(1.0, len(v) / 64)
+        c[i, 1 + ANSWER_TYPES.index(t)] = 1
+        c[i, -1] = mag
+    return {"query": query_vec.copy(), "focus": f, "candidates": c}
