@@ -95,8 +95,8 @@ def test_get_table_name_and_selector(sim):
     assert run(sim, "kubectl get netpol -l nothing=here").output == "No resources found in exp namespace.\n"
     out = run(sim, "kubectl get pods,svc -l 'app in (frontend,adservice)'").output
     assert "pod/adservice" in out and "service/frontend-external" in out and "\n\nNAME" in out
-    out = run(sim, "kubectl get netpol -A").output
-    assert out.startswith("NAMESPACE   NAME")
+    # -A is cluster scope: the agent's Role refuses it (rbac), the kubectl model prints it
+    assert sim.kubectl.run(["kubectl", "get", "netpol", "-A"]).output.startswith("NAMESPACE   NAME")
     r = run(sim, "kubectl get netpol adservice nosuch")
     assert r.status == 1 and r.output.endswith(
         'Error from server (NotFound): networkpolicies.networking.k8s.io "nosuch" not found\n')
@@ -196,7 +196,10 @@ def test_label_messages(sim):
         'error: invalid label value: "k=v!": a valid label must be an empty string')
     assert run(sim, "kubectl label networkpolicy adservice").output == \
         "error: at least one label update is required\n"
-    assert run(sim, "kubectl label pod frontend a=b").output == "pod/frontend labeled\n"
+    # the kubectl model labels pods; the agent may not (its Role writes networkpolicies only)
+    assert sim.kubectl.run(["kubectl", "label", "pod", "frontend", "a=b"]).output == \
+        "pod/frontend labeled\n"
+    assert run(sim, "kubectl label pod frontend a=b").kind == "refused"
 
 
 # ------------------------------------------------------------------------------- apply

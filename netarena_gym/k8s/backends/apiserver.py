@@ -4,7 +4,9 @@ For tests, the differential harness and users without a cluster. The kube-apiser
 is built from Debian's ``kubernetes`` source package by ``envs/k8s/build-apiserver.sh`` and
 cached outside the repository (``~/.cache/netarena-gym/kubernetes/v1.20.2/bin``); etcd
 comes from Debian's ``etcd-server``. Everything a server writes (etcd data, certificates,
-token file, keys, logs, PIDs, the kubeconfig) lives in one state folder; ``stop`` ends the
+token file, keys, logs, PIDs, the kubeconfig) lives in one state folder (mode 0700: the
+admin credentials are the caller's alone; agents get ServiceAccount tokens, see
+:mod:`netarena_gym.k8s.backends.kubernetes`); ``stop`` ends the
 two processes it started, by PID, and nothing else.
 
     python -m netarena_gym.k8s.backends.apiserver start [--dir D] [--build]   # prints the kubeconfig
@@ -115,6 +117,7 @@ class Server:
         if d.exists():
             shutil.rmtree(d)
         (d / "certs").mkdir(parents=True)
+        os.chmod(d, 0o700)  # the admin token, keys and kubeconfig: the caller's alone
         token = secrets.token_hex(16)
         (d / "tokens.csv").write_text(f"{token},admin,admin,system:masters\n")
         subprocess.run([openssl, "genrsa", "-out", str(d / "sa.key"), "2048"], check=True,

@@ -2,8 +2,16 @@
 
 * Each env instance works in its own namespace (``netarena-<8 hex>`` unless ``namespace=``
   names one), created on first use and deleted by ``close()`` only if this backend created
-  it. Nothing outside that namespace is ever changed: the allow-list refuses writes
-  elsewhere and kubectl runs with a private kubeconfig whose context namespace is this one.
+  it.
+* **The agent never holds the caller's credentials.** With them (the grader's side) the
+  backend creates, in that namespace, a ServiceAccount, a Role and a RoleBinding named
+  ``netarena-agent`` (:mod:`netarena_gym.k8s.rbac`: reads of the namespace's objects, writes
+  of its NetworkPolicies, nothing else), labelled with this instance's id, and asks the
+  TokenRequest API for a short-lived token of that account. The agent's ``kubectl`` runs
+  with a kubeconfig holding only that token (mode 0600 in a private 0700 folder), in a
+  minimal environment, and, when the grader runs as root, as an unprivileged user
+  (``agent_user``, default ``nobody``) that cannot read the caller's kubeconfig. The API
+  server enforces the Role; the shared allow-list is the second line.
 * ``apply(scenario)`` creates the Online Boutique pods and Services (once; pod labels are
   restored on every reset), deletes the namespace's NetworkPolicies and creates the
   scenario's, with the ``last-applied-configuration`` annotation ``kubectl apply`` writes,
@@ -12,18 +20,29 @@
   ``kubectl`` with the real binary (``subprocess``, ``command_timeout`` seconds).
 * ``observe()``: ``probe="policy"`` (default) evaluates the policy engine over the live
   objects (works on any API server, even one without nodes); ``probe="live"`` runs
-  ``nc -z -w 1 <service> <port>`` in every source pod with ``kubectl exec``, for clusters
-  whose pods run and whose network plugin enforces NetworkPolicies.
+  ``nc -z -w 1 <service> <port>`` in every source pod with ``kubectl exec`` (the grader's
+  credentials), for clusters whose pods run and whose network plugin enforces policies.
+* ``close()`` deletes the RoleBinding, Role and ServiceAccount it created, each by its
+  recorded name and uid after checking the instance label, then the namespace if it
+  created it. Nothing else is touched.
+
+The caller's credentials need: create/delete of namespaces (or an existing ``namespace=``),
+pods, services, networkpolicies, serviceaccounts, roles, rolebindings and
+``serviceaccounts/token`` in that namespace, and ``escalate``-free binding of the Role (the
+caller must hold every permission the Role grants, as RBAC requires).
 """
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import os
+import pwd
 import secrets
 import shutil
 import subprocess
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Mapping
@@ -31,7 +50,7 @@ from typing import Mapping
 import numpy as np
 
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.errors import require
+from netarena_gym.errors import BackendUnavailable, require
 from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
 from netarena_gym.k8s.commands import executor
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS, apply_refusal
@@ -39,10 +58,13 @@ from netarena_gym.k8s.commands.cmdline import UsageError, parse
 from netarena_gym.k8s.commands.kubectl import LAST_APPLIED, last_applied, parse_manifests
 from netarena_gym.k8s.cluster import DNS_POD
 from netarena_gym.k8s.grader import Cluster, PolicyEngine
+from netarena_gym.k8s.rbac import AGENT_NAME, agent_objects
 from netarena_gym.k8s.backends.sim import scenario_policies
 from netarena_gym.k8s.workload import load_workload, yaml_module
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "netarena-gym"}
+INSTANCE_LABEL = "netarena-gym/instance"
+TOKEN_AUDIENCE = "https://kubernetes.default.svc"
 _SKEW = "WARNING: version difference between client"
 
 
@@ -61,7 +83,8 @@ class KubernetesBackend:
 
     def __init__(self, *, kubeconfig: str | None = None, namespace: str | None = None,
                  probe: str = "policy", verbs=DEFAULT_VERBS, command_timeout: float = 10.0,
-                 kubectl: str | None = None):
+                 kubectl: str | None = None, agent_user: str | int | None = "nobody",
+                 token_ttl: int = 3600):
         if probe not in ("policy", "live"):
             raise ValueError("probe must be 'policy' or 'live'")
         client = require("kubernetes.client", "k8s")
@@ -74,21 +97,34 @@ class KubernetesBackend:
             urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
         self.core = client.CoreV1Api(self.api_client)
         self.net = client.NetworkingV1Api(self.api_client)
+        self.rbac = client.RbacAuthorizationV1Api(self.api_client)
         self.namespace = namespace or f"netarena-{secrets.token_hex(4)}"
+        self.instance = secrets.token_hex(6)
+        self.labels = {**MANAGED_BY, INSTANCE_LABEL: self.instance}
         self.probe = probe
         self.verbs = frozenset(verbs)
         self.command_timeout = float(command_timeout)
+        self.token_ttl = max(600, int(token_ttl))
         self.kubectl_bin = kubectl or shutil.which("kubectl") or "kubectl"
         self.created_namespace = False
+        self.created: list[tuple[str, str, str]] = []  # (kind, name, uid) of the agent's RBAC
         self._workload_ready = False
         self.scenario: Scenario | None = None
         self.engine: PolicyEngine | None = None
-        self._kc_dir = tempfile.mkdtemp(prefix="netarena-kubeconfig-")
-        self.private_kubeconfig = self._write_kubeconfig()
+        self._uid, self._gid = _agent_ids(agent_user)
+        # the grader's kubeconfig (the caller's credentials, for ``kubectl exec`` probes)
+        self._kc_dir = tempfile.mkdtemp(prefix="netarena-grader-")
+        self.grader_kubeconfig = self._write_grader_kubeconfig()
+        # the agent's folder: its HOME, holding only the token kubeconfig
+        self._agent_dir = tempfile.mkdtemp(prefix="netarena-agent-")
+        if self._uid is not None:
+            os.chown(self._agent_dir, self._uid, self._gid)
+        self.agent_kubeconfig = os.path.join(self._agent_dir, "kubeconfig")
+        self._token_expires = 0.0
         self._dns_cache: list | None = None
 
     # ------------------------------------------------------------ kubeconfig
-    def _write_kubeconfig(self) -> str:
+    def _write_grader_kubeconfig(self) -> str:
         yaml = yaml_module()
         cfg = yaml.safe_load(Path(self.kubeconfig).read_text())
         cur = cfg.get("current-context")
@@ -96,10 +132,71 @@ class KubernetesBackend:
             if ctx.get("name") == cur:
                 ctx.setdefault("context", {})["namespace"] = self.namespace
         path = os.path.join(self._kc_dir, "kubeconfig")
-        with open(path, "w") as f:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
             yaml.safe_dump(cfg, f)
-        os.chmod(path, 0o600)
         return path
+
+    def _ensure_agent(self) -> None:
+        """The agent's ServiceAccount, Role and RoleBinding (created once, with the caller's
+        credentials), and a fresh token kubeconfig when the last token is near its end."""
+        from kubernetes.client.rest import ApiException
+        ns = self.namespace
+        if not self.created:
+            for body in agent_objects(ns, self.labels):
+                kind = body["kind"]
+                read, create, _ = self._rbac_calls(kind)
+                try:
+                    have = read(AGENT_NAME, ns, _request_timeout=self.command_timeout)
+                except ApiException as e:
+                    if e.status != 404:
+                        raise
+                    have = create(ns, body, _request_timeout=self.command_timeout)
+                if (have.metadata.labels or {}).get(INSTANCE_LABEL) != self.instance:
+                    raise BackendUnavailable(
+                        f"{kind} {ns}/{AGENT_NAME} exists and was not created by this env: "
+                        "use another namespace= (one env per namespace)")
+                self.created.append((kind, AGENT_NAME, have.metadata.uid))
+        if time.time() < self._token_expires - 300:
+            return
+        req = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+               "spec": {"audiences": [TOKEN_AUDIENCE], "expirationSeconds": self.token_ttl}}
+        tr = self.core.create_namespaced_service_account_token(
+            AGENT_NAME, ns, req, _request_timeout=self.command_timeout)
+        self._write_agent_kubeconfig(tr.status.token)
+        self._token_expires = time.time() + self.token_ttl
+
+    def _rbac_calls(self, kind: str):
+        c, r = self.core, self.rbac
+        return {"ServiceAccount": (c.read_namespaced_service_account,
+                                   c.create_namespaced_service_account,
+                                   c.delete_namespaced_service_account),
+                "Role": (r.read_namespaced_role, r.create_namespaced_role,
+                         r.delete_namespaced_role),
+                "RoleBinding": (r.read_namespaced_role_binding, r.create_namespaced_role_binding,
+                                r.delete_namespaced_role_binding)}[kind]
+
+    def _write_agent_kubeconfig(self, token: str) -> None:
+        conf = self.api_client.configuration
+        cluster = {"server": conf.host}
+        if conf.verify_ssl and conf.ssl_ca_cert:
+            cluster["certificate-authority-data"] = base64.b64encode(
+                Path(conf.ssl_ca_cert).read_bytes()).decode()
+        else:
+            cluster["insecure-skip-tls-verify"] = True
+        cfg = {"apiVersion": "v1", "kind": "Config", "preferences": {},
+               "clusters": [{"name": "netarena", "cluster": cluster}],
+               "users": [{"name": AGENT_NAME, "user": {"token": token}}],
+               "contexts": [{"name": "netarena", "context": {
+                   "cluster": "netarena", "user": AGENT_NAME, "namespace": self.namespace}}],
+               "current-context": "netarena"}
+        tmp = self.agent_kubeconfig + ".tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(cfg, f)
+        if self._uid is not None:
+            os.chown(tmp, self._uid, self._gid)
+        os.replace(tmp, self.agent_kubeconfig)
 
     # ------------------------------------------------------------------ raw API
     def _list(self, what: str, namespace: str | None = None, **kw) -> dict:
@@ -138,6 +235,7 @@ class KubernetesBackend:
                                             **MANAGED_BY, "kubernetes.io/metadata.name": ns}}})
             self.created_namespace = True
             self._workload_ready = False
+        self._ensure_agent()
         if not self._workload_ready:
             have = {p["metadata"]["name"] for p in self._list("pods", ns)["items"]}
             for pod in wl.pod_manifests():
@@ -177,9 +275,6 @@ class KubernetesBackend:
 
     # --------------------------------------------------------------------- run
     def kubectl(self, argv: list[str], stdin: str = "") -> CommandResult:
-        # A minimal environment: no KUBECONFIG or HOME of the caller, no proxy settings.
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "KUBECONFIG": self.private_kubeconfig,
-               "HOME": self._kc_dir, "LANG": "C.UTF-8"}
         # kubectl reads stdin only for ``apply -f -``: it gets exactly the documents the
         # allow-list checked (re-encoded as a JSON stream), never the agent's raw text.
         feed = ""
@@ -197,8 +292,7 @@ class KubernetesBackend:
                 return CommandResult(f"netarena: command refused: {why}\n", 126, REFUSED)
             feed = "\n".join(json.dumps(d) for d in docs) + "\n"
         try:
-            p = subprocess.run([self.kubectl_bin, *argv[1:]], input=feed, capture_output=True,
-                               text=True, timeout=self.command_timeout, env=env)
+            p = self.agent_process(argv, feed)
         except subprocess.TimeoutExpired:
             return CommandResult(f"netarena: command timed out after {self.command_timeout:g} s\n",
                                  124, TIMEOUT)
@@ -212,6 +306,19 @@ class KubernetesBackend:
         usage = low.startswith(("error: unknown command", "error: unknown flag",
                                 "error: unknown shorthand", "error: flag needs"))
         return CommandResult(out, p.returncode, INVALID if usage else ERROR)
+
+    def agent_process(self, argv: list[str], stdin: str = "") -> subprocess.CompletedProcess:
+        """Run the real kubectl as the agent, with no checks of ours: the agent's token
+        kubeconfig only, a minimal environment (no KUBECONFIG or HOME of the caller, no
+        proxy settings), its private folder as HOME and working directory, and the
+        unprivileged agent user when we are root. What the API server then allows is what
+        the agent can do; the attack tests call this to check exactly that."""
+        self._ensure_agent()
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "KUBECONFIG": self.agent_kubeconfig,
+               "HOME": self._agent_dir, "LANG": "C.UTF-8"}
+        return subprocess.run([self.kubectl_bin, *argv[1:]], input=stdin, capture_output=True,
+                              text=True, timeout=self.command_timeout, env=env,
+                              cwd=self._agent_dir, **self._drop())
 
     def run(self, action: Mapping[str, str]) -> CommandResult:
         """``action``: ``{"command": <shell line>}`` plus an optional ``"stdin"``."""
@@ -258,7 +365,8 @@ class KubernetesBackend:
         def probe(pr) -> bool:
             argv = ["kubectl", "exec", pr.source, "-c", container[pr.source], "--", "nc", "-z",
                     "-w", "1", pr.service, str(pr.port)]
-            env = dict(os.environ, KUBECONFIG=self.private_kubeconfig)
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self._kc_dir,
+                   "KUBECONFIG": self.grader_kubeconfig}
             try:
                 r = subprocess.run([self.kubectl_bin, *argv[1:]], capture_output=True, text=True,
                                    timeout=min(self.command_timeout, 5.0), env=env)
@@ -269,12 +377,46 @@ class KubernetesBackend:
         with ThreadPoolExecutor(max_workers=16) as pool:
             return np.array(list(pool.map(probe, self._probes)), dtype=bool)
 
+    def _drop(self) -> dict:
+        """``subprocess`` arguments that run the agent's kubectl as the agent user."""
+        if self._uid is None:
+            return {}
+        return {"user": self._uid, "group": self._gid, "extra_groups": [], "umask": 0o077}
+
     # ------------------------------------------------------------------- close
     def close(self) -> None:
+        from kubernetes.client.rest import ApiException
         try:
+            for kind, name, uid in reversed(self.created):
+                read, _, delete = self._rbac_calls(kind)
+                try:
+                    have = read(name, self.namespace, _request_timeout=self.command_timeout)
+                    if (have.metadata.uid == uid and
+                            (have.metadata.labels or {}).get(INSTANCE_LABEL) == self.instance):
+                        delete(name, self.namespace, _request_timeout=self.command_timeout,
+                               body={"preconditions": {"uid": uid}})
+                except ApiException as e:
+                    if e.status != 404:
+                        raise
+            self.created = []
             if self.created_namespace:
                 self.core.delete_namespace(self.namespace, _request_timeout=self.command_timeout)
                 self.created_namespace = False
         finally:
             shutil.rmtree(self._kc_dir, ignore_errors=True)
+            shutil.rmtree(self._agent_dir, ignore_errors=True)
             self.api_client.close()
+
+
+def _agent_ids(user) -> tuple[int | None, int | None]:
+    """(uid, gid) the agent's kubectl runs as: ``user`` (a name or uid) when we are root,
+    else None (the caller's own uid; no privilege to drop)."""
+    if user is None or os.geteuid() != 0:
+        return None, None
+    try:
+        pw = pwd.getpwnam(user) if isinstance(user, str) else pwd.getpwuid(int(user))
+    except KeyError:
+        raise ValueError(f"agent_user {user!r} is not a user on this machine") from None
+    if pw.pw_uid == 0:
+        raise ValueError("agent_user must not be root")
+    return pw.pw_uid, pw.pw_gid

@@ -3,7 +3,11 @@
 ``apply(scenario)`` builds the in-memory API server with the scenario's faulty policies;
 ``run({"command": ..., "stdin": ...})`` executes one agent command line (allow-list,
 shell, simulated kubectl); ``observe()`` evaluates the probe set with the policy engine
-(cached until an object changes); ``objects()`` is the cluster as the engine reads it."""
+(cached until an object changes); ``objects()`` is the cluster as the engine reads it.
+
+The agent is held to the same RBAC as on a real cluster (:mod:`netarena_gym.k8s.rbac`):
+reads the Role does not allow (another namespace, ``-A``, cluster-scoped kinds) answer
+with the API server's ``Error from server (Forbidden)`` lines, exit status 1."""
 from __future__ import annotations
 
 from typing import Mapping
@@ -11,14 +15,18 @@ from typing import Mapping
 import numpy as np
 
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.shell.parser import CommandResult
+from netarena_gym.shell.parser import ERROR, CommandResult
 from netarena_gym.k8s.commands import executor
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS
+from netarena_gym.k8s.commands.cmdline import BOOL_FLAGS, VALUE_FLAGS, UsageError, parse, resource_args
 from netarena_gym.k8s.faults import apply_fault
 from netarena_gym.k8s.commands.kubectl import Kubectl
 from netarena_gym.k8s.cluster import base_cluster
 from netarena_gym.k8s.grader import Cluster, PolicyEngine
+from netarena_gym.k8s.rbac import denials
 from netarena_gym.k8s.workload import load_workload
+
+_LONG = {v: k for k, v in {**VALUE_FLAGS, **BOOL_FLAGS}.items() if k.startswith("--")}
 
 
 def scenario_policies(scenario: Scenario) -> dict[str, dict]:
@@ -61,7 +69,29 @@ class SimBackend:
         """``action``: ``{"command": <shell line>}`` plus an optional ``"stdin"``."""
         self.store.tick()
         return executor.run(action["command"], action.get("stdin", ""), self.namespace,
-                            self.kubectl.run, self.verbs)
+                            self.kubectl_as_agent, self.verbs)
+
+    def kubectl_as_agent(self, argv: list[str], stdin: str = "") -> CommandResult:
+        """The simulated kubectl, with the agent's RBAC applied to its reads."""
+        inv = parse(argv[1:])  # the executor answered usage errors already
+        if inv.verb not in ("get", "describe") or inv.flags.get("help"):
+            return self.kubectl.run(argv, stdin)
+        try:
+            targets = resource_args(inv.args)
+        except UsageError:
+            return self.kubectl.run(argv, stdin)
+        ns = inv.flags.get("namespace", self.namespace)
+        refused, msg = denials(targets, ns, bool(inv.flags.get("all-namespaces")), self.namespace)
+        if not refused:
+            return self.kubectl.run(argv, stdin)
+        rest = [t for i, t in enumerate(targets) if i not in refused]
+        if not rest:
+            return CommandResult(msg, 1, ERROR)
+        # the allowed requests still print (kubectl says "No resources found" only without errors)
+        res = self.kubectl.run(_argv(inv, rest), stdin)
+        out = "".join(line for line in res.output.splitlines(keepends=True)
+                      if not line.startswith("No resources found"))
+        return CommandResult(out + msg, 1, ERROR)
 
     def objects(self) -> Cluster:
         st = self.store
@@ -76,3 +106,17 @@ class SimBackend:
 
     def close(self) -> None:
         self.store = None
+
+
+def _argv(inv, targets) -> list[str]:
+    """A kubectl argv for the same verb and flags on ``targets`` only."""
+    types = {t for t, _ in targets}
+    if len(types) == 1 and all(n for _, n in targets):
+        pos = [targets[0][0], *(n for _, n in targets)]
+    elif any(n for _, n in targets):
+        pos = [f"{t}/{n}" if n else t for t, n in targets]
+    else:
+        pos = [",".join(t for t, _ in targets)]
+    flags = [f"{_LONG[k]}={v}" if v is not True else _LONG[k] for k, v in inv.flags.items()
+             if k in _LONG]
+    return ["kubectl", inv.verb, *pos, *flags]

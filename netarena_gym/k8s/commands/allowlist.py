@@ -1,10 +1,11 @@
 """The operator allow-list of the Kubernetes task, shared by the simulator and the real
-backend (nothing refused ever reaches a cluster).
+backend (nothing refused ever reaches a cluster). It is the second line: the first is the
+agent's RBAC Role, enforced by the API server (:mod:`netarena_gym.k8s.rbac`).
 
 Default: the agent runs ``kubectl`` (and read-only text filters after a pipe) with the verbs
 ``get``, ``describe``, ``patch``, ``label``, ``apply`` and ``delete``. Writes (patch, label,
-apply, delete) stay in the env's namespace; ``patch``, ``apply`` and ``delete`` act on
-NetworkPolicies only, ``label`` on NetworkPolicies and pods. Refused, with a message and the
+apply, delete) stay in the env's namespace and act on NetworkPolicies only (the Role grants
+no other write). Refused, with a message and the
 ``refused`` penalty: ``exec``, ``edit``, deleting workloads, every other kubectl verb that
 changes or reaches into the cluster (``run``, ``create``, ``replace``, ``scale``, ...),
 kubeconfig overrides (``--kubeconfig``, ``--context``, ``--server``, ``--token``, ``--as``)
@@ -16,6 +17,7 @@ from netarena_gym.shell import policy
 from netarena_gym.shell.filters import FILTER_NAMES
 from netarena_gym.shell.parser import CommandLine, SimpleCommand
 from netarena_gym.k8s.commands.cmdline import Invocation, UsageError, parse, resolve, resource_args
+from netarena_gym.k8s.rbac import api_resource
 
 DEFAULT_VERBS = frozenset({"get", "describe", "patch", "label", "apply", "delete"})
 TEXT_FILTERS = FILTER_NAMES
@@ -26,7 +28,6 @@ KUBECTL_VERBS = frozenset({
     "cp", "auth", "debug", "events", "diff", "replace", "wait", "kustomize", "annotate",
     "completion", "alpha", "api-resources", "api-versions", "config", "plugin", "version"})
 WRITE_VERBS = frozenset({"patch", "label", "apply", "delete"})
-POLICY_ONLY = frozenset({"patch", "apply", "delete"})
 READ_VERBS = frozenset({"get", "describe"})
 # kinds whose contents are credentials or cluster access (reads refused, in every namespace)
 SECRET_RESOURCES = frozenset({"secret", "secrets", "configmap", "configmaps", "cm",
@@ -34,7 +35,7 @@ SECRET_RESOURCES = frozenset({"secret", "secrets", "configmap", "configmaps", "c
                               "rolebinding", "rolebindings", "clusterrole", "clusterroles",
                               "clusterrolebinding", "clusterrolebindings",
                               "certificatesigningrequests", "csr", "tokenreviews",
-                              "tokenrequests", "all"})
+                              "tokenrequests"})
 FORBIDDEN_FLAGS = frozenset({"kubeconfig", "context", "cluster", "user", "server", "token", "as",
                              "as-group", "as-uid", "certificate-authority",
                              "client-certificate", "client-key", "username", "password"})
@@ -135,13 +136,11 @@ def invocation_refusal(inv: Invocation, namespace: str, verbs=DEFAULT_VERBS) -> 
         except UsageError:
             return None
         for t, _ in targets:
-            r = resolve(t)
+            r = resolve(t) or getattr(api_resource(t), "plural", None)
             if r is None:
                 continue
-            if v in POLICY_ONLY and r != "networkpolicies":
+            if r != "networkpolicies":
                 return f"kubectl {v} {t} is not allowed (only networkpolicies; workloads stay as they are)"
-            if v == "label" and r not in ("networkpolicies", "pods"):
-                return f"kubectl label {t} is not allowed (only networkpolicies and pods)"
     return None
 
 
