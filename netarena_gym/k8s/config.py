@@ -17,3 +17,4 @@ class K8sPolicyConfig(EnvConfig):
     initial_report: bool = True
     end_port: bool = True
     kubeconfig: str | None = None
+    agent_user: object = "nobody"

@@ -86,7 +86,8 @@ class K8sPolicyEnv(NetArenaEnv):
     dict of weights), ``observability`` ("partial"|"full"), ``history`` (previous steps
     shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
     per tool run), ``step_timeout`` (wall-clock budget of one step; 5 s on the simulator, none on a real cluster);
-    then the task's own: ``probe_set`` ("full"|"compat"), ``probe_mode`` ("policy"|"live"), ``namespace``, ``fault_types``, ``allowed_verbs``, ``initial_report``, ``end_port``, ``kubeconfig``. Unknown keys given to ``from_config`` raise
+    then the task's own: ``probe_set`` ("full"|"compat"), ``probe_mode`` ("policy"|"live"), ``namespace``, ``fault_types``, ``allowed_verbs``, ``initial_report``, ``end_port``, ``kubeconfig``, ``agent_user`` (the unprivileged user the
+    agent's kubectl runs as on the real backend when the grader is root; default ``"nobody"``). Unknown keys given to ``from_config`` raise
     ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`.
 
     ## Version History
@@ -113,7 +114,8 @@ class K8sPolicyEnv(NetArenaEnv):
                  probe_set: str | None = None, probe_mode: str = "policy",
                  namespace: str | None = None, fault_types: tuple[str, ...] | None = None,
                  allowed_verbs=DEFAULT_VERBS, initial_report: bool = True,
-                 end_port: bool = True, kubeconfig: str | None = None):
+                 end_port: bool = True, kubeconfig: str | None = None,
+                 agent_user: str | int | None = "nobody"):
         self.config = K8sPolicyConfig(**{k: v for k, v in locals().items()
                                   if k in K8sPolicyConfig.field_names()})
         if level not in self.levels:
@@ -134,7 +136,8 @@ class K8sPolicyEnv(NetArenaEnv):
             from netarena_gym.k8s.backends.kubernetes import KubernetesBackend
             self.backend = KubernetesBackend(kubeconfig=kubeconfig, namespace=namespace,
                                              probe=probe_mode, verbs=allowed_verbs,
-                                             command_timeout=command_timeout)
+                                             command_timeout=command_timeout,
+                                             agent_user=agent_user)
             ns = self.backend.namespace
         else:
             raise InvalidConfig(f"backend must be one of {BACKENDS}, got {backend!r}")
