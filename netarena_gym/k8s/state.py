@@ -1,5 +1,6 @@
-"""An in-memory API server for the simulator: namespaces, pods, services and NetworkPolicies
-as the API server stores and returns them (canonical JSON with metadata, resourceVersion,
+"""An in-memory API server for the simulator: namespaces, pods, services, NetworkPolicies and
+the workload's Deployments, ReplicaSets and Endpoints (no events, as on a server without
+controllers), as the API server stores and returns them (canonical JSON with metadata, resourceVersion,
 generation, uid), with the server's decoding, defaulting, validation and error replies.
 
 Time is virtual, so outputs (``AGE``) are deterministic: objects are created at
@@ -24,6 +25,10 @@ KINDS = {  # resource -> (kind, apiVersion, namespaced, group suffix for names)
     "pods": ("Pod", "v1", True, ""),
     "services": ("Service", "v1", True, ""),
     "networkpolicies": ("NetworkPolicy", "networking.k8s.io/v1", True, ".networking.k8s.io"),
+    "deployments": ("Deployment", "apps/v1", True, ".apps"),
+    "replicasets": ("ReplicaSet", "apps/v1", True, ".apps"),
+    "endpoints": ("Endpoints", "v1", True, ""),
+    "events": ("Event", "v1", True, ""),
 }
 
 
@@ -111,11 +116,17 @@ class Store:
         return out
 
     def load(self, resource: str, ns: str, manifest: dict, status: dict | None = None) -> dict:
-        """Create a workload object (pods, services, namespaces) from a trusted manifest."""
+        """Create a workload object (every kind but NetworkPolicies) from a trusted manifest."""
         obj = copy.deepcopy(manifest)
         kind, api, _, _ = KINDS[resource]
         obj["apiVersion"], obj["kind"] = api, kind
-        obj["metadata"] = self._new_meta(resource, ns, obj.get("metadata") or {})
+        md = obj.get("metadata") or {}
+        obj["metadata"] = self._new_meta(resource, ns, md)
+        for k in ("ownerReferences",):
+            if md.get(k):
+                obj["metadata"][k] = copy.deepcopy(md[k])
+        if resource in ("deployments", "replicasets"):
+            obj["metadata"]["generation"] = 1
         if status is not None:
             obj["status"] = status
         self.objects[resource][(ns if KINDS[resource][2] else "", obj["metadata"]["name"])] = obj
