@@ -12,7 +12,8 @@ import time
 from netarena_gym.k8s.state import KINDS
 
 SINGULAR = {"namespaces": "namespace", "pods": "pod", "services": "service",
-            "networkpolicies": "networkpolicy"}
+            "networkpolicies": "networkpolicy", "deployments": "deployment",
+            "replicasets": "replicaset", "endpoints": "endpoints", "events": "event"}
 
 
 def qualified(resource: str, name: str) -> str:
@@ -52,6 +53,9 @@ def _parse_ts(ts: str) -> float:
         return float(time.mktime(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ")) - time.timezone)
     except (TypeError, ValueError):
         return 0.0
+
+
+parse_ts = _parse_ts
 
 
 def age(obj: dict, now: float) -> str:
