@@ -33,14 +33,17 @@ def normalise(cluster_policies: list[dict]) -> dict:
 _AGE = re.compile(r"(?<=  )(\d+[smhdy])+(?= |\n|$) *", re.M)
 _UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _RV = re.compile(r'(resourceVersion"?: )"\d+"')
-_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d \+0000")
+_TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d \+0000"
+                 r"|\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+0000 UTC")
+_DUMP = re.compile(r"(object given to jsonpath engine was:\n\t\t).*", re.S)
 
 
 def normalise_output(text: str) -> str:
     """What may differ between the two backends: ages (a table's AGE cell with its padding,
-    so the columns after it line up again), uids, resourceVersions and timestamps. Everything
+    so the columns after it line up again), uids, resourceVersions, timestamps and the
+    object dump after a jsonpath execution error (the simulator leaves it out). Everything
     else must agree byte for byte."""
-    text = _TS.sub("<time>", text)
+    text = _DUMP.sub(r"\1<object>\n", _TS.sub("<time>", text))
     text = _RV.sub(r'\1"<rv>"', _UID.sub("<uid>", text))
     return _AGE.sub("<age>\t", text)
 

@@ -4,6 +4,7 @@ with ``\\/`` escapes: the simulator against the real kubectl 1.32 on the bundled
 server. ``REAL`` holds real output, verbatim after :func:`normalise_output` (ages, uids,
 resourceVersions, timestamps), captured in namespace ``exp``; the ``kubernetes``-marked test
 compares both backends live over every read of the differential's grammar."""
+import re
 import shlex
 
 import pytest
@@ -108,8 +109,14 @@ def test_jsonpath_dialect():
                      ("{.items[x]}", "invalid array index x")):
         with pytest.raises(jsonpath.JSONPathError, match=msg):
             jsonpath.parse(bad)
-    with pytest.raises(jsonpath.JSONPathError, match="array index out of bounds: index 5, length 3"):
-        jsonpath.render("{.items[5]}", data)
+    for bad, msg in (("{.items[5]}", "array index out of bounds: index 5, length 3"),
+                     ('{.items[?(@.v=="1")].n}', "incompatible types for comparison"),
+                     ("{.items[0].n[0]}", "string is not array or slice"),
+                     ("{.items[?(@.v==x)].n}", "unrecognized identifier x"),
+                     ("{.items[0].n}{end}", "not in range, nothing to end")):
+        with pytest.raises(jsonpath.JSONPathError, match=re.escape(msg)):
+            jsonpath.render(bad, data)
+    assert jsonpath.render('{.items[?(@.n<"b")].n}', data) == "a"
     assert jsonpath.render('{.a}', {"a": "<&>"}) == "<&>" and jsonpath.render('{.a}', {"a": ["<"]}) == '["\\u003c"]'
 
 

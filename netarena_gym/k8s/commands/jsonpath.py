@@ -107,6 +107,10 @@ def _action(s: str, i: int) -> tuple[list, int]:
             v = s.startswith("true", i)
             nodes.append(("literal", v))
             i += 4 if v else 5
+        elif c.isalnum() or c == "_":  # an identifier: parsed, but unknown when executed
+            m = re.match(r"\w+", s[i:])
+            nodes.append(("ident", m.group(0)))
+            i += len(m.group(0))
         else:
             raise JSONPathError(f"unrecognized character in action: U+{ord(c):04X} '{c}'")
 
@@ -224,7 +228,7 @@ def _step(values: list, node: tuple, state: dict) -> list:
         out = []
         for v in values:
             if not isinstance(v, list):
-                continue
+                raise JSONPathError(f"{_go_kind(v)} is not array or slice")
             start, stop, step, is_range = node[1], node[2], node[3], node[4]
             n = len(v)
             if not is_range:
@@ -237,6 +241,8 @@ def _step(values: list, node: tuple, state: dict) -> list:
                 continue
             out += v[slice(start, stop, step or None)]
         return out
+    if kind == "ident":
+        raise JSONPathError(f"unrecognized identifier {node[1]}")
     if kind == "seq":
         return _walk(values, node[1], state)
     if kind == "union":
@@ -247,8 +253,9 @@ def _step(values: list, node: tuple, state: dict) -> list:
     if kind == "filter":
         out = []
         for v in values:
-            items = v if isinstance(v, list) else [v] if isinstance(v, dict) else []
-            for x in items:
+            if not isinstance(v, list):
+                raise JSONPathError(f"{go_value(v)} is not array or slice and cannot be filtered")
+            for x in v:
                 left = _walk([x], node[1], state)
                 if node[2] == "exists":
                     if left:
@@ -261,13 +268,24 @@ def _step(values: list, node: tuple, state: dict) -> list:
     raise AssertionError(node)
 
 
+def _go_kind(v) -> str:
+    """The reflect kind client-go names for a decoded JSON value."""
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int64"
+    return {str: "string", float: "float64", dict: "map", list: "slice"}.get(type(v), "invalid")
+
+
 def _compare(a, op: str, b) -> bool:
+    """text/template's eq/ne/lt/le/gt/ge over two values of one kind (as the filter does)."""
+    ka, kb = _go_kind(a), _go_kind(b)
+    if ka != kb or ka in ("map", "slice", "invalid"):
+        raise JSONPathError("incompatible types for comparison")
     if op in ("==", "!="):
-        same = a == b and type(a) is type(b) or (isinstance(a, (int, float)) and isinstance(b, (int, float))
-                                                  and not isinstance(a, bool) and a == b)
-        return same if op == "==" else not same
-    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
-        raise JSONPathError(f"{op} only supports numbers")
+        return (a == b) == (op == "==")
+    if ka == "bool":
+        raise JSONPathError("invalid type for comparison")
     return {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[op]
 
 
@@ -287,6 +305,8 @@ def _find(nodes: list, i: int, data, state: dict, depth: int) -> tuple[list, int
             i += 1
             continue
         res = _walk([data], body, state)
+        if state["end"] > 0 and depth == 0:
+            raise JSONPathError("not in range, nothing to end")
         if state["end"] > 0:
             state["end"] -= 1
             return out, i + 1
@@ -312,13 +332,18 @@ def go_json(v) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def go_quote(s: str) -> str:
+    """Go's %q of a string (strconv.Quote), for the printable text of a template."""
+    return json.dumps(s, ensure_ascii=False)
+
+
 def to_text(v) -> str:
     if isinstance(v, (dict, list)):
         return go_json(v)
     if isinstance(v, bool):
         return "true" if v else "false"
     if v is None:
-        return "<nil>"
+        return "null"
     return str(v)
 
 
@@ -340,15 +365,15 @@ def go_value(v) -> str:
         return "map[" + " ".join(f"{k}:{go_value(v[k])}" for k in sorted(v)) + "]"
     if isinstance(v, list):
         return "[" + " ".join(go_value(x) for x in v) + "]"
-    return to_text(v)
+    return "<nil>" if v is None else to_text(v)
 
 
 def relaxed(expr: str) -> str:
     """kubectl's RelaxedJSONPathExpression: ``.a.b``, ``a.b`` or ``{.a.b}`` -> ``{.a.b}``."""
     m = re.match(r"^\{?(\.?)([^{}]*)\}?$", expr)
     if not m:
-        raise JSONPathError(f"unexpected path string, expected a 'name1.name2' or '.name1.name2' "
-                            f"or '{{name1.name2}}' or '{{.name1.name2}}'")
+        raise JSONPathError("unexpected path string, expected a 'name1.name2' or '.name1.name2' "
+                            "or '{{name1.name2}}' or '{{.name1.name2}}'")
     return "{." + m.group(2) + "}" if m.group(1) == "" and not m.group(2).startswith(".") \
         else "{" + m.group(1) + m.group(2) + "}"
 

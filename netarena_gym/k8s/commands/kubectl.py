@@ -22,6 +22,8 @@ from netarena_gym.k8s.state_patches import (
 from netarena_gym.k8s.commands.kubectl_common import (
     NotSimulated, err, matches, ok, parse_selector)
 from netarena_gym.k8s.commands.kubectl_get import describe, get
+from netarena_gym.k8s.commands.kubectl_manifests import (  # noqa: F401 (re-exported)
+    check_yaml_budget, jsonable, last_applied, parse_manifests, yaml_problem)
 from netarena_gym.k8s.commands.schema import validate_manifest
 from netarena_gym.k8s.state import ApiError, Store, compact, not_found
 from netarena_gym.k8s.state_validation import DecodeError, Invalid, label_value_errors
@@ -162,11 +164,11 @@ def _patch(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
             yaml = yaml_module()
             try:
                 check_yaml_budget(text)
-                text = json.dumps(_jsonable(yaml.safe_load(text)))
+                text = json.dumps(jsonable(yaml.safe_load(text)))
             except ValueError as e:
                 return err(f"error: {e}", INVALID)
             except yaml.YAMLError as e:
-                return err(f'error: unable to parse "{_go_quote(text)}": yaml: {_yaml_problem(e)}',
+                return err(f'error: unable to parse "{_go_quote(text)}": yaml: {yaml_problem(e)}',
                             INVALID)
     targets = k.targets(inv)
     if not targets or any(n is None for _, n, _ in targets):
@@ -223,22 +225,6 @@ def _patch_one(k: Kubectl, r: str, ns: str, name: str, ptype: str, text: str) ->
         return err(e.kubectl_text())
     q = printers.qualified(r, name)
     return ok(f"{q} patched\n" if changed else f"{q} patched (no change)\n")
-
-
-def _yaml_problem(e) -> str:
-    """go-yaml's wording for the common PyYAML parse errors (``line N: ...``)."""
-    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-    mark = getattr(e, "problem_mark", None)
-    for py, go in (("expected ',' or '}'", "did not find expected ',' or '}'"),
-                   ("expected ',' or ']'", "did not find expected ',' or ']'"),
-                   ("expected the node content", "did not find expected node content"),
-                   ("could not find expected ':'", "could not find expected ':'"),
-                   ("expected <block end>", "did not find expected key")):
-        if problem.startswith(py):
-            problem = go
-            break
-    line = (mark.line + 1) if mark is not None else 1
-    return f"line {line}: {problem}"
 
 
 def _go_quote(s: str) -> str:
@@ -310,115 +296,6 @@ def _label(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
 
 
 # ----------------------------------------------------------------------------- apply
-MAX_MANIFEST_BYTES = 256 * 1024
-MAX_YAML_EVENTS = 50_000
-MAX_DEPTH = 64
-
-
-def check_yaml_budget(text: str) -> None:
-    """Refuse YAML that could expand or nest without bound, before anything is built: the
-    event stream (linear in the input) has no aliases, at most MAX_YAML_EVENTS events and
-    nests at most MAX_DEPTH deep. Raises ValueError (syntax errors are left to the loader)."""
-    yaml = yaml_module()
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_MANIFEST_BYTES:
-        raise ValueError(f"netarena: manifest larger than {MAX_MANIFEST_BYTES} bytes")
-    depth = 0
-    try:
-        for n, ev in enumerate(yaml.parse(text, Loader=yaml.SafeLoader)):
-            if n > MAX_YAML_EVENTS:
-                raise ValueError("netarena: manifest has too many YAML nodes")
-            if isinstance(ev, yaml.AliasEvent):
-                raise ValueError("netarena: YAML aliases (*name) are not allowed in manifests")
-            if isinstance(ev, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-                depth += 1
-                if depth > MAX_DEPTH:
-                    raise ValueError("netarena: manifest nests too deep")
-            elif isinstance(ev, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-                depth -= 1
-    except yaml.YAMLError:
-        return  # the loader reports the syntax error in its own words
-
-
-def _json_stream(text: str) -> list:
-    """Every value of a JSON stream (``{...}{...}`` or one per line), as kubectl decodes it."""
-    dec, out, i = json.JSONDecoder(), [], 0
-    while True:
-        while i < len(text) and text[i].isspace():
-            i += 1
-        if i >= len(text):
-            return out
-        try:
-            v, i = dec.raw_decode(text, i)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"error parsing STDIN: invalid character at offset {e.pos}") from None
-        out.append(v)
-
-
-def _depthok(v, limit: int = MAX_DEPTH) -> bool:
-    stack = [(v, 0)]
-    while stack:
-        x, d = stack.pop()
-        if d > limit:
-            return False
-        if isinstance(x, dict):
-            stack.extend((y, d + 1) for y in x.values())
-        elif isinstance(x, list):
-            stack.extend((y, d + 1) for y in x)
-    return True
-
-
-def parse_manifests(text: str) -> list:
-    """Every document of a YAML (``---``) or JSON stream, strictly (kubectl's decoder applies
-    each of them, so each one is returned to be checked); ``List`` items are flattened.
-    Raises ValueError on anything undecodable or over the size, depth and alias budget."""
-    text = text or ""
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_MANIFEST_BYTES:
-        raise ValueError(f"netarena: manifest larger than {MAX_MANIFEST_BYTES} bytes")
-    if text.lstrip()[:1] in ("{", "["):
-        docs = _json_stream(text)
-    else:
-        check_yaml_budget(text)
-        yaml = yaml_module()
-        try:
-            docs = list(yaml.safe_load_all(text))
-        except yaml.YAMLError as e:
-            raise ValueError(f"error parsing STDIN: error converting YAML to JSON: yaml: {_yaml_problem(e)}") from None
-    out = []
-    for d in docs:
-        if not _depthok(d):
-            raise ValueError("netarena: manifest nests too deep")
-        if isinstance(d, dict) and d.get("kind") == "List":
-            items = d.get("items") or []
-            out.extend(items if isinstance(items, list) else [items])
-        elif d is not None:
-            out.append(d)
-    return [_jsonable(d) for d in out]
-
-
-def _jsonable(v):
-    """YAML scalars that JSON lacks (dates) become strings, as kubectl's YAML-to-JSON does."""
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_jsonable(x) for x in v]
-    if v is None or isinstance(v, (str, int, float, bool)):
-        return v
-    return str(v)
-
-
-def last_applied(doc: dict, ns: str) -> str:
-    """The ``last-applied-configuration`` annotation kubectl writes for ``doc``."""
-    d = clone(doc)
-    md = d.setdefault("metadata", {})
-    if not isinstance(md, dict):
-        md = d["metadata"] = {}
-    ann = dict(md.get("annotations") or {})
-    ann.pop(LAST_APPLIED, None)
-    md["annotations"] = ann
-    md["namespace"] = ns
-    return compact(d) + "\n"
-
-
 def _apply(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
     fn = inv.flags.get("filename")
     if fn is None:

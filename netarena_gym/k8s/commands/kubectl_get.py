@@ -10,7 +10,7 @@ from __future__ import annotations
 from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.k8s.commands import jsonpath, printers, printers_workloads
 from netarena_gym.k8s.commands.cmdline import Invocation
-from netarena_gym.k8s.commands.kubectl_common import err, no_resources, ok
+from netarena_gym.k8s.commands.kubectl_common import err, no_resources
 from netarena_gym.k8s.state import not_found
 
 # ------------------------------------------------------------------------------- get
@@ -101,8 +101,8 @@ def get(k, inv: Invocation, stdin: str) -> CommandResult:
             try:
                 text = jsonpath.render_parsed(template, doc)
             except jsonpath.JSONPathError as e:
-                return err(f'{warn}error: error executing jsonpath "{arg}": Error executing template: '
-                           f"{e}. Printing more information for debugging the template:\n"
+                return err(f"{warn}error: error executing jsonpath {jsonpath.go_quote(arg)}: Error "
+                           f"executing template: {e}. Printing more information for debugging the template:\n"
                            f"\ttemplate was:\n\t\t{arg}\n\tobject given to jsonpath engine was:"
                            "\n\t\t(netarena: not shown)\n")
         else:
@@ -138,7 +138,7 @@ def describe(k, inv: Invocation, stdin: str) -> CommandResult:
     targets = k.targets(inv)
     all_ns = bool(inv.flags.get("all-namespaces"))
     ns = None if all_ns else k.ns(inv)
-    texts, errors = [], []
+    texts, matched, errors = [], [], []
     for r, name, _ in targets:
         if name is None:
             objs = k.list(r, ns, inv.flags.get("selector"))
@@ -146,16 +146,18 @@ def describe(k, inv: Invocation, stdin: str) -> CommandResult:
             obj = k.store.find(r, ns or k.namespace, name)
             if obj is not None:
                 objs = [obj]
-            else:  # kubectl describe falls back to a prefix match
-                objs = [o for o in k.store.list(r, ns or k.namespace)
-                        if o["metadata"]["name"].startswith(name)]
-                if not objs:
+            else:  # kubectl describe falls back to a prefix match, each printed "%s\n"
+                found = [o for o in k.store.list(r, ns or k.namespace)
+                         if o["metadata"]["name"].startswith(name)]
+                if not found:
                     errors.append(not_found(r, name).kubectl_text())
+                matched += [_describe_one(k, r, o) + "\n" for o in found]
+                continue
         for o in objs:
             texts.append(_describe_one(k, r, o))
-    if not texts and not errors:
+    if not texts and not matched and not errors:
         return CommandResult(no_resources(ns), 0, OK)
-    return CommandResult("\n\n".join(texts) + "".join(e + "\n" for e in errors),
+    return CommandResult("\n\n".join(texts) + "".join(matched) + "".join(e + "\n" for e in errors),
                          1 if errors else 0, ERROR if errors else OK)
 
 

@@ -277,7 +277,7 @@ def describe_replicaset(rs: dict, pods: list[dict]) -> str:
                                                                     md.get("uid"))]
     out.append(f"Pods Status:\t{phases.count('Running')} Running / {phases.count('Pending')} Waiting / "
                f"{phases.count('Succeeded')} Succeeded / {phases.count('Failed')} Failed")
-    out += _pod_template(spec.get("template") or {}) + ["Events:\t<none>", ""]
+    out += _pod_template(spec.get("template") or {}) + ["Events:\t<none>"]
     return tabwrite("\n".join(out)) + "\n"
 
 
