@@ -373,7 +373,7 @@ def relaxed(expr: str) -> str:
     m = re.match(r"^\{?(\.?)([^{}]*)\}?$", expr)
     if not m:
         raise JSONPathError("unexpected path string, expected a 'name1.name2' or '.name1.name2' "
-                            "or '{{name1.name2}}' or '{{.name1.name2}}'")
+                            "or '{name1.name2}' or '{.name1.name2}'")
     return "{." + m.group(2) + "}" if m.group(1) == "" and not m.group(2).startswith(".") \
         else "{" + m.group(1) + m.group(2) + "}"
 
