@@ -117,11 +117,10 @@ class BaseCluster:
         from netarena_gym.k8s.commands.kubectl import LAST_APPLIED, last_applied
         if self._snapshot is None:
             self._snapshot = self._workload_snapshot()
-        text, rv, uid = self._snapshot
+        objects, rv, uid = self._snapshot
         st = Store(end_port=end_port)
-        for res, items in json.loads(text).items():
-            st.objects[res] = {((o["metadata"].get("namespace") or ""), o["metadata"]["name"]): o
-                               for o in items}
+        for res, items in objects.items():  # shared objects: the store writes copies
+            st.objects[res] = dict(items)
         st.rv, st._uid = rv, uid
         for m in policies.values():
             key = json.dumps(m, sort_keys=True)
@@ -140,7 +139,7 @@ class BaseCluster:
         st.version = 0
         return st
 
-    def _workload_snapshot(self) -> tuple[str, int, int]:
+    def _workload_snapshot(self) -> tuple[dict, int, int]:
         st = Store()
         for n in self.namespaces:
             st.load("namespaces", "", {k: v for k, v in n.items() if k != "status"}, n["status"])
@@ -164,8 +163,7 @@ class BaseCluster:
         for s in st.list("services", ns):
             st.load("endpoints", ns, endpoints_manifest(s, pods))
         st.load("services", "kube-system", self.dns_service)
-        text = json.dumps({res: list(objs.values()) for res, objs in st.objects.items()})
-        return text, st.rv, st._uid
+        return st.objects, st.rv, st._uid
 
 
 @lru_cache(maxsize=16)
