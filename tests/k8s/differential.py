@@ -31,6 +31,7 @@ def normalise(cluster_policies: list[dict]) -> dict:
 
 
 _AGE = re.compile(r"(?<=  )(\d+[smhdy])+(?= |\n|$) *", re.M)
+_AGE_HEAD = re.compile(r"(?<=  )AGE +(?=\S)")  # its width is that of the longest age
 _UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _RV = re.compile(r'(resourceVersion"?: )"\d+"')
 _TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d \+0000"
@@ -45,7 +46,7 @@ def normalise_output(text: str) -> str:
     else must agree byte for byte."""
     text = _DUMP.sub(r"\1<object>\n", _TS.sub("<time>", text))
     text = _RV.sub(r'\1"<rv>"', _UID.sub("<uid>", text))
-    return _AGE.sub("<age>\t", text)
+    return _AGE_HEAD.sub("AGE\t", _AGE.sub("<age>\t", text))
 
 
 def scenario_for(namespace: str) -> Scenario:
