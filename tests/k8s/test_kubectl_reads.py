@@ -4,14 +4,12 @@ with ``\\/`` escapes: the simulator against the real kubectl 1.32 on the bundled
 server. ``REAL`` holds real output, verbatim after :func:`normalise_output` (ages, uids,
 resourceVersions, timestamps), captured in namespace ``exp``; the ``kubernetes``-marked test
 compares both backends live over every read of the differential's grammar."""
-import re
 import shlex
 
 import pytest
 
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.k8s.backends.sim import SimBackend
-from netarena_gym.k8s.commands import jsonpath
 from tests.k8s.commandgen import READS, WORKLOAD
 from tests.k8s.differential import normalise_output
 
@@ -92,32 +90,6 @@ def test_escaped_slash_in_json_patch_changes_nothing(sim):
                             "'{\"metadata\":{\"labels\":{\"a\\/b\":\"c\"}}}'"})
     assert r.output == "networkpolicy.networking.k8s.io/adservice patched\n"
     assert sim.store.get("networkpolicies", "exp", "adservice")["metadata"]["labels"] == {"a/b": "c"}
-
-
-def test_jsonpath_dialect():
-    data = {"items": [{"n": "a", "v": 1, "m": {"k": "x"}}, {"n": "b", "v": 2}, {"n": "c", "v": 3}]}
-    assert jsonpath.render("{.items[*].n}", data) == "a b c"
-    assert jsonpath.render('{range .items[*]}{.n}={.v}{"\\n"}{end}', data) == "a=1\nb=2\nc=3\n"
-    assert jsonpath.render('{.items[?(@.v>=2)].n}', data) == "b c"
-    assert jsonpath.render('{.items[?(@.n=="a")].m}', data) == '{"k":"x"}'
-    assert jsonpath.render("{.items[?(@.m)].n}", data) == "a"
-    assert jsonpath.render("{.items[-1:].n} {.items[0].nosuch}", data) == "c "
-    assert jsonpath.render("{..k}", data) == "x"
-    assert jsonpath.render("{.items[0,2].n}", data) == "a c"
-    assert jsonpath.render("x{.items[1]['n']}y", data) == "xby"
-    for bad, msg in (("{.items[", "unterminated array"), ("{.a", "unclosed action"),
-                     ("{.items[x]}", "invalid array index x")):
-        with pytest.raises(jsonpath.JSONPathError, match=msg):
-            jsonpath.parse(bad)
-    for bad, msg in (("{.items[5]}", "array index out of bounds: index 5, length 3"),
-                     ('{.items[?(@.v=="1")].n}', "incompatible types for comparison"),
-                     ("{.items[0].n[0]}", "string is not array or slice"),
-                     ("{.items[?(@.v==x)].n}", "unrecognized identifier x"),
-                     ("{.items[0].n}{end}", "not in range, nothing to end")):
-        with pytest.raises(jsonpath.JSONPathError, match=re.escape(msg)):
-            jsonpath.render(bad, data)
-    assert jsonpath.render('{.items[?(@.n<"b")].n}', data) == "a"
-    assert jsonpath.render('{.a}', {"a": "<&>"}) == "<&>" and jsonpath.render('{.a}', {"a": ["<"]}) == '["\\u003c"]'
 
 
 @pytest.mark.kubernetes
