@@ -1,5 +1,8 @@
 """The simulated cluster around the workload: namespaces, the Online Boutique pods (running,
-with IPs) and Services (with cluster IPs), and kube-dns in ``kube-system``. Builds the
+with IPs, owned by their ReplicaSets), Deployments, ReplicaSets, Services (with the cluster
+IPs of :func:`~netarena_gym.k8s.workload.service_addresses`) and Endpoints, with the API
+server's defaults (the objects the real backend creates, see
+:mod:`netarena_gym.k8s.backends.kubernetes_workload`), and kube-dns in ``kube-system``. Builds the
 simulator's object store for a scenario and scores manifests with the policy engine (the
 generator's observability check)."""
 from __future__ import annotations
@@ -14,9 +17,13 @@ from netarena_gym.k8s.state_patches import clone
 from netarena_gym.k8s.grader import Cluster, PolicyEngine
 from netarena_gym.k8s.state import Store
 from netarena_gym.k8s.state_validation import apply_defaults, decode_spec
-from netarena_gym.k8s.workload import load_workload
+from netarena_gym.k8s import state_defaults
+from netarena_gym.k8s.state import EPOCH, timestamp
+from netarena_gym.k8s.workload import (
+    NODE_NAME, deployment_manifests, deployment_status, endpoints_manifest, load_workload, pod_ips,
+    pod_owner, pod_status, replicaset_status, service_addresses)
 
-NODE = "netarena-control-plane"
+NODE = NODE_NAME
 DNS_POD = {"apiVersion": "v1", "kind": "Pod",
            "metadata": {"name": "coredns-5d78c9869d-kt4wz",
                         "labels": {"k8s-app": "kube-dns", "pod-template-hash": "5d78c9869d"}},
@@ -30,13 +37,6 @@ DNS_SERVICE = {"apiVersion": "v1", "kind": "Service",
                         "ports": [{"name": "dns", "port": 53, "protocol": "UDP", "targetPort": 53},
                                   {"name": "dns-tcp", "port": 53, "protocol": "TCP", "targetPort": 53},
                                   {"name": "metrics", "port": 9153, "protocol": "TCP", "targetPort": 9153}]}}
-
-
-def pod_status(pod: dict, ip: str) -> dict:
-    return {"phase": "Running", "podIP": ip, "podIPs": [{"ip": ip}], "hostIP": "172.18.0.2",
-            "containerStatuses": [{"name": c["name"], "ready": True, "restartCount": 0,
-                                   "image": c.get("image", ""), "started": True}
-                                  for c in pod["spec"]["containers"]]}
 
 
 def canonical_spec(manifest: dict) -> dict:
@@ -53,29 +53,34 @@ class BaseCluster:
         self.probe_set = wl.probe_sets[probes]
         self.expected = np.array(self.probe_set.expected, dtype=bool)
         self.pods, self.services, self.namespaces = [], [], []
-        for i, p in enumerate(wl.pods):
+        when = timestamp(EPOCH)
+        self.controllers = deployment_manifests(list(wl.pods))
+        for p, (_, rs), ip in zip(wl.pods, self.controllers, pod_ips()):
             q = copy.deepcopy(p)
             q["metadata"]["namespace"] = namespace
+            q["metadata"]["ownerReferences"] = pod_owner(rs["metadata"]["name"], "")
+            q["spec"] = state_defaults.pod_spec(q["spec"], pod=True)
             q["spec"]["nodeName"] = NODE
-            q["status"] = pod_status(q, f"10.244.0.{10 + i}")
+            q["status"] = pod_status(q, ip, when)
             q["metadata"]["resourceVersion"] = "0"  # fixed objects: the engine may cache them
             self.pods.append(q)
         dns = copy.deepcopy(DNS_POD)
         dns["metadata"]["namespace"] = "kube-system"
+        dns["spec"] = state_defaults.pod_spec(dns["spec"], pod=True)
         dns["spec"]["nodeName"] = NODE
-        dns["status"] = pod_status(dns, "10.244.0.2")
+        dns["status"] = pod_status(dns, "10.244.0.2", when)
         dns["metadata"]["resourceVersion"] = "0"
         self.dns_pod = dns
-        node_port = 30080
-        for i, s in enumerate(wl.services):
+        addresses = service_addresses(namespace, list(wl.services))
+        for s in wl.services:
             q = copy.deepcopy(s)
             q["metadata"]["namespace"] = namespace
-            q["spec"]["clusterIP"] = f"10.96.{20 + i}.{100 + 7 * i}"
-            for p in q["spec"]["ports"]:
-                p.setdefault("protocol", "TCP")
-                if q["spec"]["type"] == "LoadBalancer":
-                    p["nodePort"] = node_port
-                    node_port += 1
+            ip, node_ports = addresses[q["metadata"]["name"]]
+            q["spec"]["clusterIP"] = ip
+            for p, port in zip(q["spec"]["ports"], node_ports or ()):
+                p["nodePort"] = port
+            q["spec"] = state_defaults.service_spec(q["spec"])
+            q["status"] = {"loadBalancer": {}}
             self.services.append(q)
         dsvc = copy.deepcopy(DNS_SERVICE)
         dsvc["metadata"]["namespace"] = "kube-system"
@@ -112,11 +117,10 @@ class BaseCluster:
         from netarena_gym.k8s.commands.kubectl import LAST_APPLIED, last_applied
         if self._snapshot is None:
             self._snapshot = self._workload_snapshot()
-        text, rv, uid = self._snapshot
+        objects, rv, uid = self._snapshot
         st = Store(end_port=end_port)
-        for res, items in json.loads(text).items():
-            st.objects[res] = {((o["metadata"].get("namespace") or ""), o["metadata"]["name"]): o
-                               for o in items}
+        for res, items in objects.items():  # shared objects: the store writes copies
+            st.objects[res] = dict(items)
         st.rv, st._uid = rv, uid
         for m in policies.values():
             key = json.dumps(m, sort_keys=True)
@@ -135,19 +139,31 @@ class BaseCluster:
         st.version = 0
         return st
 
-    def _workload_snapshot(self) -> tuple[str, int, int]:
+    def _workload_snapshot(self) -> tuple[dict, int, int]:
         st = Store()
         for n in self.namespaces:
             st.load("namespaces", "", {k: v for k, v in n.items() if k != "status"}, n["status"])
-        for p in self.pods:
-            st.load("pods", self.namespace, {k: v for k, v in p.items() if k != "status"}, p["status"])
+        ns, when = self.namespace, timestamp(EPOCH)
+        for (dep, rs), p in zip(self.controllers, self.pods):
+            dep, rs = copy.deepcopy(dep), copy.deepcopy(rs)
+            dep["spec"] = state_defaults.deployment_spec(dep["spec"])
+            made = st.load("deployments", ns, dep, deployment_status(rs["metadata"]["name"], when))
+            rs["metadata"]["ownerReferences"][0]["uid"] = made["metadata"]["uid"]
+            rs["spec"] = state_defaults.replicaset_spec(rs["spec"])
+            made = st.load("replicasets", ns, rs, replicaset_status())
+            pod = {k: v for k, v in p.items() if k != "status"}
+            pod["metadata"] = {**pod["metadata"], "ownerReferences": pod_owner(
+                rs["metadata"]["name"], made["metadata"]["uid"])}
+            st.load("pods", ns, pod, p["status"])
         st.load("pods", "kube-system", {k: v for k, v in self.dns_pod.items() if k != "status"},
                 self.dns_pod["status"])
         for s in self.services:
-            st.load("services", self.namespace, s)
+            st.load("services", ns, {k: v for k, v in s.items() if k != "status"}, s["status"])
+        pods = st.list("pods", ns)
+        for s in st.list("services", ns):
+            st.load("endpoints", ns, endpoints_manifest(s, pods))
         st.load("services", "kube-system", self.dns_service)
-        text = json.dumps({res: list(objs.values()) for res, objs in st.objects.items()})
-        return text, st.rv, st._uid
+        return st.objects, st.rv, st._uid
 
 
 @lru_cache(maxsize=16)

@@ -1,6 +1,8 @@
-"""An in-memory API server for the simulator: namespaces, pods, services and NetworkPolicies
-as the API server stores and returns them (canonical JSON with metadata, resourceVersion,
-generation, uid), with the server's decoding, defaulting, validation and error replies.
+"""An in-memory API server for the simulator: namespaces, pods, services, NetworkPolicies and
+the workload's Deployments, ReplicaSets and Endpoints (no events, as on a server without
+controllers), as the API server stores and returns them (canonical JSON with metadata,
+resourceVersion, generation, uid), with the server's decoding, defaulting, validation and
+error replies.
 
 Time is virtual, so outputs (``AGE``) are deterministic: objects are created at
 ``EPOCH`` and the clock advances by ``TICK`` seconds with every agent command.
@@ -24,6 +26,10 @@ KINDS = {  # resource -> (kind, apiVersion, namespaced, group suffix for names)
     "pods": ("Pod", "v1", True, ""),
     "services": ("Service", "v1", True, ""),
     "networkpolicies": ("NetworkPolicy", "networking.k8s.io/v1", True, ".networking.k8s.io"),
+    "deployments": ("Deployment", "apps/v1", True, ".apps"),
+    "replicasets": ("ReplicaSet", "apps/v1", True, ".apps"),
+    "endpoints": ("Endpoints", "v1", True, ""),
+    "events": ("Event", "v1", True, ""),
 }
 
 
@@ -55,7 +61,8 @@ def compact(obj) -> str:
 
 
 class Store:
-    """Objects by (resource, namespace, name). ``version`` changes on every write."""
+    """Objects by (resource, namespace, name). ``version`` changes on every write. Writes
+    replace objects, never change them in place, so stores may share objects."""
 
     def __init__(self, *, end_port: bool = True):
         self.objects: dict[str, dict[tuple[str, str], dict]] = {k: {} for k in KINDS}
@@ -111,11 +118,17 @@ class Store:
         return out
 
     def load(self, resource: str, ns: str, manifest: dict, status: dict | None = None) -> dict:
-        """Create a workload object (pods, services, namespaces) from a trusted manifest."""
+        """Create a workload object (every kind but NetworkPolicies) from a trusted manifest."""
         obj = copy.deepcopy(manifest)
         kind, api, _, _ = KINDS[resource]
         obj["apiVersion"], obj["kind"] = api, kind
-        obj["metadata"] = self._new_meta(resource, ns, obj.get("metadata") or {})
+        md = obj.get("metadata") or {}
+        obj["metadata"] = self._new_meta(resource, ns, md)
+        for k in ("ownerReferences",):
+            if md.get(k):
+                obj["metadata"][k] = copy.deepcopy(md[k])
+        if resource in ("deployments", "replicasets"):
+            obj["metadata"]["generation"] = 1
         if status is not None:
             obj["status"] = status
         self.objects[resource][(ns if KINDS[resource][2] else "", obj["metadata"]["name"])] = obj
@@ -128,15 +141,20 @@ class Store:
         del self.objects[resource][key]
         self.version += 1
 
-    def set_labels(self, resource: str, ns: str, name: str, labels: dict) -> bool:
-        """Replace an object's labels (validated); True when they changed."""
-        obj = self.get(resource, ns, name)
+    def set_labels(self, resource: str, namespace: str, name: str, labels: dict) -> bool:
+        """Replace an object's labels (validated, as a new object: stored objects are never
+        changed in place); True when they changed."""
+        obj = self.get(resource, namespace, name)
         errs = validate_metadata({"labels": labels})
         if errs:
             raise Invalid(KINDS[resource][0], name, errs)
         old = obj["metadata"].get("labels") or {}
         if old == labels:
             return False
+        # copy on write: stores built from one snapshot share the unchanged workload objects
+        obj = dict(obj)
+        obj["metadata"] = dict(obj["metadata"])
+        self.objects[resource][(namespace if KINDS[resource][2] else "", name)] = obj
         if labels:
             obj["metadata"]["labels"] = dict(labels)
         else:

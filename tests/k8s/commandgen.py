@@ -1,6 +1,7 @@
 """Random kubectl command sequences for the differential test: all three patch types,
 labels, applies, deletes, malformed patches and out-of-range values, on the Online
-Boutique policies. Each command is ``(command line, stdin)``."""
+Boutique policies, and the read commands of :data:`READS` (workload kinds, ``get all``,
+jsonpath, custom-columns, describe). Each command is ``(command line, stdin)``."""
 from __future__ import annotations
 
 import json
@@ -13,6 +14,33 @@ APPS = ["adservice", "cartservice", "checkoutservice", "currencyservice", "email
         "recommendationservice", "redis-cart", "shippingservice"]
 PORTS = [9555, 7070, 8080, 0, 70000, 65535, 1, -3, "http", "grpc", "HTTP", "a--b", "web-", 5000]
 PROTOCOLS = ["TCP", "UDP", "SCTP", "ICMP", "tcp", None]
+
+
+# read commands LLM agents type (replayed upstream episodes): the workload kinds, get all,
+# jsonpath and custom-columns, describe; both backends must print the same (normalised)
+WORKLOAD = ["frontend", "cartservice", "redis-cart", "loadgenerator", "nosuch"]
+READS = [
+    "kubectl get all", "kubectl get all -o wide", "kubectl get all -l app={app}",
+    "kubectl get deploy", "kubectl get deployments -o wide", "kubectl get deployment {app}",
+    "kubectl get rs", "kubectl get replicasets --show-labels", "kubectl get rs -o wide",
+    "kubectl get ep", "kubectl get endpoints {app}", "kubectl get ep -o wide",
+    "kubectl get events", "kubectl get ev", "kubectl get pods -o wide", "kubectl get svc -o wide",
+    "kubectl get pods,svc -l app={app}", "kubectl describe deploy {app}", "kubectl describe rs {app}",
+    "kubectl describe ep {app}", "kubectl describe pod {app}", "kubectl describe svc {app}",
+    "kubectl get pods -o jsonpath={{.items[*].metadata.name}}",
+    "kubectl get pods -o jsonpath='{{range .items[*]}}{{.metadata.name}}{{\"\\t\"}}{{.status.podIP}}{{\"\\n\"}}{{end}}'",
+    "kubectl get pods -o jsonpath='{{.items[?(@.metadata.labels.app==\"{app}\")].status.podIP}}'",
+    "kubectl get pod {app} -o jsonpath='{{.metadata.labels}} {{.spec.containers[0].ports}}'",
+    "kubectl get svc -o jsonpath='{{range .items[*]}}{{.metadata.name}}:{{.spec.ports[0].targetPort}}{{\"\\n\"}}{{end}}'",
+    "kubectl get deploy -o jsonpath='{{.items[*].spec.template.spec.containers[*].ports[*].containerPort}}'",
+    "kubectl get ep {app} -o jsonpath='{{.subsets[*].addresses[*].ip}}'",
+    "kubectl get netpol -o jsonpath='{{.items[*].spec.podSelector.matchLabels.app}}'",
+    "kubectl get pods -o custom-columns=NAME:.metadata.name,IP:.status.podIP,LABELS:.metadata.labels",
+    "kubectl get deploy -o custom-columns=NAME:.metadata.name,READY:.status.readyReplicas --no-headers",
+    "kubectl get netpol -o custom-columns=NAME:.metadata.name,PORTS:.spec.ingress[*].ports[*].port",
+    "kubectl get pods -o jsonpath={{.items[}}", "kubectl get pods -o custom-columns=NAME",
+    "kubectl get deploy {app} -o yaml", "kubectl get rs -o json", "kubectl get ep {app} -o yaml",
+]
 
 
 class CommandGen:
@@ -111,6 +139,8 @@ class CommandGen:
             return self.label(), ""
         if k < 92:
             return self.apply()
+        if k < 96:
+            return self.read(), ""
         return f"kubectl delete networkpolicy {self.policy()}", ""
 
     def json_patch(self) -> str:
@@ -210,6 +240,9 @@ class CommandGen:
         else:
             text = json.dumps(doc)
         return "kubectl apply -f -", text
+
+    def read(self) -> str:
+        return self.pick(READS).format(app=self.pick(WORKLOAD))
 
     def sequence(self, n: int) -> list[tuple[str, str]]:
         return [self.command() for _ in range(n)]

@@ -272,4 +272,6 @@ def test_pipes_filters_and_usage_errors(sim):
     assert run(sim, "kubectl get pods --bogus").kind == "invalid"
     assert run(sim, "kubectl frobnicate").kind == "invalid"
     assert run(sim, "kubectl get netpol -w").kind == "timeout"
-    assert run(sim, "kubectl get netpol -o jsonpath='{.items}'").kind == "invalid"
+    assert run(sim, "kubectl get netpol -o go-template='{{.items}}'").kind == "invalid"
+    r = run(sim, "kubectl get netpol -o jsonpath='{.items[0].metadata.name}'")
+    assert (r.kind, r.output) == ("ok", "adservice\n")  # the shell ends the line, as a terminal shows it

@@ -237,14 +237,10 @@ class KubernetesBackend:
             self._workload_ready = False
         self._ensure_agent()
         if not self._workload_ready:
-            have = {p["metadata"]["name"] for p in self._list("pods", ns)["items"]}
-            for pod in wl.pod_manifests():
-                if pod["metadata"]["name"] not in have:
-                    self.core.create_namespaced_pod(ns, pod)
-            have = {s["metadata"]["name"] for s in self._list("services", ns)["items"]}
-            for svc in wl.service_manifests():
-                if svc["metadata"]["name"] not in have:
-                    self.core.create_namespaced_service(ns, svc)
+            # Deployments, ReplicaSets, pods, Services and Endpoints, as the controllers of a
+            # full cluster would hold them (the bundled server runs none)
+            from netarena_gym.k8s.backends.kubernetes_workload import create_workload
+            create_workload(self.api_client, ns, self.command_timeout)
             self._workload_ready = True
         want = {p["metadata"]["name"]: p["metadata"]["labels"] for p in wl.pods}
         for pod in self._list("pods", ns)["items"]:

@@ -31,12 +31,17 @@ RESOURCES = {
     "pods": ("pod", "pods", "po"),
     "services": ("service", "services", "svc"),
     "namespaces": ("namespace", "namespaces", "ns"),
+    "deployments": ("deployment", "deployments", "deploy", "deployment.apps", "deployments.apps",
+                    "deployments.v1.apps"),
+    "replicasets": ("replicaset", "replicasets", "rs", "replicaset.apps", "replicasets.apps",
+                    "replicasets.v1.apps"),
+    "endpoints": ("endpoints", "ep"),
+    "events": ("event", "events", "ev"),
 }
 RESOURCE_OF = {alias: r for r, aliases in RESOURCES.items() for alias in aliases}
 # kinds a cluster has that the simulator does not model (reads answer with a clear message)
-OTHER_RESOURCES = {"deployments", "deployment", "deploy", "replicasets", "replicaset", "rs",
-                   "statefulsets", "sts", "daemonsets", "ds", "endpoints", "ep", "configmaps",
-                   "cm", "secrets", "secret", "nodes", "node", "no", "events", "ev", "event",
+OTHER_RESOURCES = {"statefulsets", "sts", "daemonsets", "ds", "configmaps",
+                   "cm", "secrets", "secret", "nodes", "node", "no",
                    "serviceaccounts", "sa", "ingresses", "ing", "jobs", "job", "cronjobs", "cj",
                    "endpointslices", "roles", "rolebindings", "clusterroles",
                    "clusterrolebindings", "persistentvolumeclaims", "pvc", "persistentvolumes",

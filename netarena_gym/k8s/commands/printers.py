@@ -1,7 +1,8 @@
 """kubectl's output formats for the simulated objects: tables (``get``, ``-o wide``,
 ``--show-labels``, ``-A``), ``-o name``, ``-o json`` (4-space, sorted keys), ``-o yaml``
 (go-yaml v2 style: sorted keys, indentless lists, double quotes for strings that would read
-as another type, literal blocks for multi-line strings) and ``describe``."""
+as another type, literal blocks for multi-line strings) and ``describe`` of NetworkPolicies
+and namespaces (the workload kinds: :mod:`~netarena_gym.k8s.commands.printers_workloads`)."""
 from __future__ import annotations
 
 import functools
@@ -12,7 +13,8 @@ import time
 from netarena_gym.k8s.state import KINDS
 
 SINGULAR = {"namespaces": "namespace", "pods": "pod", "services": "service",
-            "networkpolicies": "networkpolicy"}
+            "networkpolicies": "networkpolicy", "deployments": "deployment",
+            "replicasets": "replicaset", "endpoints": "endpoints", "events": "event"}
 
 
 def qualified(resource: str, name: str) -> str:
@@ -52,6 +54,9 @@ def _parse_ts(ts: str) -> float:
         return float(time.mktime(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ")) - time.timezone)
     except (TypeError, ValueError):
         return 0.0
+
+
+parse_ts = _parse_ts
 
 
 def age(obj: dict, now: float) -> str:
@@ -347,59 +352,6 @@ def describe_policy(obj: dict) -> str:
     else:
         out.append("  Not affecting egress traffic")
     out.append(f"  Policy Types: {', '.join(types)}")
-    return "\n".join(out) + "\n"
-
-
-def describe_pod(obj: dict) -> str:
-    md, spec, st = obj.get("metadata") or {}, obj.get("spec") or {}, obj.get("status") or {}
-    w = 14
-    out = [f"{'Name:':{w}s}{md.get('name', '')}", f"{'Namespace:':{w}s}{md.get('namespace', '')}",
-           f"{'Priority:':{w}s}0", f"{'Node:':{w}s}{spec.get('nodeName') or '<none>'}"]
-    out += _multiline("Labels", md.get("labels"))
-    out += _multiline("Annotations", md.get("annotations"))
-    out += [f"{'Status:':{w}s}{st.get('phase', 'Pending')}", f"{'IP:':{w}s}{st.get('podIP', '')}"]
-    out.append(f"{'IPs:':{w}s}" + ("<none>" if not st.get("podIP") else ""))
-    if st.get("podIP"):
-        out.append(f"  IP:           {st['podIP']}")
-    out.append("Containers:")
-    for c in spec.get("containers") or ():
-        out.append(f"  {c.get('name')}:")
-        out.append(f"    Image:      {c.get('image', '')}")
-        ports = c.get("ports") or []
-        if ports:
-            shown = ", ".join(f"{p['containerPort']}/{p.get('protocol', 'TCP')}" for p in ports)
-            out.append(f"    Port:       {shown}")
-        else:
-            out.append("    Port:       <none>")
-        out.append("    Host Port:  " + (", ".join(f"0/{p.get('protocol', 'TCP')}" for p in ports) or "<none>"))
-        if c.get("command"):
-            out.append("    Command:")
-            out += [f"      {x}" for x in c["command"]]
-        out.append("    Environment:  <none>")
-        out.append("    Mounts:       <none>")
-    out += ["Volumes:          <none>", "QoS Class:        BestEffort", "Node-Selectors:   <none>",
-            "Tolerations:      <none>", "Events:           <none>"]
-    return "\n".join(out) + "\n"
-
-
-def describe_service(obj: dict, endpoints: str) -> str:
-    md, spec = obj.get("metadata") or {}, obj.get("spec") or {}
-    w = 19
-    out = [f"{'Name:':{w}s}{md.get('name', '')}", f"{'Namespace:':{w}s}{md.get('namespace', '')}"]
-    out += [line.replace(" " * 14, " " * w, 1) if i else f"{'Labels:':{w}s}" + line[14:]
-            for i, line in enumerate(_multiline("Labels", md.get("labels")))]
-    out.append(f"{'Annotations:':{w}s}<none>")
-    sel = spec.get("selector")
-    out.append(f"{'Selector:':{w}s}" + (",".join(f"{k}={v}" for k, v in sorted(sel.items())) if sel else "<none>"))
-    out.append(f"{'Type:':{w}s}{spec.get('type', 'ClusterIP')}")
-    out.append(f"{'IP:':{w}s}{spec.get('clusterIP', '')}")
-    for p in spec.get("ports") or ():
-        out.append(f"{'Port:':{w}s}{p.get('name', '<unset>')}  {p.get('port')}/{p.get('protocol', 'TCP')}")
-        out.append(f"{'TargetPort:':{w}s}{p.get('targetPort')}/{p.get('protocol', 'TCP')}")
-        if p.get("nodePort"):
-            out.append(f"{'NodePort:':{w}s}{p.get('name', '<unset>')}  {p['nodePort']}/{p.get('protocol', 'TCP')}")
-        out.append(f"{'Endpoints:':{w}s}{endpoints}")
-    out += [f"{'Session Affinity:':{w}s}None", f"{'Events:':{w}s}<none>"]
     return "\n".join(out) + "\n"
 
 
