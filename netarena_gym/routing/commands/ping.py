@@ -1,6 +1,7 @@
 """``ping`` (iputils) and ``traceroute`` over the packet engine.
 
-Timing is simulated: a ping that would run past the command timeout (no ``-c``, or a long
+The packets resolve neighbours as they go: the ARP exchanges land in the dynamic
+neighbour cache (:func:`netarena_gym.routing.neigh.recording`). Timing is simulated: a ping that would run past the command timeout (no ``-c``, or a long
 wait for replies that never come) is cut off like ``timeout(1)`` would cut it, and reported
 with the TIMEOUT outcome. Printed times are deterministic (the differential harness
 normalises them)."""
@@ -11,6 +12,7 @@ import math
 from netarena_gym.core.ipv4 import AddressError, int_to_ip, ip_to_int
 from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
+from netarena_gym.routing import neigh
 from netarena_gym.routing.grader import echo, walk
 
 _PING_USAGE = "ping: usage error: Destination address required"
@@ -99,8 +101,9 @@ def ping(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
                 return CommandResult(f"ping: bind icmp socket: Cannot assign requested address\n",
                                      2, ERROR)
     size = opts["size"] + 28
-    o = echo(ctx.net, ctx.node, dst, size=size, dont_fragment=opts["M"] in ("do", "probe"),
-             src=src)
+    with neigh.recording(ctx.net):
+        o = echo(ctx.net, ctx.node, dst, size=size, dont_fragment=opts["M"] in ("do", "probe"),
+                 src=src)
     if o.local_error:
         return CommandResult(f"ping: {o.local_error}\n", 2 if "connect" in o.local_error else 1,
                              ERROR)
@@ -163,6 +166,11 @@ _TR_FLAGS = {"Destination Host Unreachable": " !H", "Destination Net Unreachable
 
 @register("traceroute")
 def traceroute(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
+    with neigh.recording(ctx.net):
+        return _traceroute(ctx, argv)
+
+
+def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
     numeric, max_hops, queries, wait, icmp = False, 30, 3, 5.0, False
     target = None
     i = 1
