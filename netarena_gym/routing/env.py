@@ -87,7 +87,10 @@ class RoutingEnv(NetArenaEnv):
     dict of weights), ``observability`` ("partial"|"full"), ``history`` (previous steps
     shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
     per tool run), ``step_timeout`` (wall-clock budget of one step; 5 s on the simulator, none on Mininet);
-    then the task's own: ``probe_timeout``, ``topology``, ``fault_types``. Unknown keys given to ``from_config`` raise
+    then the task's own: ``probe_timeout``, ``topology``, ``fault_types``,
+    ``interface_labels`` (router interface aliases such as ``LAN s3 192.168.3.1/24`` that
+    state each port's intended role and address; None, the default: off in compat, whose
+    upstream nodes carry none, on at levels 1-3). Unknown keys given to ``from_config`` raise
     ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`.
 
     ## Version History
@@ -104,7 +107,8 @@ class RoutingEnv(NetArenaEnv):
                  history: int = 0, render_mode: str | None = None,
                  command_timeout: float = 10.0, step_timeout: float | None = None,
                  probe_timeout: float = 0.2, topology: dict | None = None,
-                 fault_types: tuple[str, ...] | None = None):
+                 fault_types: tuple[str, ...] | None = None,
+                 interface_labels: bool | None = None):
         self.config = RoutingConfig(**{k: v for k, v in locals().items()
                                   if k in RoutingConfig.field_names()})
         cfg = level_config(level, topology) if level in (1, 2, 3, "compat") else None
@@ -112,7 +116,8 @@ class RoutingEnv(NetArenaEnv):
             raise InvalidConfig(f"level must be one of (1, 2, 3, 'compat'), got {level!r}")
         self.dims = Dims(*cfg.max_dims())
         self.backend = make_backend(backend, probe_timeout=probe_timeout,
-                                    command_timeout=command_timeout)
+                                    command_timeout=command_timeout,
+                                    interface_labels=interface_labels)
         self.generator = RoutingGenerator(level, capabilities=self.backend.capabilities,
                                           topology=topology, fault_types=fault_types,
                                           probe_timeout=probe_timeout)

@@ -2,7 +2,8 @@
 
 It sees only what any agent sees: the pingall matrix in the observation and the outputs of
 its own commands. It inspects every router once (one chained diagnostic command each),
-derives the intended configuration from the interface labels, and repairs every deviation
+derives the intended configuration from the interface labels (or, without labels, from the
+single-router addressing plan: :func:`~netarena_gym.routing.views.derive_intent`), and repairs every deviation
 in an order that never takes away working connectivity:
 
 1. forwarding switch, filter policies and rules, policy-routing rules (only ever open);

@@ -4,6 +4,11 @@ The simulator keeps, per node, what ``ip``, ``iptables``, ``tc`` and ``sysctl`` 
 real Linux box: interfaces (admin state, MTU, addresses, promisc, alias), routing tables,
 policy rules, ``net.ipv4.ip_forward``, the iptables filter table and root qdiscs.
 
+The neighbour (ARP) cache is dynamic (see :mod:`netarena_gym.routing.neigh`): the network
+keeps the tables that the agent's own traffic or a flush made explicit during the current
+traffic round, and forgets a device's entries when the link goes down or loses its last
+address, as ``neigh_ifdown`` does.
+
 Mutations go through :class:`Node` methods that reproduce what the kernel does around them
 (connected routes appear with a primary address on an up interface; routes through an
 interface are flushed when it goes down or loses its last address; ...). Every change bumps
@@ -53,6 +58,15 @@ class Address:
 
     def __str__(self) -> str:
         return f"{int_to_ip(self.ip)}/{self.plen}"
+
+
+@dataclass(slots=True)
+class NeighEntry:
+    """One neighbour-cache entry as ``ip neigh`` shows it. ``mac`` None: unresolved."""
+    ip: int
+    dev: str
+    mac: str | None
+    state: str  # "REACHABLE" | "STALE" | "FAILED"
 
 
 @dataclass(slots=True)
@@ -132,10 +146,20 @@ class Route:
     src: int | None = None
     onlink: bool = False
     table: int = MAIN
+    # the gateway was one of the node's own addresses when the route was made: the
+    # kernel gives the nexthop scope host (``fib_check_nh_v4_gw``) and forwards without
+    # a gateway (``rt_set_nexthop`` uses it only at scope link): on-link, to the
+    # destination itself. ``ip route`` still prints ``via``; ``ip route get`` does not.
+    gw_local: bool = False
+
+    @property
+    def next_hop(self) -> int | None:
+        """The address forwarding resolves with ARP (None: the destination itself)."""
+        return None if self.gw_local else self.gateway
 
     def signature(self) -> tuple:
         return (self.dst, self.plen, self.type, self.dev, self.gateway, self.metric,
-                self.proto, self.scope, self.src, self.onlink, self.table)
+                self.proto, self.scope, self.src, self.onlink, self.table, self.gw_local)
 
 
 @dataclass(slots=True)
@@ -345,9 +369,14 @@ class Node:
                         self._add_connected(itf, a)
             else:
                 self._flush_dev_routes(name)
+                self._forget_neighbours(name)
         if changed:
             self.touch()
         return changed
+
+    def _forget_neighbours(self, ifname: str) -> None:
+        if self.network is not None:
+            self.network.forget_neighbours(self.name, ifname)
 
     # --------------------------------------------------------------- addresses
     def find_address(self, ifname: str, ip: int, plen: int) -> Address | None:
@@ -386,8 +415,9 @@ class Node:
             itf.addresses.remove(a)
         for a in removed:
             self._drop_address_routes(itf, a)
-        if not [a for a in itf.addresses] and not itf.loopback:
+        if not itf.addresses and not itf.loopback:
             self._flush_dev_routes(ifname)
+            self._forget_neighbours(ifname)
         self.touch()
         return None
 
@@ -400,6 +430,7 @@ class Node:
         itf.addresses.clear()
         if not itf.loopback:
             self._flush_dev_routes(ifname)
+            self._forget_neighbours(ifname)
         self.touch()
         return True
 
@@ -485,7 +516,7 @@ class Node:
                 continue
             if best.type != "unicast":
                 return Lookup(best.type, route=best)
-            return Lookup("unicast", dev=best.dev, gateway=best.gateway, route=best)
+            return Lookup("unicast", dev=best.dev, gateway=best.next_hop, route=best)
         return Lookup("unreachable")
 
     @staticmethod
@@ -545,6 +576,15 @@ class Network:
         self.version = 0
         self._nb_cache: dict = {}
         self._nb_version = -1
+        # dynamic neighbour cache (netarena_gym.routing.neigh): while ``arp_log`` is a
+        # list, every ARP resolution is appended to it; ``neigh_tables`` holds the tables
+        # made explicit in the current traffic round, keyed by node then (device, address)
+        self.arp_log: list | None = None
+        self.neigh_tables: dict[str, dict[tuple[str, int], NeighEntry]] = {}
+        # devices whose entries were dropped this round on nodes not made explicit yet
+        self.neigh_forgotten: dict[str, set[str]] = {}
+        self.traffic_rounds = 0
+        self.neigh_cache: tuple | None = None
 
     def add_node(self, node: Node) -> Node:
         node.network = self
@@ -576,10 +616,28 @@ class Network:
             self._nb_version = self.version
         key = (node.name, ifname, ip)
         try:
-            return self._nb_cache[key]
+            res = self._nb_cache[key]
         except KeyError:
             res = self._nb_cache[key] = self._resolve(node, ifname, ip)
-            return res
+        if self.arp_log is not None:
+            self.arp_log.append((node, ifname, ip, res))
+        return res
+
+    def new_traffic_round(self) -> None:
+        """A probe round starts (the backend's ``observe``): the neighbour tables are again
+        what that round resolves (the real backend flushes them before probing)."""
+        self.traffic_rounds += 1
+        self.neigh_tables.clear()
+        self.neigh_forgotten.clear()
+
+    def forget_neighbours(self, node: str, ifname: str) -> None:
+        """``neigh_ifdown``: drop ``node``'s explicit entries on ``ifname``."""
+        t = self.neigh_tables.get(node)
+        if t is None:
+            self.neigh_forgotten.setdefault(node, set()).add(ifname)
+            return
+        for k in [k for k in t if k[0] == ifname]:
+            del t[k]
 
     def _resolve(self, node: Node, ifname: str, ip: int) -> tuple[Node, str] | None:
         itf = node.interfaces.get(ifname)

@@ -11,8 +11,11 @@ Naming and addressing plan (also what the real backend builds):
   ``hX-eth0`` = ``192.168.k.(100+j)/24`` and ``default via 192.168.k.1``;
 * router ``i >= 1`` hangs off router ``parents[i-1]`` by transit link ``t = i-1``:
   ``172.16.t.0/30``, the parent side ``.1``, the child side ``.2``;
-* every router interface carries an ``alias`` describing its intended role and address, as
-  operators label ports (``LAN s3 192.168.3.1/24``, ``TRANSIT r1 172.16.0.1/30``).
+* with interface labels on, every router interface carries an ``alias`` describing its
+  intended role and address, as operators label ports (``LAN s3 192.168.3.1/24``,
+  ``TRANSIT r1 172.16.0.1/30``). Labels are the env option ``interface_labels``: by default
+  on, except in compat, whose upstream nodes carry none (there the alias would hand the agent
+  the intended address). See :func:`labels_for`.
 """
 from __future__ import annotations
 
@@ -194,6 +197,14 @@ class Layout:
         raise KeyError(iface)
 
 
+def labels_for(level, interface_labels: bool | None = None) -> bool:
+    """Whether router interfaces carry intent labels: ``interface_labels`` when given, else
+    on at every level but ``"compat"``."""
+    if interface_labels is not None:
+        return bool(interface_labels)
+    return level != "compat"
+
+
 def _mac(node_no: int, ifno: int) -> str:
     return f"02:00:00:{(node_no >> 8) & 255:02x}:{node_no & 255:02x}:{ifno:02x}"
 
@@ -204,8 +215,8 @@ def layout_of(spec: TopologySpec) -> Layout:
     return Layout(spec)
 
 
-def build_network(spec: TopologySpec) -> tuple[Network, Layout]:
-    """Build the healthy network for ``spec``."""
+def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, Layout]:
+    """Build the healthy network for ``spec`` (``labels``: router interface aliases)."""
     lay = layout_of(spec)
     net = Network()
     node_no = 0
@@ -214,7 +225,8 @@ def build_network(spec: TopologySpec) -> tuple[Network, Layout]:
         node_no += 1
         node = net.add_node(Node(r, "router"))
         for n, itf in enumerate(lay.router_ifaces[r], start=1):
-            node.add_interface(itf, mac=_mac(node_no, n), alias=lay.iface_alias(r, itf),
+            node.add_interface(itf, mac=_mac(node_no, n),
+                               alias=lay.iface_alias(r, itf) if labels else None,
                                peer_ifindex=peer_ifindex)
             peer_ifindex += 1
         node.sysctl["net.ipv4.ip_forward"] = "1"

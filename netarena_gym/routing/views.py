@@ -3,6 +3,12 @@ the network's intent from the interface labels. Used by the expert and by the di
 interface's features: both see only command outputs, never the simulator's state, so
 they behave the same on every backend.
 
+Without labels (compat, or ``interface_labels=False``) the intent of a single-router
+network follows the addressing plan that upstream uses and :mod:`~netarena_gym.routing.topology`
+documents: ``r0-eth{k}`` serves subnet ``k`` as ``192.168.k.1/24``. Several routers
+without labels leave the intent unknown (the expert then repairs only what it can see is
+wrong: filters, rules, links, qdiscs).
+
 The inspection command :data:`INSPECT` prints interfaces, routes, rules, filters, qdiscs and
 the forwarding switch in one go; :func:`parse_inspection` accepts any mix of those outputs.
 """
@@ -21,6 +27,7 @@ _QDISC = re.compile(r"^qdisc (\S+) (\S+) dev (\S+) (root|parent \S+)(.*)$")
 _SYSCTL = re.compile(r"^net\.ipv4\.ip_forward = (\d+)")
 _ROUTE_TYPES = ("blackhole", "prohibit", "unreachable", "throw", "unicast")
 _ALIAS_INTENT = re.compile(r"^(LAN|TRANSIT) (\S+) (\d+\.\d+\.\d+\.\d+)/(\d+)$")
+_PLAN_IFACE = re.compile(r"^r0-eth(\d+)$")
 
 
 @dataclass
@@ -179,16 +186,27 @@ def _net_str(ip: str, plen: int) -> str:
     return f"{v >> 24 & 255}.{v >> 16 & 255}.{v >> 8 & 255}.{v & 255}/{plen}"
 
 
+def _plan_intent(ifname: str) -> tuple[str, str, str, int] | None:
+    """The single-router addressing plan: ``r0-eth{k}`` is ``LAN s{k} 192.168.k.1/24``."""
+    m = _PLAN_IFACE.match(ifname)
+    if m is None or not 1 <= int(m.group(1)) <= 254:
+        return None
+    k = int(m.group(1))
+    return "LAN", f"s{k}", f"192.168.{k}.1", 24
+
+
 def derive_intent(views: dict[str, RouterView]) -> Intent:
     """Intended addresses from labels; intended routes by walking the router tree that
     the TRANSIT labels describe (connected nets direct, others via the first hop)."""
     addrs: dict[tuple[str, str], tuple[str, int]] = {}
     nets: dict[str, list[tuple[str, str]]] = {}  # router -> [(net, iface)]
     links: dict[str, list[tuple[str, str, str]]] = {}  # router -> [(peer, iface, net)]
+    plan = set(views) == {"r0"} and not any(
+        itf.intent for v in views.values() for itf in v.ifaces.values())
     for r, v in views.items():
         nets[r], links[r] = [], []
         for name, itf in v.ifaces.items():
-            it = itf.intent
+            it = itf.intent if not plan else _plan_intent(name)
             if it is None:
                 continue
             role, peer, ip, plen = it

@@ -496,20 +496,30 @@ def test_rule_errors(net):
 
 
 # -------------------------------------------------------------------------- neighbours
-def test_neigh_show_derived_from_segments(net):
+def test_neigh_show_is_what_the_probe_round_resolved(net):
+    # iproute2 prints a space after the state (real: "... lladdr 26:ed:0f:8f:84:91 REACHABLE ")
     assert ok(net, "r0", "ip neigh") == (
-        "192.168.1.100 dev r0-eth1 lladdr 02:00:00:00:03:00 REACHABLE\n"
-        "192.168.2.100 dev r0-eth2 lladdr 02:00:00:00:04:00 REACHABLE\n"
-        "192.168.2.101 dev r0-eth2 lladdr 02:00:00:00:05:00 REACHABLE\n"
-        "172.16.0.2 dev r0-eth3 lladdr 02:00:00:00:02:02 REACHABLE\n")
+        "192.168.1.100 dev r0-eth1 lladdr 02:00:00:00:03:00 REACHABLE \n"
+        "192.168.2.100 dev r0-eth2 lladdr 02:00:00:00:04:00 REACHABLE \n"
+        "192.168.2.101 dev r0-eth2 lladdr 02:00:00:00:05:00 REACHABLE \n"
+        "172.16.0.2 dev r0-eth3 lladdr 02:00:00:00:02:02 REACHABLE \n")
     assert ok(net, "r0", "ip n show dev r0-eth2") == (
-        "192.168.2.100 lladdr 02:00:00:00:04:00 REACHABLE\n"
-        "192.168.2.101 lladdr 02:00:00:00:05:00 REACHABLE\n")
+        "192.168.2.100 lladdr 02:00:00:00:04:00 REACHABLE \n"
+        "192.168.2.101 lladdr 02:00:00:00:05:00 REACHABLE \n")
+    assert ok(net, "r0", "ip neigh show 192.168.2.0/24 nud reachable").count("\n") == 2
+    assert ok(net, "r0", "ip neigh show nud stale") == ""
     ok(net, "h2", "ip link set h2-eth0 down")
-    assert "192.168.2.100" not in ok(net, "r0", "ip neighbour show")
-    ok(net, "r0", "ip neigh flush dev r0-eth2")
+    net.new_traffic_round()
+    assert "192.168.2.100 dev r0-eth2 FAILED \n" in ok(net, "r0", "ip neighbour show")
+    assert ok(net, "r0", "ip neigh flush dev r0-eth2") == ""
+    assert "r0-eth2" not in ok(net, "r0", "ip neigh")
+    assert ok(net, "r0", "ip -s neigh flush all") == (
+        "\n*** Round 1, deleting 2 entries ***\n*** Flush is complete after 1 round ***\n")
+    assert ok(net, "r0", "ip neigh") == ""
     fails(net, "r0", "ip neigh flush", "Flush requires arguments.\n", 1, INVALID)
     fails(net, "r0", "ip neigh show dev eth9", 'Cannot find device "eth9"\n', 1, ERROR)
+    fails(net, "r0", "ip neigh show nud bogus",
+          'Error: argument "bogus" is wrong: nud state is bad\n', 255, INVALID)
 
 
 # ------------------------------------------------------------------ options / objects

@@ -52,7 +52,7 @@ from netarena_gym.routing.commands.allowlist import ALLOWED, redirect_target
 from netarena_gym.routing.commands.executor import precheck
 from netarena_gym.routing.commands.files import echo_cmd
 from netarena_gym.routing.faults import Fault
-from netarena_gym.routing.topology import Layout, TopologySpec
+from netarena_gym.routing.topology import Layout, TopologySpec, labels_for
 
 STATE_DIR = Path(os.environ.get("NETARENA_STATE_DIR", "/run/netarena-gym"))
 _USAGE_MARKERS = ("Usage:", "usage:", "is unknown", "garbage", "invalid", "Invalid", "Bad ",
@@ -92,8 +92,9 @@ def _classify(status: int, output: str) -> str:
     return ERROR
 
 
-def baseline_script(lay: Layout, node: str) -> str:
-    """Shell commands that bring ``node`` to its healthy configuration from any state."""
+def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
+    """Shell commands that bring ``node`` to its healthy configuration from any state
+    (``labels``: set the interface aliases, else clear them)."""
     lines = ["iptables -P INPUT ACCEPT", "iptables -P FORWARD ACCEPT",
              "iptables -P OUTPUT ACCEPT", "iptables -F", "iptables -X",
              # `ip rule flush` keeps every pref-0 rule: delete all but `lookup local` by spec
@@ -117,7 +118,8 @@ def baseline_script(lay: Layout, node: str) -> str:
             lines += [f"tc qdisc del dev {itf} root 2>/dev/null",
                       f"ip addr flush dev {itf}",
                       f"ip link set dev {itf} up mtu 1500 promisc off",
-                      f"ip link set dev {itf} alias {shlex.quote(lay.iface_alias(node, itf))}",
+                      f"ip link set dev {itf} alias "
+                      + shlex.quote(lay.iface_alias(node, itf) if labels else ""),
                       f"ip addr add {addrs[itf]} brd + dev {itf}"]
         for net, plen, dev, gw in lay.intended_routes(node):
             if gw is not None:
@@ -214,9 +216,11 @@ class MininetBackend:
     capabilities: frozenset[str] = frozenset()  # probed per instance in __init__
 
     def __init__(self, *, probe_timeout: float = 0.2, command_timeout: float = 10.0,
-                 state_dir: Path | None = None, probe: str = "socket"):
+                 state_dir: Path | None = None, probe: str = "socket",
+                 interface_labels: bool | None = None):
         """``probe="socket"`` sends the echo requests from raw sockets opened in each node's
-        namespace (one process, fast); ``probe="ping"`` runs ``ping -c1 -W<t>`` per pair."""
+        namespace (one process, fast); ``probe="ping"`` runs ``ping -c1 -W<t>`` per pair.
+        ``interface_labels``: router interface aliases (None: off in compat, on otherwise)."""
         if probe not in ("socket", "ping"):
             raise ValueError("probe must be 'socket' or 'ping'")
         self.probe = probe
@@ -226,6 +230,8 @@ class MininetBackend:
             raise BackendUnavailable("the mininet backend needs: " + ", ".join(missing))
         self.probe_timeout = probe_timeout
         self.command_timeout = command_timeout
+        self.interface_labels = interface_labels
+        self._labels = True
         self.capabilities = detect_capabilities()
         self.state_dir = Path(state_dir or STATE_DIR)
         self.state_dir.mkdir(parents=True, exist_ok=True)
@@ -337,7 +343,7 @@ class MininetBackend:
     def restore_baseline(self) -> None:
         """Every node back to its healthy configuration (network stays up)."""
         procs = [subprocess.Popen(["mnexec", "-a", str(self._pids[n]), "bash", "-c",
-                                   baseline_script(self.layout, n)],
+                                   baseline_script(self.layout, n, self._labels)],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                   start_new_session=True) for n in self._pids]
         for p in procs:
@@ -349,6 +355,7 @@ class MininetBackend:
         spec = TopologySpec.from_dict(scenario.params["topology"])
         if self.net is None or spec != self.spec:
             self._build(spec)
+        self._labels = labels_for(scenario.level, self.interface_labels)
         self.restore_baseline()
         self.scenario = scenario
         for fd in scenario.faults:

@@ -12,7 +12,7 @@ from netarena_gym.routing.commands import executor
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.state import Network
 from netarena_gym.routing.grader import ReachabilityOracle
-from netarena_gym.routing.topology import Layout, TopologySpec, build_network
+from netarena_gym.routing.topology import Layout, TopologySpec, build_network, labels_for
 
 SIM_CAPABILITIES = frozenset({"netem"})
 
@@ -25,12 +25,16 @@ class SimState:
     oracle: ReachabilityOracle
     switches: frozenset[str]
     injection: list[tuple[str, str, CommandResult]] = field(default_factory=list)
+    labels: bool = True
 
     @classmethod
     def build(cls, scenario: Scenario, *, probe_timeout: float = 0.2,
-              command_timeout: float = 10.0) -> "SimState":
+              command_timeout: float = 10.0, labels: bool | None = None) -> "SimState":
+        """``labels``: interface aliases (None: :func:`~netarena_gym.routing.topology.labels_for`
+        the scenario's level)."""
+        labels = labels_for(scenario.level, labels)
         spec = TopologySpec.from_dict(scenario.params["topology"])
-        net, lay = build_network(spec)
+        net, lay = build_network(spec, labels=labels)
         switches = frozenset(s.switch for s in lay.subnets)
         log = []
         for fd in scenario.faults:
@@ -38,7 +42,7 @@ class SimState:
             for cmd in f.commands():
                 log.append((f.router, cmd,
                             executor.run(net, switches, f.router, cmd, command_timeout)))
-        return cls(net, lay, ReachabilityOracle(net, probe_timeout), switches, log)
+        return cls(net, lay, ReachabilityOracle(net, probe_timeout), switches, log, labels)
 
 
 class SimBackend:
@@ -46,21 +50,28 @@ class SimBackend:
 
     ``apply(scenario)`` builds the topology and injects the faults with the same commands
     a real backend runs; ``run({"machine": ..., "command": ...})`` executes one agent command line;
-    ``observe()`` returns the all-pairs reachability matrix over ``names``."""
+    ``observe()`` returns the all-pairs reachability matrix over ``names``.
+    ``interface_labels``: router interface aliases (None: off in compat, on otherwise)."""
 
     name = "sim"
     capabilities = SIM_CAPABILITIES
 
-    def __init__(self, *, probe_timeout: float = 0.2, command_timeout: float = 10.0):
+    def __init__(self, *, probe_timeout: float = 0.2, command_timeout: float = 10.0,
+                 interface_labels: bool | None = None):
         self.probe_timeout = probe_timeout
         self.command_timeout = command_timeout
+        self.interface_labels = interface_labels
         self.state: SimState | None = None
         self.scenario: Scenario | None = None
 
     def apply(self, scenario: Scenario, prebuilt: SimState | None = None) -> None:
         self.scenario = scenario
+        labels = labels_for(scenario.level, self.interface_labels)
+        if prebuilt is not None and prebuilt.labels != labels:
+            prebuilt = None
         self.state = prebuilt or SimState.build(scenario, probe_timeout=self.probe_timeout,
-                                             command_timeout=self.command_timeout)
+                                                command_timeout=self.command_timeout,
+                                                labels=labels)
 
     def reset_to_baseline(self) -> None:
         if self.scenario is not None:
@@ -81,6 +92,8 @@ class SimBackend:
         return executor.run(s.net, s.switches, machine, command, self.command_timeout)
 
     def observe(self) -> np.ndarray:
+        """The probe matrix; the probe round also refills the neighbour caches."""
+        self.state.net.new_traffic_round()
         return self.state.oracle.matrix()
 
     def state_token(self, machine: str) -> int | None:

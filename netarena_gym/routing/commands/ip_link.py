@@ -53,7 +53,8 @@ def qdisc_name(itf: Interface) -> str:
 
 def _details(itf: Interface, do_link: bool) -> tuple[str, list[str]]:
     """What ``-details`` adds: a tail for the link/ether line and the link-kind line."""
-    tail = f" promiscuity {1 if itf.promisc else 0} "
+    # Linux >= 6.0 also reports IFLA_ALLMULTI (real: "promiscuity 0  allmulti 0 minmtu 68")
+    tail = f" promiscuity {1 if itf.promisc else 0}  allmulti 0 "
     gen = "addrgenmode eui64 " if do_link else ""
     queues = ("numtxqueues 1 numrxqueues 1 gso_max_size 65536 gso_max_segs 65535 "
               "tso_max_size 524280 tso_max_segs 65535 gro_max_size 65536 ")

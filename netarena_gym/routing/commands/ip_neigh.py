@@ -1,46 +1,31 @@
-"""``ip neigh``: the neighbour (ARP) table, derived from the topology.
+"""``ip neigh`` (iproute2 6.1): show and flush the dynamic neighbour cache of
+:mod:`netarena_gym.routing.neigh` (entries exist only where traffic resolved them).
 
-The simulator keeps no ARP cache. A node is taken to have resolved every neighbour it
-could talk to: for each of its up interfaces with addresses, every other member of the
-interface's L2 segment whose interface is up and holds an address inside one of this
-interface's connected subnets. ``arp`` (net-tools) shows the same view.
+Left out: ``add``/``change``/``replace``/``del``/``get`` (refused as not simulated), proxy
+entries and the ``-s`` statistics of ``show``.
 """
 from __future__ import annotations
 
 from netarena_gym.core.ipv4 import in_prefix, int_to_ip
 from netarena_gym.shell.parser import INVALID, OK, CommandResult
+from netarena_gym.routing import neigh
 from netarena_gym.routing.commands.ip_common import (
     ArgReader, IpExit, IpOpts, duparg, get_prefix, matches, nodev, unsupported)
 from netarena_gym.routing.state import Network, Node
 
-__all__ = ["Neighbour", "neighbours", "do_ipneigh"]
+__all__ = ["NUD_STATES", "do_ipneigh"]
 
-Neighbour = tuple[int, str, str]  # (ip, local interface, peer MAC)
+NUD_STATES = ("permanent", "reachable", "noarp", "none", "incomplete", "delay", "probe",
+              "failed", "stale")
 
 
-def neighbours(net: Network, node: Node, ifname: str | None = None) -> list[Neighbour]:
-    """Resolved neighbours of ``node`` (optionally on ``ifname`` only), in interface order
-    then segment order."""
-    out: list[Neighbour] = []
-    itfs = node.interfaces.values() if ifname is None else [node.interfaces[ifname]]
-    for itf in itfs:
-        if not itf.up or not itf.addresses or itf.loopback:
-            continue
-        seg = net.segment_of.get((node.name, itf.name))
-        if seg is None:
-            continue
-        subnets = [(a.net, a.plen) for a in itf.addresses]
-        for pname, pif in net.segments[seg]:
-            if pname == node.name and pif == itf.name:
-                continue
-            peer = net.nodes.get(pname)
-            pitf = peer.interfaces.get(pif) if peer is not None else None
-            if pitf is None or not pitf.up:
-                continue
-            for a in pitf.addresses:
-                if any(in_prefix(a.ip, n, p) for n, p in subnets):
-                    out.append((a.ip, itf.name, pitf.mac))
-    return out
+def _flush_report(opts: IpOpts, n: int) -> str:
+    if not opts.stats:
+        return ""
+    if n == 0:
+        return "Nothing to flush.\n"
+    return (f"\n*** Round 1, deleting {n} entries ***\n"
+            "*** Flush is complete after 1 round ***\n")
 
 
 def _show(net: Network, node: Node, opts: IpOpts, args: ArgReader, flush: bool) -> CommandResult:
@@ -48,6 +33,7 @@ def _show(net: Network, node: Node, opts: IpOpts, args: ArgReader, flush: bool) 
         raise IpExit("Flush requires arguments.\n", 1, INVALID)
     dev = None
     pfx = None
+    states: set[str] | None = None
     while args:
         a = args.take()
         if a == "dev":
@@ -55,7 +41,16 @@ def _show(net: Network, node: Node, opts: IpOpts, args: ArgReader, flush: bool) 
             if dev is not None:
                 raise duparg("dev", v)
             dev = v
-        elif a in ("master", "vrf", "nud") or matches(a, "protocol"):
+        elif a == "nud":
+            v = args.next().lower()
+            if v == "all":
+                states = set(NUD_STATES)
+            elif v in NUD_STATES:
+                states = (states or set()) | {v}
+            else:
+                raise IpExit(f'Error: argument "{v}" is wrong: nud state is bad\n', 255,
+                             INVALID)
+        elif a in ("master", "vrf") or matches(a, "protocol"):
             args.next()
         elif a in ("unused", "proxy"):
             pass
@@ -70,13 +65,16 @@ def _show(net: Network, node: Node, opts: IpOpts, args: ArgReader, flush: bool) 
     if dev is not None and dev not in node.interfaces:
         raise nodev(dev)
     if flush:
-        return CommandResult("", 0, OK)  # entries come back as soon as they are derived
+        return CommandResult(_flush_report(opts, neigh.flush(net, node, dev, pfx)), 0, OK)
     lines = []
-    for ip, ifname, mac in neighbours(net, node, dev):
-        if pfx is not None and not in_prefix(ip, pfx[0], pfx[1]):
+    for e in neigh.entries(net, node, dev):
+        if pfx is not None and not in_prefix(e.ip, pfx[0], pfx[1]):
             continue
-        dev_s = "" if dev is not None else f"dev {ifname} "
-        lines.append(f"{int_to_ip(ip)} {dev_s}lladdr {mac} REACHABLE\n")
+        if states is not None and e.state.lower() not in states:
+            continue
+        dev_s = "" if dev is not None else f"dev {e.dev} "
+        ll = f"lladdr {e.mac} " if e.mac is not None else ""
+        lines.append(f"{int_to_ip(e.ip)} {dev_s}{ll}{e.state} \n")
     return CommandResult("".join(lines), 0, OK)
 
 

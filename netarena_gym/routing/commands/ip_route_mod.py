@@ -146,14 +146,16 @@ def _local_holder(node: Node, addr: int) -> str | None:
 
 
 def _resolve_gateway(node: Node, gw: int, oif: str | None, table: int,
-                     scope: int) -> str | None:
+                     scope: int) -> tuple[str, bool] | None:
     """``fib_check_nh_v4_gw``: a lookup of the gateway restricted to routes of scope
-    link or narrower; returns the egress device, or None for an invalid gateway."""
+    link or narrower. Returns the egress device and whether the gateway is one of the
+    node's own addresses (found in ``local``: nexthop scope host, forwarded on-link), or
+    None for an invalid gateway."""
     min_scope = max(scope + 1, SCOPE_VALUE["link"])
     if table != MAIN and table in node.tables:
         hit = _scoped_lpm(node.tables[table], gw, oif, min_scope)
         if hit is not None:
-            return hit.dev if hit.type == "unicast" else None
+            return (hit.dev, False) if hit.type == "unicast" else None
     for rule in node.rules:
         if not rule.matches(0, gw, None, oif):
             continue
@@ -163,15 +165,16 @@ def _resolve_gateway(node: Node, gw: int, oif: str | None, table: int,
             holder = _local_holder(node, gw)
             if holder is not None and (oif is None or oif == holder) \
                     and min_scope <= SCOPE_VALUE["host"]:
-                return holder
+                return holder, True
             continue
         hit = _scoped_lpm(node.tables.get(rule.table, ()), gw, oif, min_scope)
         if hit is not None:
-            return hit.dev if hit.type == "unicast" else None
+            return (hit.dev, False) if hit.type == "unicast" else None
     return None
 
 
-def _check_nexthop(node: Node, q: RouteReq, table: int, scope: int) -> str | None:
+def _check_nexthop(node: Node, q: RouteReq, table: int, scope: int) -> tuple[str, bool]:
+    """The egress device of a new route, and whether its gateway is a local address."""
     if q.gw is not None:
         if q.onlink:
             if scope >= SCOPE_VALUE["link"]:
@@ -182,18 +185,18 @@ def _check_nexthop(node: Node, q: RouteReq, table: int, scope: int) -> str | Non
                 raise extack_error("Nexthop device is not up")
             if q.gw in node.local_ips() or q.gw >> 28 == 14 or q.gw == 0xFFFFFFFF:
                 raise extack_error("Nexthop has invalid gateway")
-            return q.dev
-        dev = _resolve_gateway(node, q.gw, q.dev, table, scope)
-        if dev is None:
+            return q.dev, False
+        hit = _resolve_gateway(node, q.gw, q.dev, table, scope)
+        if hit is None:
             raise extack_error("Nexthop has invalid gateway")
-        return dev
+        return hit
     if q.onlink:
         raise extack_error("Invalid flags for nexthop - PERVASIVE and ONLINK can not be set")
     if q.dev is None:
         raise kernel_error("No such device")
     if not node.interfaces[q.dev].up:
         raise extack_error("Device for nexthop is not up")
-    return q.dev
+    return q.dev, False
 
 
 def build_route(node: Node, q: RouteReq) -> Route:
@@ -213,6 +216,7 @@ def build_route(node: Node, q: RouteReq) -> Route:
         scope = "link" if rtype == "unicast" and q.gw is None else "global"
     table = q.table if q.table is not None else MAIN
     dev = None
+    gw_local = False
     if rtype in ERROR_TYPES:
         if gw is not None or q.dev is not None:
             raise extack_error(
@@ -227,19 +231,19 @@ def build_route(node: Node, q: RouteReq) -> Route:
         dev = q.dev
     else:
         q.gw = gw
-        dev = _check_nexthop(node, q, table, _scope_value(scope))
+        dev, gw_local = _check_nexthop(node, q, table, _scope_value(scope))
     if q.src is not None and q.src not in node.local_ips():
         raise extack_error("Invalid prefsrc address")
     return Route(dst=net, plen=plen, type=rtype, dev=dev, gateway=gw, metric=q.metric or 0,
                  proto=q.proto or "boot", scope=scope, src=q.src, onlink=q.onlink,
-                 table=table)
+                 table=table, gw_local=gw_local)
 
 
 # ---------------------------------------------------------------------- table updates
 def _same_info(a: Route, b: Route) -> bool:
     return (a.type == b.type and a.dev == b.dev and a.gateway == b.gateway
             and a.proto == b.proto and a.scope == b.scope and a.src == b.src
-            and a.onlink == b.onlink)
+            and a.onlink == b.onlink and a.gw_local == b.gw_local)
 
 
 def insert(node: Node, new: Route, action: str) -> None:

@@ -3,8 +3,9 @@
 ``route`` reads ``/proc/net/route`` (the ``main`` table without broadcast/multicast
 entries) and changes routes with the ``SIOCADDRT``/``SIOCDELRT`` ioctls: an ioctl ``add``
 is a netlink *prepend* (no ``NLM_F_EXCL``), so a second default route with the same metric
-is accepted; failures print ``SIOCADDRT: <errno text>`` and exit 7. ``arp`` shows the same
-derived neighbour view as ``ip neigh``.
+is accepted; failures print ``SIOCADDRT: <errno text>`` and exit 7. ``arp`` reads ``/proc/net/arp``: the
+dynamic neighbour cache of :mod:`netarena_gym.routing.neigh` that ``ip neigh`` shows
+(unresolved entries print ``(incomplete)``); ``arp -d`` deletes an entry.
 """
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from netarena_gym.core.ipv4 import int_to_ip, mask_of
 from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.ip_common import IpExit, parse_inet
-from netarena_gym.routing.commands.ip_neigh import neighbours
 from netarena_gym.routing.commands.ip_route import table_routes
 from netarena_gym.routing.commands.ip_route_mod import RouteReq, build_route, delete, insert
-from netarena_gym.routing.state import MAIN, Node, Route
+from netarena_gym.routing import neigh
+from netarena_gym.routing.state import MAIN, NeighEntry, Node, Route
 
 __all__ = ["route_command", "arp_command"]
 
@@ -251,19 +252,29 @@ def route_command(ctx: CommandContext, argv: list[str], stdin: str) -> CommandRe
 _ARP_HEADER = "Address                  HWtype  HWaddress           Flags Mask            Iface\n"
 
 
-def _arp_row(ip: int, mac: str, dev: str) -> str:
-    return f"{int_to_ip(ip):<23.23}  {'ether':<8.8}{mac:<20.20}{'C':<6.6}{'':<15.15} {dev}\n"
+def _arp_row(e: NeighEntry) -> str:
+    if e.mac is None:
+        return f"{int_to_ip(e.ip):<23.23}  {'':<8.8}{'(incomplete)':<20.20}{'':<6.6}{'':<15.15} {e.dev}\n"
+    return f"{int_to_ip(e.ip):<23.23}  {'ether':<8.8}{e.mac:<20.20}{'C':<6.6}{'':<15.15} {e.dev}\n"
+
+
+def _arp_bsd(e: NeighEntry) -> str:
+    hw = "<incomplete>" if e.mac is None else f"{e.mac} [ether]"
+    return f"? ({int_to_ip(e.ip)}) at {hw} on {e.dev}\n"
 
 
 def _arp_delete(ctx: CommandContext, args: list[str]) -> CommandResult:
-    """``arp -d HOST [-i IF]``: accepted when the entry exists; as with ``ip neigh flush``
-    the derived entry is back as soon as it is looked at again."""
+    """``arp -d HOST [-i IF]``: ``SIOCDARP`` removes the entry until traffic brings it back."""
     host = next((a for a in args if not a.startswith("-")), None)
     if host is None:
         return CommandResult("arp: need host name\n", 255, INVALID)
-    if _addr(host) is None:
+    ip = _addr(host)
+    if ip is None:
         return CommandResult(f"{host}: Unknown host\n", 255, INVALID)
-    if any(int_to_ip(ip) == host for ip, _, _ in neighbours(ctx.net, ctx.node)):
+    dev = None
+    if "-i" in args and args.index("-i") + 1 < len(args):
+        dev = args[args.index("-i") + 1]
+    if neigh.delete(ctx.net, ctx.node, ip, dev):
         return CommandResult("", 0, OK)
     return CommandResult(f"No ARP entry for {host}\n", 255, ERROR)
 
@@ -282,7 +293,7 @@ def arp_command(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResu
                                      INVALID)
             dev = args.pop(0)
         elif a in ("-d", "--delete"):
-            return _arp_delete(ctx, args)
+            return _arp_delete(ctx, args + (["-i", dev] if dev is not None else []))
         elif a in ("-s", "-f", "--set", "--file"):
             return CommandResult(f"netarena: arp {a} is not supported by the simulator\n", 1,
                                  INVALID)
@@ -294,9 +305,9 @@ def arp_command(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResu
                     return CommandResult(f"arp: invalid option -- '{ch}'\n", 255, INVALID)
         else:
             host = a
-    entries = neighbours(ctx.net, ctx.node)
-    shown = [(ip, d, mac) for ip, d, mac in entries
-             if (dev is None or d == dev) and (host is None or int_to_ip(ip) == host)]
+    entries = neigh.entries(ctx.net, ctx.node)
+    shown = [e for e in entries
+             if (dev is None or e.dev == dev) and (host is None or int_to_ip(e.ip) == host)]
     if not shown:
         if host is not None and not bsd:
             return CommandResult(f"{host} ({host}) -- no entry\n", 0, OK)
@@ -304,7 +315,7 @@ def arp_command(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResu
             return CommandResult(f"arp: in {len(entries)} entries no match found.\n", 0, OK)
         return CommandResult("", 0, OK)
     if bsd:
-        text = "".join(f"? ({int_to_ip(ip)}) at {mac} [ether] on {d}\n" for ip, d, mac in shown)
+        text = "".join(_arp_bsd(e) for e in shown)
     else:
-        text = _ARP_HEADER + "".join(_arp_row(ip, mac, d) for ip, d, mac in shown)
+        text = _ARP_HEADER + "".join(_arp_row(e) for e in shown)
     return CommandResult(text, 0, OK)

@@ -1,16 +1,19 @@
 """``ping`` (iputils) and ``traceroute`` over the packet engine.
 
-Timing is simulated: a ping that would run past the command timeout (no ``-c``, or a long
+The packets resolve neighbours as they go: the ARP exchanges land in the dynamic
+neighbour cache (:func:`netarena_gym.routing.neigh.recording`). Timing is simulated: a ping that would run past the command timeout (no ``-c``, or a long
 wait for replies that never come) is cut off like ``timeout(1)`` would cut it, and reported
 with the TIMEOUT outcome. Printed times are deterministic (the differential harness
 normalises them)."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from netarena_gym.core.ipv4 import AddressError, int_to_ip, ip_to_int
 from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
+from netarena_gym.routing import neigh
 from netarena_gym.routing.grader import echo, walk
 
 _PING_USAGE = "ping: usage error: Destination address required"
@@ -99,8 +102,9 @@ def ping(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
                 return CommandResult(f"ping: bind icmp socket: Cannot assign requested address\n",
                                      2, ERROR)
     size = opts["size"] + 28
-    o = echo(ctx.net, ctx.node, dst, size=size, dont_fragment=opts["M"] in ("do", "probe"),
-             src=src)
+    with neigh.recording(ctx.net):
+        o = echo(ctx.net, ctx.node, dst, size=size, dont_fragment=opts["M"] in ("do", "probe"),
+                 src=src)
     if o.local_error:
         return CommandResult(f"ping: {o.local_error}\n", 2 if "connect" in o.local_error else 1,
                              ERROR)
@@ -111,10 +115,21 @@ def _lost(k: int, loss: float) -> bool:
     return math.floor((k + 1) * loss + 1e-9) > math.floor(k * loss + 1e-9)
 
 
+# the sender's own ARP gives up after mcast_solicit (3) x retrans_time (1 s): only then does
+# the kernel report EHOSTUNREACH (real: ``ping -c1 -W1`` to an absent neighbour prints no
+# "Destination Host Unreachable" line, ``ping -c1`` does)
+ARP_GIVE_UP_S = 3.0
+
+
 def _ping_report(ctx: CommandContext, opts, target: str, o) -> CommandResult:
     count, interval = opts["count"], max(opts["interval"], 0.002)
     wait = opts["W"] if opts["W"] is not None else 10.0
     deadline = opts["w"]
+    if (o.error == "Destination Host Unreachable" and o.reporter is not None
+            and o.reporter in ctx.node.local_ips() and count is not None):
+        span = (count - 1) * interval + wait
+        if min(span, deadline if deadline is not None else span) < ARP_GIVE_UP_S:
+            o = dataclasses.replace(o, error="timeout", reporter=None)
     lines = [f"PING {target} ({target}) {opts['size']}({opts['size'] + 28}) bytes of data."]
     if count is None and deadline is not None:
         count = max(1, int(deadline / interval) + 1)
@@ -163,6 +178,11 @@ _TR_FLAGS = {"Destination Host Unreachable": " !H", "Destination Net Unreachable
 
 @register("traceroute")
 def traceroute(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
+    with neigh.recording(ctx.net):
+        return _traceroute(ctx, argv)
+
+
+def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
     numeric, max_hops, queries, wait, icmp = False, 30, 3, 5.0, False
     target = None
     i = 1

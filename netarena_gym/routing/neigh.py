@@ -1,0 +1,160 @@
+"""The dynamic neighbour (ARP) cache: what ``ip neigh`` and ``arp -n`` show (Linux 6.x
+``net/core/neighbour.c`` and ``net/ipv4/arp.c``, as iproute2 6.x and net-tools 2.10 print it).
+
+Entries exist only where traffic resolved them. The model is deterministic (no clock):
+
+* A **traffic round** is the backend's probe round (``observe``: every node pings every other
+  node once, ``ping -c1``). At the start of a round the tables are emptied, as the Mininet
+  backend flushes them before it probes, and the round's ARP exchanges fill them. The
+  round's tables are a pure function of the configuration, computed when first looked at
+  and cached by content; configuration changes made since the round (in the same command
+  line) are taken as already probed, except that taking a link down or removing its last
+  address drops the device's entries (``neigh_ifdown``), as the kernel does.
+* An ARP exchange ``X`` asks for ``t`` on ``dev``: if someone answers, ``X`` holds ``t``
+  ``REACHABLE`` and the answering node learns ``X``'s sender address (``neigh_event_ns``,
+  ``STALE``); if no one answers, ``X`` holds ``t`` ``FAILED`` (``arp`` prints
+  ``(incomplete)``). Sending through an entry that is already there resolves nothing new
+  and confirms a ``STALE`` one (the kernel's DELAY, PROBE, REACHABLE, settled).
+* The agent's own ``ping`` and ``traceroute`` add to the current round's tables the same
+  way; ``ip neigh flush`` and ``arp -d`` delete entries until the next round.
+
+Left out: timers (REACHABLE turning STALE after ``base_reachable_time``, INCOMPLETE
+turning FAILED after three solicitations: the model shows the settled states), garbage
+collection (the kernel keeps entries below ``gc_thresh1`` anyway), ``ip neigh
+add/replace``, proxy ARP and ``arp_ignore``/``arp_announce`` other than 0. The kernel lists
+entries in hash order; the simulator lists them by interface, then address.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from netarena_gym.core.ipv4 import in_prefix
+from netarena_gym.routing.grader import pair_ok
+from netarena_gym.routing.state import NeighEntry, Network, Node
+
+__all__ = ["round_tables", "table", "entries", "recording", "flush", "delete"]
+
+Table = dict[tuple[str, int], NeighEntry]
+
+
+def _apply(log: list, get) -> None:
+    """Replay ARP resolutions (``Network.arp_log`` records) into the tables ``get`` gives."""
+    for node, ifname, ip, res in log:
+        t = get(node.name)
+        key = (ifname, ip)
+        e = t.get(key)
+        if res is None:
+            if e is None or e.mac is not None:
+                t[key] = NeighEntry(ip, ifname, None, "FAILED")
+            continue
+        peer, pif = res
+        pmac = peer.interfaces[pif].mac
+        if e is not None and e.mac == pmac:
+            if e.state != "REACHABLE":
+                t[key] = NeighEntry(ip, ifname, pmac, "REACHABLE")
+            continue
+        t[key] = NeighEntry(ip, ifname, pmac, "REACHABLE")
+        sip = node.select_source(ifname, ip)
+        if sip is None:
+            continue
+        pt = get(peer.name)
+        mymac = node.interfaces[ifname].mac
+        pe = pt.get((pif, sip))
+        if pe is None or pe.mac != mymac:
+            pt[(pif, sip)] = NeighEntry(sip, pif, mymac, "STALE")
+
+
+def _compute_round(net: Network) -> dict[str, Table]:
+    tables: dict[str, Table] = {name: {} for name in net.nodes}
+    log: list = []
+    saved, net.arp_log = net.arp_log, log
+    try:
+        order = net.probe_order()
+        for a in order:
+            src = net.nodes[a]
+            for b in order:
+                if a != b:
+                    pair_ok(net, src, net.probe_ip[b], 1.0)
+    finally:
+        net.arp_log = saved
+    _apply(log, tables.__getitem__)
+    return tables
+
+
+def round_tables(net: Network) -> dict[str, Table]:
+    """Every node's table after one probe round over the current configuration (cached by
+    the network's content; treat as read-only)."""
+    c = net.neigh_cache
+    if c is not None and c[0] == net.version:
+        return c[2]
+    fp = net.fingerprint()
+    if c is not None and c[1] == fp:
+        net.neigh_cache = (net.version, fp, c[2])
+        return c[2]
+    tables = _compute_round(net)
+    net.neigh_cache = (net.version, fp, tables)
+    return tables
+
+
+def table(net: Network, node: str) -> Table:
+    """``node``'s table now (read-only)."""
+    t = net.neigh_tables.get(node)
+    if t is not None:
+        return t
+    base = round_tables(net)[node]
+    gone = net.neigh_forgotten.get(node)
+    if gone:
+        return {k: v for k, v in base.items() if k[0] not in gone}
+    return base
+
+
+def _explicit(net: Network, node: str) -> Table:
+    t = net.neigh_tables.get(node)
+    if t is None:
+        t = net.neigh_tables[node] = dict(table(net, node))
+    return t
+
+
+def entries(net: Network, node: Node, ifname: str | None = None) -> list[NeighEntry]:
+    """``node``'s entries (optionally on ``ifname`` only), by interface then address."""
+    order = {name: i for i, name in enumerate(node.interfaces)}
+    out = [e for e in table(net, node.name).values() if ifname is None or e.dev == ifname]
+    out.sort(key=lambda e: (order.get(e.dev, len(order)), e.ip))
+    return out
+
+
+@contextmanager
+def recording(net: Network):
+    """Agent traffic inside the block resolves neighbours into the current round."""
+    if net.arp_log is not None:  # nested: the outer block records
+        yield
+        return
+    log: list = []
+    net.arp_log = log
+    try:
+        yield
+    finally:
+        net.arp_log = None
+    if log:
+        _apply(log, lambda name: _explicit(net, name))
+
+
+def flush(net: Network, node: Node, ifname: str | None = None,
+          prefix: tuple[int, int] | None = None) -> int:
+    """``ip neigh flush``: delete the matching entries; returns how many."""
+    t = _explicit(net, node.name)
+    victims = [k for k, e in t.items()
+               if (ifname is None or e.dev == ifname)
+               and (prefix is None or in_prefix(e.ip, prefix[0], prefix[1]))]
+    for k in victims:
+        del t[k]
+    return len(victims)
+
+
+def delete(net: Network, node: Node, ip: int, ifname: str | None = None) -> bool:
+    """``arp -d``: delete ``ip``'s entry; False if there is none."""
+    t = _explicit(net, node.name)
+    victims = [k for k, e in t.items() if e.ip == ip and (ifname is None or e.dev == ifname)]
+    for k in victims:
+        del t[k]
+    return bool(victims)

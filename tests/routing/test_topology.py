@@ -1,0 +1,76 @@
+"""Interface labels (aliases): off in compat (upstream's nodes carry none), on elsewhere,
+and an explicit, validated env option ``interface_labels``."""
+import gymnasium as gym
+import pytest
+
+import netarena_gym  # noqa: F401
+from netarena_gym.agents import play_episode
+from netarena_gym.errors import InvalidConfig
+from netarena_gym.routing.backends.mininet import baseline_script
+from netarena_gym.routing.backends.sim import SimBackend, SimState
+from netarena_gym.routing.config import RoutingConfig
+from netarena_gym.routing.env import RoutingEnv
+from netarena_gym.routing.expert import RoutingExpert
+from netarena_gym.routing.topology import Layout, TopologySpec, build_network, labels_for
+
+from .conftest import SMALL, scenario
+
+
+def aliases(net) -> dict:
+    return {(n.name, i.name): i.alias for n in net.routers() for i in n.interfaces.values()
+            if not i.loopback}
+
+
+def test_labels_for_levels_and_overrides():
+    assert labels_for(1) and labels_for(3) and not labels_for("compat")
+    assert labels_for("compat", True) and not labels_for(1, False)
+
+
+def test_build_network_with_and_without_labels():
+    spec = TopologySpec(hosts=((1, 2), (1,)), parents=(0,))
+    on = aliases(build_network(spec)[0])
+    assert on[("r0", "r0-eth1")] == "LAN s1 192.168.1.1/24"
+    assert on[("r0", "r0-eth3")] == "TRANSIT r1 172.16.0.1/30"
+    assert set(aliases(build_network(spec, labels=False)[0]).values()) == {None}
+
+
+def test_sim_state_follows_the_scenario_level_unless_told():
+    assert not SimState.build(scenario([], SMALL, level="compat")).labels
+    assert SimState.build(scenario([], SMALL, level=1)).labels
+    assert SimState.build(scenario([], SMALL, level="compat"), labels=True).labels
+    b = SimBackend(interface_labels=False)
+    b.apply(scenario([], SMALL, level=1), SimState.build(scenario([], SMALL, level=1)))
+    assert not b.state.labels  # a prebuilt state with other labels is not used
+
+
+def test_mininet_baseline_sets_or_clears_aliases():
+    lay = Layout(TopologySpec.from_dict(SMALL))
+    assert "ip link set dev r0-eth1 alias 'LAN s1 192.168.1.1/24'" in baseline_script(lay, "r0")
+    # real: `alias ''` removes the alias line from `ip link show`
+    off = baseline_script(lay, "r0", labels=False)
+    assert "ip link set dev r0-eth1 alias ''" in off and "LAN" not in off
+
+
+@pytest.mark.parametrize("level,option,shown", [
+    ("compat", None, False), (1, None, True), ("compat", True, True), (2, False, False)])
+def test_env_option_decides_what_ip_link_shows(level, option, shown):
+    env = gym.make("NetArena-Routing-v0", level=level, interface_labels=option)
+    env.reset(seed=5)
+    obs, *_ = env.step({"machine": "r0", "command": "ip -d link show; ip -d addr show"})
+    assert ("    alias LAN s" in obs) == shown
+    env.close()
+
+
+def test_option_is_validated_and_listed():
+    assert "interface_labels" in RoutingConfig.field_names()
+    with pytest.raises(InvalidConfig, match="interface_labels"):
+        RoutingConfig(interface_labels="yes")
+    with pytest.raises(InvalidConfig, match="interface_labels"):
+        RoutingEnv(interface_labels=1)
+    assert RoutingEnv.from_config({"level": "compat", "interface_labels": True}).config.interface_labels
+
+
+def test_expert_solves_a_single_router_without_labels():
+    env = gym.make("NetArena-Routing-v0", level=2, interface_labels=False)
+    results = [play_episode(env, RoutingExpert(), seed=2000 + i) for i in range(40)]
+    assert all(r.correct and r.safe for r in results)
