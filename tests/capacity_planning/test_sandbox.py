@@ -239,7 +239,7 @@ def test_the_worker_is_sent_the_topology_and_the_code_only(monkeypatch):
         env.close()
     assert [f["op"] for f in frames] == ["load", "run"]
     assert set(frames[0]) == {"op", "key", "scheme", "nodes", "edges"}
-    assert set(frames[1]) == {"op", "key", "code", "limits", "guard"}
+    assert set(frames[1]) == {"op", "key", "code", "limits", "guard", "namespace"}
     assert str(truth) not in json.dumps(frames[0])  # the total is computed, never sent
 
 
