@@ -157,3 +157,24 @@ def write_json(path, data) -> str:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(data, f, indent=1, ensure_ascii=False)
     return str(path)
+
+
+def example(path: str) -> str:
+    """The README's worked example: three route records played by the expert (one of them
+    with a command upstream's blacklist skips) and a fourth whose recorded verdict was
+    edited, as a leaderboard file."""
+    q = {"errortype": "disable_interface", "errordetail": {"interface": "r0-eth2", "method": 2}}
+    recs = [route_record(q),
+            route_record({"errortype": ["disable_routing", "remove_ip"],
+                          "errordetail": [{"action": "Disable IP forwarding", "method": 1},
+                                          {"interface": "r0-eth1", "method": 1}]}),
+            route_record(q, commands=[{"machine": "r0", "command": "ethtool r0-eth2"}])]
+    edited = dict(recs[0], safe=False)
+    return write_json(path, leaderboard(recs + [edited], {"avg_correctness": 1.0,
+                                                           "avg_safety": 0.75,
+                                                           "avg_iterations": 3.0}))
+
+
+if __name__ == "__main__":
+    import sys
+    print(example(sys.argv[1] if len(sys.argv) > 1 else "route-results.json"))
