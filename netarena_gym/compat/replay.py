@@ -104,6 +104,13 @@ def output_of(observation: str) -> str:
     return "" if body.strip() == "(no output)" else body
 
 
+def reason(e: BaseException) -> str:
+    """A data error as one line (a KeyError names the missing field)."""
+    if isinstance(e, KeyError):
+        return f"missing field {e}"
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
 def step_env(env, action: dict) -> tuple[str, dict] | None:
     """One recorded command through one of our envs: ``(output, info)``, or None when our
     episode had already ended (it reached the goal, or its step limit, earlier)."""

@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 
 from netarena_gym.compat.replay import (BadFile, Case, Check, Options, need, normalise_output,
-                                        step_env)
+                                        reason, step_env)
 
 TASK = "k8s"
 NO_MISMATCH = "No mismatches found."
@@ -143,7 +143,11 @@ class Replayer:
         options = [[self.wl.policy_file(p) for p in CANDIDATES[d["type"]]] for d in details]
         fits = []
         for files in itertools.product(*options):
-            self._reset(files, details)
+            try:
+                self._reset(files, details)
+            except (ValueError, KeyError, TypeError) as e:  # the details themselves are bad
+                return None, Check("scenario", False, note=f"import_upstream refused the "
+                                   f"record: {reason(e)}")
             if first is not None:
                 for st in steps[:first + 1]:
                     step_env(self.env, {"command": st["llm_command"]})
@@ -164,8 +168,8 @@ class Replayer:
             return
         try:
             self._reset(files, case.data["details"])
-        except (ValueError, KeyError) as e:
-            yield Check("scenario", False, note=f"import_upstream refused the record: {e}")
+        except (ValueError, KeyError, TypeError) as e:
+            yield Check("scenario", False, note=f"import_upstream refused the record: {reason(e)}")
             return
         prev, safe, last, ran = None, True, None, 0
         for k, st in enumerate(rec["results"]):

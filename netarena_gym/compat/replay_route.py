@@ -27,7 +27,7 @@ import re
 import numpy as np
 
 from netarena_gym.compat.replay import (BadFile, Case, Check, Options, need, normalise_output,
-                                        strip_prefix)
+                                        reason, step_env, strip_prefix)
 
 TASK = "routing"
 UPSTREAM_MAX_ITERATIONS = 10
@@ -172,7 +172,6 @@ class Replayer:
         return self.envs[key]
 
     def replay(self, case: Case):
-        from netarena_gym.compat.replay import step_env
         from netarena_gym.routing.generator import import_upstream
         rec, steps = case.data["record"], case.data["steps"]
         s, h = topology(rec, steps, self.options)
@@ -181,13 +180,13 @@ class Replayer:
         try:
             scenario = import_upstream({"queries": [query]})[0]
         except (ValueError, KeyError, TypeError) as e:
-            yield Check("scenario", False, note=f"import_upstream refused the record: {e}")
+            yield Check("scenario", False, note=f"import_upstream refused the record: {reason(e)}")
             return
         env = self._env(s, h)
         try:
             env.reset(options={"scenario": scenario.to_dict()})
         except ValueError as e:
-            yield Check("scenario", False, note=f"our env refused the scenario: {e}")
+            yield Check("scenario", False, note=f"our env refused the scenario: {reason(e)}")
             return
         names = list(env.backend.names)
         m = env.backend.observe()

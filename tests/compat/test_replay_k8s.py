@@ -109,3 +109,18 @@ def test_a_bad_k8s_record_is_named(tmp_path, capsys, records):
     f = ur.write_json(tmp_path / "r.json", [bad])
     assert replay.main([f]) == 2
     assert "error_detail[0] is not an upstream K8s fault" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("detail,files,note", [
+    ({"type": "change_port"}, None, "missing field 'new_port'"),
+    ({"type": "change_port"}, ["network-policy-cartservice"], "missing field 'new_port'"),
+    ({"type": "change_port", "new_port": "abc"}, None, "invalid literal"),
+    ({"type": "change_port", "new_port": 1}, ["network-policy-nope"], "network-policy-nope"),
+])
+def test_faults_that_do_not_import_are_a_scenario_difference(tmp_path, records, detail, files, note):
+    rec = dict(records[0], error_detail=[detail])
+    if files:
+        rec["policies_to_inject"] = files
+    report = _replay(tmp_path, [rec])
+    d = report.cases[0]["differences"]
+    assert [x["check"] for x in d] == ["scenario"] and note in d[0]["note"]

@@ -114,3 +114,22 @@ def test_wrong_routing_table_records_with_prefix_fields_replay(tmp_path):
     report = _replay(tmp_path, [rec])
     assert report.cases[0]["differences"] == []
     assert json.dumps(report.cases[0])
+
+
+@pytest.mark.parametrize("change,note", [
+    ({"error_detail": {"interface": 5, "method": "x"}}, "invalid literal"),
+    ({"error_detail": {"method": 2}}, "missing field 'interface'"),
+    ({"error_type": "explode_router"}, "unknown upstream error type"),
+])
+def test_records_whose_faults_do_not_import_are_a_scenario_difference(tmp_path, faithful, change, note):
+    report = _replay(tmp_path, [dict(faithful[0], **change)])
+    (d,) = report.cases[0]["differences"]
+    assert d["check"] == "scenario" and note in d["note"]
+
+
+def test_an_unknown_machine_is_not_executed(tmp_path, faithful):
+    log = faithful[-1]["log_content"].replace("Machine: p42_r0", "Machine: ../../etc", 1)
+    report = _replay(tmp_path, [dict(faithful[-1], log_content=log)])
+    first = [d for d in report.cases[0]["differences"] if d.get("step") == 0]
+    assert {d["check"] for d in first} == {"executed", "output"}
+    assert "unknown machine" in next(d for d in first if d["check"] == "output")["ours"]
