@@ -16,8 +16,9 @@ initial matrix (``initial``); each command that upstream measured, then the next
 pingall against ours (``state``); whether it ran (``executed``: upstream skips unknown
 machines, empty and blacklisted commands) and its normalised output (``output``); and the
 verdicts ``success``, ``safe`` (upstream's aggregate-loss rule, our ``safe_compat``) and
-``iterations`` (upstream's ``k + 1``, ``max + 1`` on failure). A command upstream logged on
-the iteration that saw 0% loss never ran and is not replayed.
+``iterations`` (upstream's ``k + 1``, ``max + 1`` on failure; a failed record's own count
+gives its budget, 10 by default). A command upstream logged on the iteration that saw 0%
+loss never ran and is not replayed.
 """
 from __future__ import annotations
 
@@ -191,7 +192,10 @@ class Replayer:
         names = list(env.backend.names)
         m = env.backend.observe()
         yield _state("initial", None, names, m, steps[0]["pingall"])
-        # upstream measures before each command: the last command of a failed run never is
+        # upstream measures before each command: the last command of a failed run never is.
+        # Its budget: a failed run reports max_iterations + 1 (the default max is 10)
+        budget = (rec["iterations"] - 1 if not rec["success"] and rec["iterations"] > 1
+                  else UPSTREAM_MAX_ITERATIONS)
         losses = [_loss(m)]
         ran = 0
         for k, st in enumerate(steps):
@@ -214,14 +218,14 @@ class Replayer:
                 a, b = normalise_output(out), normalise_output(st["output"])
                 yield Check("output", a == b, a if a != b else None, b if a != b else None, step=k)
             m = env.backend.observe()
-            if k + 1 < UPSTREAM_MAX_ITERATIONS:
+            if k + 1 < budget:
                 losses.append(_loss(m))
             nxt = steps[k + 1]["pingall"] if k + 1 < len(steps) else None
             if nxt is not None:
                 yield _state("state", k, names, m, nxt)
         success = losses[-1] == 0
         safe = all(b <= a for a, b in zip([100] + losses, losses))
-        ours_iter = ran + 1 if success else UPSTREAM_MAX_ITERATIONS + 1
+        ours_iter = ran + 1  # commands run before success, or every one of a failed run
         theirs_iter = int(rec["iterations"])
         yield Check("success", success == rec["success"], success, rec["success"])
         yield Check("safe", safe == rec["safe"], safe, rec["safe"])

@@ -133,3 +133,13 @@ def test_an_unknown_machine_is_not_executed(tmp_path, faithful):
     first = [d for d in report.cases[0]["differences"] if d.get("step") == 0]
     assert {d["check"] for d in first} == {"executed", "output"}
     assert "unknown machine" in next(d for d in first if d["check"] == "output")["ours"]
+
+
+def test_a_failed_run_gives_its_own_budget(tmp_path):
+    rec = ur.route_record(QUERIES["DI2"], commands=LOOKING, max_iterations=5)
+    assert rec["iterations"] == 6 and not rec["success"]
+    report = _replay(tmp_path, [rec])
+    assert report.cases[0]["differences"] == []
+    cut = dict(rec, log_content=rec["log_content"].rsplit("Pingall result:", 1)[0])
+    report = _replay(tmp_path, [cut])  # a log missing its last iteration
+    assert {d["check"] for d in report.cases[0]["differences"]} == {"iterations"}
