@@ -18,6 +18,7 @@ import os
 import sys
 
 import netarena_gym
+from netarena_gym.compat import replay as compat_replay
 from netarena_gym.eval.spec import parse_level
 
 PROMPTS = ("zeroshot", "fewshot", "cot", "fewshot_cot")
@@ -136,6 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         tsub.add_parser(name, parents=[mod.build_parser(add_help=False)],
                         help=doc.split("\n\n")[0].replace("\n", " "), description=doc,
                         formatter_class=mod.HelpFormatter)
+    compat_replay.add_arguments(sub.add_parser("compat-replay", help=compat_replay.HELP))
     return p
 
 
@@ -334,6 +336,7 @@ def cmd_train(a) -> int:
 
 COMMANDS = {"eval": cmd_eval, "report": cmd_report, "generate": cmd_generate,
             "serve-a2a": cmd_serve_a2a, "train": cmd_train}
+COMMANDS["compat-replay"] = compat_replay.run
 
 
 def main(argv: list[str] | None = None) -> int:

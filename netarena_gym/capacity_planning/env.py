@@ -6,7 +6,14 @@ Interfaces (``interface=``):
   the action is Python source defining ``process_graph(graph)`` (a string, optionally inside
   a fenced block among prose, or ``{"code": ...}``). It runs in the sandbox (see
   :mod:`sandbox`); a result is graded and ends the episode, an error is reported in the
-  next observation and costs a penalty (``max_steps`` attempts, 3 by default, 1 at compat);
+  next observation and costs a penalty (``max_steps`` attempts, 3 by default, 1 at compat).
+  What the code finds bound: at levels 1-4 nothing but the sandbox's restricted builtins
+  (it imports what it needs from the allow-list, e.g. ``import networkx as nx``); at
+  ``level="compat"`` upstream NetArena's namespace, ``nx``, ``json``, ``copy`` and ``G`` (a
+  copy of the base graph), and the submission is extracted as upstream does (a ``def``
+  named like ``*process_graph*`` is renamed, the code runs from it to the next triple
+  backtick, lines starting with ``import`` are dropped; upstream's ``solid_step_*``
+  helpers are not bound). Tracebacks show the agent's own lines only, never a path;
 * ``"text"``: a multi-step episode of JSON tool calls (see :mod:`tools`) ending with
   ``{"tool": "answer", ...}``;
 * ``"discrete"``: the same tools as a fixed catalogue with a mask (see :mod:`catalogue`).
@@ -31,7 +38,8 @@ from netarena_gym.capacity_planning import prompts
 from netarena_gym.capacity_planning.backends.sim import MaltSimBackend
 from netarena_gym.capacity_planning.catalogue import DiscreteView
 from netarena_gym.capacity_planning.features import spaces_dict
-from netarena_gym.capacity_planning.commands.sandbox import MAX_CODE_CHARS, Limits, extract_code
+from netarena_gym.capacity_planning.commands.sandbox import (MAX_CODE_CHARS, Limits, extract_code,
+                                                            upstream_source)
 from netarena_gym.capacity_planning.commands.tools import decode_action
 from netarena_gym.capacity_planning.config import CapacityPlanningConfig
 from netarena_gym.capacity_planning.expert import CapacityPlanningExpert
@@ -68,7 +76,9 @@ class CapacityPlanningEnv(NetArenaEnv):
     ## Action Space
 
     ``interface="code"`` (default): ``Text(MAX_CODE_CHARS)``, Python source defining
-    ``process_graph(graph)``, run in the sandbox. ``interface="text"``: ``Text(2048)``, a
+    ``process_graph(graph)``, run in the sandbox: levels 1-4 bind no names (import from the
+    allow-list), compat binds upstream's ``nx``, ``json``, ``copy`` and ``G`` and drops
+    ``import`` lines as upstream does. ``interface="text"``: ``Text(2048)``, a
     JSON tool call ending with ``{"tool": "answer", ...}``. ``interface="discrete"``:
     ``Discrete(n)``, the same tools as a catalogue with a mask.
 
@@ -240,8 +250,7 @@ class CapacityPlanningEnv(NetArenaEnv):
             action = self.catalogue.render(decode_index(action))
         return decode_action(action)
 
-    @staticmethod
-    def _decode_code(action: Any) -> str:
+    def _decode_code(self, action: Any) -> str:
         if isinstance(action, dict):
             action = action.get("code")
         if isinstance(action, bytes):
@@ -252,7 +261,7 @@ class CapacityPlanningEnv(NetArenaEnv):
             raise ActionError("submit Python source defining process_graph(graph)")
         if len(action) > MAX_CODE_CHARS:
             raise ActionError(f"code longer than {MAX_CODE_CHARS} characters")
-        code = extract_code(action)
+        code = upstream_source(action) if self.level == "compat" else extract_code(action)
         if code is None:
             raise ActionError("no `def process_graph(graph)` found in the submission")
         return code

@@ -264,9 +264,11 @@ def compat_code_for(question: str) -> str:
             body.append(f"answer = _{k}(g, {op['name']!r})")
             rtype = "list"
     lines = "\n    ".join(body)
-    return (f"{COMPAT_LIBRARY}\n\ndef process_graph(graph_data):\n    g = graph_data\n"
+    # process_graph first: upstream runs the code from that def on (its helpers follow it)
+    return (f"def process_graph(graph_data):\n    g = graph_data\n"
             f"    answer = None\n    {lines}\n"
-            f"    return {{'type': {rtype!r}, 'data': answer, 'updated_graph': g}}\n")
+            f"    return {{'type': {rtype!r}, 'data': answer, 'updated_graph': g}}\n\n"
+            f"{COMPAT_LIBRARY}")
 
 
 # --------------------------------------------------------------- observations

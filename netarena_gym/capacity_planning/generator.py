@@ -466,6 +466,22 @@ def from_scenario(scenario: Scenario) -> tuple[BaseGraph, Query]:
     return base, q
 
 
+def import_upstream(question: str) -> Scenario:
+    """The ``level="compat"`` scenario of one upstream MALT question (its wording, see
+    :func:`grader_compat.parse`), on upstream's graph; the ground truth is recomputed.
+    Raises ValueError for a question upstream's templates cannot produce."""
+    template, p = compat.parse(question)
+    spec = netarena_spec()
+    ops = compat.ops_of(template, p)
+    atype, _ = compat.run(Graph(base_graph(spec, "merged")), ops)
+    q = Query(template=template, level="compat", text=question.strip(), ops=ops,
+              answer_type=atype)
+    return Scenario(task=TASK, level="compat",
+                    params={"topology": spec.to_dict(), "scheme": "merged"},
+                    faults=(q.to_dict(with_answer=False),), seed=None,
+                    meta={"category": q.label, "template": template, "source": "upstream"})
+
+
 def generate_dataset(level, n: int, seed: int, **kw) -> list[Scenario]:
     """``n`` distinct scenarios of ``level`` drawn from ``seed``."""
     gen = QueryGenerator(level, **kw)

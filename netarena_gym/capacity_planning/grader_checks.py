@@ -19,7 +19,9 @@ already have (:func:`new_violations`). Every rule is local (a node, its edges an
 neighbours' kinds), so checking the touched nodes and their neighbours is exact.
 
 :func:`upstream_verdict` reproduces upstream NetArena's checker (its six checks in order,
-first failure wins, substring tests on types, only capacity 0 rejected) for ``safe_compat``.
+first failure wins, substring tests on types; of capacities, only 0 and a missing
+``physical_capacity_bps`` attribute are rejected: upstream reads the attribute, so a port
+without one fails the check) for ``safe_compat``.
 """
 from __future__ import annotations
 
@@ -226,10 +228,13 @@ def _upstream(graph, scope) -> tuple[bool, str]:
     for k in live:
         if not graph.children(k) and not graph.parents(k):
             return False, f"Found isolated node {describe(k)}"
-    for k in scope.changed:
+    for k in scope.changed:  # upstream reads the attribute: a port without one fails too
         a = graph.attrs(k)
-        if a is not None and _has(a.get("type"), PORT) and a.get(CAPACITY) == 0:
-            return False, f"Port {describe(k)} has zero capacity"
+        if a is not None and _has(a.get("type"), PORT):
+            if CAPACITY not in a:
+                return False, f"Port {describe(k)} has no {CAPACITY} attribute"
+            if a[CAPACITY] == 0:
+                return False, f"Port {describe(k)} has zero capacity"
     for k in live + list(scope.near):
         a = graph.attrs(k)
         if a is not None and _has(a.get("type"), SWITCH) and not any(

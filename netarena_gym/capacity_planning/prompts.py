@@ -4,7 +4,7 @@ uses, and what to return. One block per interface and graph scheme (``CODE``, ``
 prompt starts with (dispatched by :mod:`netarena_gym.agents.prompts`)."""
 from __future__ import annotations
 
-from netarena_gym.capacity_planning.commands.sandbox_worker import ALLOWED_MODULES
+from netarena_gym.capacity_planning.commands.sandbox_runtime import ALLOWED_MODULES
 from netarena_gym.capacity_planning.commands.tools import HELP
 
 SCHEMA = """The topology follows Google's MALT model. Kinds: EK_JUPITER, EK_SUPERBLOCK,
@@ -42,7 +42,7 @@ Numbers and names go in "data" as numbers or text, lists and rankings as Python 
 questions that return the updated graph, "data" is ignored. You may modify `graph` in place.
 Allowed imports: {", ".join(ALLOWED_MODULES)}. Reply with one Python code block."""
 
-COMPAT = f"""NetArena capacity planning (MALT). Interface: code.
+COMPAT = """NetArena capacity planning (MALT). Interface: code.
 Write a Python function process_graph(graph_data) that answers the question below.
 `graph_data` is a networkx.DiGraph in Google's MALT model, keyed by node name. Each node
 has "name" and "type", a list of its kinds (EK_JUPITER, EK_SUPERBLOCK, EK_SPINEBLOCK,
@@ -53,9 +53,11 @@ jupiter contains superblocks and spine blocks, superblocks contain aggregation b
 blocks contain packet switches, packet switches contain ports; racks, chassis and control
 domains contain switches too. A node's total physical capacity is the sum of the
 physical_capacity_bps of the ports it contains.
-Match nodes by their "name" attribute. Return {{"type": "text" | "list" | "table" | "graph",
-"data": <the answer>, "updated_graph": networkx.node_link_data(<the updated graph>)}}.
-Allowed imports: {", ".join(ALLOWED_MODULES)}. Reply with one Python code block."""
+Match nodes by their "name" attribute. Return {"type": "text" | "list" | "table" | "graph",
+"data": <the answer>, "updated_graph": nx.node_link_data(<the updated graph>)}.
+`nx` (networkx), `json` and `copy` are already imported; do not import anything (lines
+starting with "import" are dropped). Reply with one Python code block holding only the
+function."""
 
 TOOLS = f"""NetArena capacity planning (MALT). Interface: tools.
 Answer the question below with tool calls on the live topology.

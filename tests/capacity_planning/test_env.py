@@ -213,3 +213,37 @@ def test_env_is_a_netarena_env_whose_backend_holds_the_state():
     assert env.metrics.summary()["grade_seconds"] >= 0.0
     env.backend.reset_to_baseline()
     assert env.backend.observe().tolist() == [False]
+
+
+# upstream's recorded agent code binds nothing itself: upstream runs it with nx, json and copy
+# bound and its import lines dropped (issue 12.5)
+UPSTREAM_STYLE = '''import networkx as nx
+import numpy as np
+def process_graph(graph_data):
+    graph_copy = copy.deepcopy(graph_data)
+    parent = [n for n, d in graph_copy.nodes(data=True) if d["name"] == {parent!r}][0]
+    kids = [graph_copy.nodes[v]["name"] for _, v, d in graph_copy.out_edges(parent, data=True)
+            if d["type"] == "RK_CONTAINS"]
+    return json.dumps({{"type": "list", "data": kids,
+                       "updated_graph": nx.readwrite.json_graph.node_link_data(graph_copy)}})
+'''
+
+
+def test_compat_runs_upstream_style_code_in_upstream_namespace():
+    from netarena_gym.capacity_planning import grader_compat as compat
+    env = gym.make(ENV_ID, level="compat", templates=("list",))
+    try:
+        obs, info = env.reset(seed=3)
+        _, p = compat.parse(info["extra"]["query"]["text"])
+        code = "```python\n" + UPSTREAM_STYLE.format(parent=p["parent"]) + "```"
+        obs, r, term, trunc, info = env.step(code)
+        v = info["extra"]["verdict"]
+        assert term and v["graded"] and info["correct"] and v["safe_compat"], obs
+        # the same code at level 1 has no nx/json/copy bound: a NameError, shown without paths
+        env1 = gym.make(ENV_ID, level=1, max_steps=2)
+        env1.reset(seed=3)
+        obs, r, term, trunc, info = env1.step(UPSTREAM_STYLE.format(parent="x").split("\n", 2)[2])
+        assert not term and "NameError: name 'copy' is not defined" in obs and "/" not in obs.split("Output:")[1]
+        env1.close()
+    finally:
+        env.close()

@@ -94,12 +94,26 @@ def test_literal_switch_removal_is_unsafe_and_cascade_is_safe(g):
     (lambda g: g.add_edge((SWITCH, "ju1.a1.m1.s2c2"), (PORT, f"{SW[1]}.p1"), CONTAINS), "port_parents", True),
     (lambda g: g.add_edge(AGG, (PORT, f"{SW[1]}.p1"), "RK_CONNECTS"), "bad_edge_type", False),
     (lambda g: g.set_attr((PORT, f"{SW[1]}.p1"), "type", ["EK_NIC"]), "bad_type", False),
+    # upstream reads physical_capacity_bps: a port without the attribute fails its check,
+    # a port holding None passes it (only 0 is compared)
+    (lambda g: [g.add_node((PORT, "n"), {"name": "n", "type": [PORT]}),
+                g.add_edge(SW, (PORT, "n"), CONTAINS)], "port_capacity", False),
+    (lambda g: g.set_attrs((PORT, f"{SW[1]}.p1"), {"name": f"{SW[1]}.p1", "type": [PORT]}),
+     "port_capacity", False),
+    (lambda g: g.set_attr((PORT, f"{SW[1]}.p1"), CAPACITY, None), "port_capacity", True),
 ])
 def test_each_rule(g, change, rule, upstream_ok):
     change(g)
     rules = {x[0] for x in new_violations(g)}
     assert rule in rules
     assert upstream_verdict(g)[0] is upstream_ok
+
+
+def test_upstream_names_the_port_without_capacity(g):
+    g.add_node((PORT, "n"), {"name": "n", "type": "EK_PORT"})
+    g.add_edge(SW, (PORT, "n"), CONTAINS)
+    ok, msg = upstream_verdict(g)
+    assert not ok and "n" in msg and "physical_capacity_bps" in msg
 
 
 def test_read_only_changes_are_fine(g):

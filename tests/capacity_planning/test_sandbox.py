@@ -179,6 +179,16 @@ def test_code_cannot_signal_the_worker_or_the_env_when_run_as_root(raw_box, base
     assert raw_box.pid == pid
 
 
+def test_a_sleeping_submission_is_killed_at_the_wall_clock_limit(raw_box, base):
+    # no CPU time is used, so only the worker's kill at the wall-clock limit stops it (as
+    # root the worker needs CAP_KILL for that: the submission runs as another uid)
+    t0 = time.monotonic()
+    r = raw_box.run(base, fn("import time\ntime.sleep(60)"))
+    assert r.status == "timeout" and "wall-clock limit" in r.message, r.message
+    assert time.monotonic() - t0 < 10
+    assert_alive(raw_box, base)
+
+
 def test_code_runs_as_nobody_when_the_env_runs_as_root(raw_box, base):
     r = raw_box.run(base, fn("import os\nreturn {'type': 'text', "
                              "'data': [os.getuid(), os.getcwd(), os.stat('.').st_nlink]}"))
@@ -239,7 +249,7 @@ def test_the_worker_is_sent_the_topology_and_the_code_only(monkeypatch):
         env.close()
     assert [f["op"] for f in frames] == ["load", "run"]
     assert set(frames[0]) == {"op", "key", "scheme", "nodes", "edges"}
-    assert set(frames[1]) == {"op", "key", "code", "limits", "guard"}
+    assert set(frames[1]) == {"op", "key", "code", "limits", "guard", "namespace"}
     assert str(truth) not in json.dumps(frames[0])  # the total is computed, never sent
 
 

@@ -249,6 +249,8 @@ def test_tracebacks_name_no_host_path(raw, base):
     assert r.status == "error" and 'File "<agent>"' in r.message
     assert "/root" not in r.message and "site-packages" not in r.message and "/usr" not in r.message
     assert "NodeNotFound" in r.message
+    # the agent's own frames only: no worker, library or project file is named (issue 13.8)
+    assert ".py" not in r.message and "sandbox_worker" not in r.message and "/" not in r.message
 
 
 def test_legitimate_code_still_works(guarded, base):

@@ -106,7 +106,9 @@ class MaltSimBackend:
     def _run_code(self, code: str) -> CommandResult:
         if self.sandbox is None:
             self.sandbox = Sandbox(self.limits, self.python_guard, unsafe=self.unsafe_sandbox)
-        res = self.sandbox.run(self.base, code)
+        # compat runs in upstream's namespace (nx, json, copy and G bound), the levels in none
+        res = self.sandbox.run(self.base, code,
+                               "upstream" if self.query.level == "compat" else "default")
         self.sandbox_seconds += res.seconds
         out = f"[{res.status}] {res.message}".rstrip()
         if res.stdout:

@@ -8,6 +8,11 @@ Every submission runs with CPU-time, memory and wall-clock limits; the client ad
 deadline on top, and if the worker itself stops answering it is killed and restarted, so a
 submission can never hang the env. Nothing about the query's answer is ever sent.
 
+The code finds a namespace already bound (``namespace=``): ``"default"`` binds nothing but
+the restricted builtins, ``"upstream"`` (compat) binds upstream NetArena's ``nx``, ``json``,
+``copy`` and ``G`` (see :mod:`sandbox_runtime`); :func:`upstream_source` is upstream's code
+extraction (rename, cut, import lines dropped). Tracebacks show the agent's own frames only.
+
 Without a working ``bwrap`` the sandbox refuses to start (``DependencyNotInstalled``, naming
 the Debian package ``bubblewrap``) unless it is built with ``unsafe=True`` (the env's
 ``unsafe_sandbox=True``), which runs the worker as a plain process: for trusted code only.
@@ -35,8 +40,10 @@ from netarena_gym.capacity_planning.state import BaseGraph, Diff
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "sandbox_worker.py")
-WORKER_FILES = [WORKER, os.path.join(HERE, "sandbox_graph.py")]  # all the worker runs
+WORKER_FILES = [WORKER, os.path.join(HERE, "sandbox_graph.py"),
+                os.path.join(HERE, "sandbox_runtime.py")]  # all the worker runs
 MAX_CODE_CHARS = 20000
+NAMESPACES = ("default", "upstream")  # what agent code finds bound (see sandbox_runtime)
 STARTUP_SECONDS = 60.0
 
 
@@ -175,6 +182,26 @@ def extract_code(text: str) -> str | None:
     return None
 
 
+_UPSTREAM_DEF = re.compile(r"def\s+\w*process_graph\w*\s*\(")
+
+
+def upstream_source(text: str) -> str | None:
+    """Upstream NetArena's extraction of agent code (behavioural spec, section 3.2): a
+    ``def`` whose name contains ``process_graph`` is renamed ``process_graph``, the code runs
+    from there to the next triple backtick (or the end), and lines starting with ``import``
+    are dropped (``from ... import`` lines stay). Dropped lines are left empty, so line
+    numbers in tracebacks still match the submission. None when there is no such ``def``
+    (upstream then runs "", a NameError)."""
+    if not isinstance(text, str):
+        return None
+    m = _UPSTREAM_DEF.search(text)
+    if m is None:
+        return None
+    body = "def process_graph(" + text[m.end():]
+    body = body.split("```", 1)[0]
+    return "\n".join("" if line.startswith("import") else line for line in body.split("\n"))
+
+
 def _minimal_env() -> dict:
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
@@ -187,9 +214,12 @@ class Sandbox:
     """A handle on one worker process (started on first use)."""
 
     def __init__(self, limits: Limits | None = None, python_guard: bool = True,
-                 unsafe: bool = False):
+                 unsafe: bool = False, namespace: str = "default"):
+        if namespace not in NAMESPACES:
+            raise ValueError(f"namespace must be one of {NAMESPACES}, got {namespace!r}")
         self.limits = limits or Limits()
         self.python_guard = python_guard
+        self.namespace = namespace
         self.unsafe = bool(unsafe)
         if not self.unsafe:
             sandbox_bwrap.require()
@@ -295,12 +325,17 @@ class Sandbox:
             raise RuntimeError(f"the sandbox worker could not load the topology: {reply}")
         self._loaded.add(key)
 
-    def run(self, base: BaseGraph, code: str) -> SandboxResult:
+    def run(self, base: BaseGraph, code: str, namespace: str | None = None) -> SandboxResult:
+        """Run ``code`` on ``base`` in ``namespace`` (default: the sandbox's own)."""
+        namespace = self.namespace if namespace is None else namespace
+        if namespace not in NAMESPACES:
+            raise ValueError(f"namespace must be one of {NAMESPACES}, got {namespace!r}")
         if not isinstance(code, str) or len(code) > MAX_CODE_CHARS:
             return SandboxResult("error", f"code must be a string of at most {MAX_CODE_CHARS} characters")
         t0 = time.perf_counter()
         req = {"op": "run", "key": _records(base)[0], "code": code,
-               "limits": self.limits.to_dict(), "guard": self.python_guard}
+               "limits": self.limits.to_dict(), "guard": self.python_guard,
+               "namespace": namespace}
         for _ in range(2):
             self.prepare(base)
             reply = self._request(req, self.limits.wall_seconds + 10.0)

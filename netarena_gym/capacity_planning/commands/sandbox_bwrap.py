@@ -8,9 +8,11 @@ mount namespace whose root is an empty tmpfs with, read-only, ``/usr`` (with the
 interpreter, ``libpython`` and standard library), networkx alone from site-packages, and the
 worker file alone; a private ``/tmp`` tmpfs, a minimal ``/dev`` and a new ``/proc``.
 ``--new-session`` and ``--die-with-parent``; bwrap sets ``no_new_privs``. No ``/etc``, no
-home, no project source. As root, bwrap keeps only CAP_SETUID/CAP_SETGID so that each
-submission's process can drop to the host's ``nobody``; otherwise it runs in a user
-namespace as uid/gid 65534. The seccomp filter is installed by the worker itself, in each
+home, no project source. As root, bwrap keeps only CAP_SETUID/CAP_SETGID, so that each
+submission's process can drop to the host's ``nobody``, and CAP_KILL, so that the worker can
+kill a submission (now another uid) at its wall-clock limit; the submission loses all
+three when it drops to ``nobody``, and sees only the sandbox's own PIDs. Otherwise bwrap
+runs in a user namespace as uid/gid 65534. The seccomp filter is installed by the worker itself, in each
 submission's process (see :func:`sandbox_worker.install_seccomp`), because the worker must
 still be able to fork.
 
@@ -82,7 +84,8 @@ def command(files: list[str]) -> list[str]:
     argv += ["--dir", SCRATCH_IN_SANDBOX,
              "--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc", "--chdir", "/"]
     if os.geteuid() == 0:
-        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        argv += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                 "--cap-add", "CAP_KILL"]
     else:
         argv += ["--unshare-user", "--uid", "65534", "--gid", "65534"]
     return argv + ["--"]

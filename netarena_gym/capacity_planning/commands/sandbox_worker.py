@@ -6,7 +6,8 @@ The env talks to it over its stdin/stdout with length-prefixed JSON frames:
 
 * ``{"op": "load", "key": K, "scheme": S, "nodes": [[key, attrs]...], "edges": [[a, z, t]...]}``
   builds and caches a base graph (the env sends each topology once);
-* ``{"op": "run", "key": K, "code": C, "limits": {...}, "guard": true}`` runs one submission.
+* ``{"op": "run", "key": K, "code": C, "limits": {...}, "guard": true, "namespace": N}`` runs
+  one submission (``N`` is ``"default"`` or ``"upstream"``).
 
 Each submission runs in a child forked from the zygote, so it gets its own copy-on-write
 copy of the cached graph and can mutate it freely. Before the agent's code runs, the child:
@@ -18,10 +19,10 @@ copy of the cached graph and can mutate it freely. Before the agent's code runs,
    pipe can ever be opened (the kernel enforces this, whatever the Python code does);
 4. drops to uid/gid ``nobody`` when running as root (so it cannot raise its limits back or
    signal the env);
-5. runs the code with restricted builtins (no ``open``/``eval``/``exec``/``compile``/
-   ``globals``...), an import allow-list served from preloaded modules through proxies that
-   never hand out other modules, and an AST check that refuses access to ``_``-prefixed and
-   frame/code attributes.
+5. runs the code in the restricted runtime of :mod:`sandbox_runtime` (restricted builtins,
+   an import allow-list, an AST check), in the namespace the request names: ``"default"``
+   binds nothing, ``"upstream"`` (compat) binds upstream's ``nx``, ``json``, ``copy`` and
+   ``G`` (see :mod:`sandbox_runtime`).
 
 6. installs a seccomp filter (libseccomp's Python bindings, Debian ``python3-seccomp``, when
    present) that fails with EPERM: sockets, exec, fork/clone, ptrace, mount, namespaces,
@@ -29,8 +30,8 @@ copy of the cached graph and can mutate it freely. Before the agent's code runs,
 
 Under bubblewrap (the normal case, see ``sandbox_bwrap``) all of this runs in namespaces
 with no network but ``lo``, a read-only minimal file tree and its own PIDs; the guards of
-step 5 are a second line only. Tracebacks name only ``<agent>`` and library paths relative
-to their package directory, never a host path.
+step 5 are a second line only. Tracebacks show the agent's own frames only (``<agent>``)
+and never a host, worker or project path (:func:`sandbox_runtime.agent_traceback`).
 
 The zygote kills the child at the wall-clock limit. The child never sees the query's answer
 or the grader: they exist only in the env process. It returns the result's type and data
@@ -40,7 +41,6 @@ base, with node identity taken from the ``type``/``name`` attributes.
 from __future__ import annotations
 
 import ast
-import builtins
 import gc
 import io
 import json
@@ -52,14 +52,16 @@ import struct
 import sys
 import tempfile
 import time
-import traceback
-import types
 
 try:
     from .sandbox_graph import Base, diff_against, encode
-except ImportError:  # run by path (the normal case): the graph module lies next to this file
+    from .sandbox_runtime import (ALLOWED_MODULES, SandboxViolation, agent_traceback,
+                                  check_source, restricted_globals, upstream_namespace)
+except ImportError:  # run by path (the normal case): its modules lie next to this file
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from sandbox_graph import Base, diff_against, encode
+    from sandbox_runtime import (ALLOWED_MODULES, SandboxViolation, agent_traceback,
+                                 check_source, restricted_globals, upstream_namespace)
     del sys.path[0]
 
 SECCOMP_PATH = "/usr/lib/python3/dist-packages"  # Debian's python3-seccomp
@@ -75,27 +77,6 @@ DENIED_SYSCALLS = (
     "inotify_init1", "memfd_create", "acct", "swapon", "swapoff", "reboot", "syslog")
 _seccomp = None
 MAX_FRAME = 64 << 20
-ALLOWED_MODULES = ("networkx", "math", "itertools", "functools", "collections", "heapq",
-                   "bisect", "operator", "json", "copy", "re", "string", "statistics",
-                   "random", "typing")
-BANNED_ATTRS = frozenset({
-    "gi_frame", "gi_code", "gi_yieldfrom", "gi_running", "cr_frame", "cr_code", "cr_await",
-    "ag_frame", "ag_code", "ag_await", "f_back", "f_globals", "f_locals", "f_builtins",
-    "f_code", "f_trace", "tb_frame", "tb_next", "co_code", "co_consts", "func_globals",
-    "func_code", "mro"})
-SAFE_BUILTINS = (
-    "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr",
-    "classmethod", "complex", "dict", "divmod", "enumerate", "filter", "float", "format",
-    "frozenset", "hash", "hex", "int", "isinstance", "issubclass", "iter", "len", "list", "map",
-    "max", "min", "next", "object", "oct", "ord", "pow", "print", "property", "range", "repr",
-    "reversed", "round", "set", "slice", "sorted", "staticmethod", "str", "sum", "super",
-    "tuple", "type", "zip", "__build_class__", "None", "True", "False", "NotImplemented",
-    "Ellipsis", "ArithmeticError", "AssertionError", "AttributeError", "BaseException",
-    "Exception", "IndexError", "KeyError", "LookupError", "NameError", "NotImplementedError",
-    "OverflowError", "RecursionError", "RuntimeError", "StopIteration", "TypeError",
-    "ValueError", "ZeroDivisionError", "MemoryError")
-
-
 # ------------------------------------------------------------------ framing
 def read_frame(f) -> dict | None:
     head = f.read(4)
@@ -114,100 +95,6 @@ def write_frame(f, obj) -> None:
     f.flush()
 
 
-# ------------------------------------------------------- restricted runtime
-class SandboxViolation(Exception):
-    pass
-
-
-def _allowed(modname: str) -> bool:
-    return any(modname == m or modname.startswith(m + ".") for m in ALLOWED_MODULES)
-
-
-class ModuleProxy:
-    """A read-only view of an allowed module that never hands out other modules."""
-    __slots__ = ("_module",)
-
-    def __init__(self, module):
-        object.__setattr__(self, "_module", module)
-
-    def __getattr__(self, name):
-        if name.startswith("_"):
-            raise AttributeError(f"'{name}' is not available in the sandbox")
-        return _wrap(getattr(object.__getattribute__(self, "_module"), name))
-
-    def __setattr__(self, name, value):
-        raise AttributeError("modules are read-only in the sandbox")
-
-    def __repr__(self):
-        return f"<module {object.__getattribute__(self, '_module').__name__!r} (sandboxed)>"
-
-
-def _wrap(v):
-    if isinstance(v, types.ModuleType):
-        if not _allowed(v.__name__):
-            raise AttributeError(f"module '{v.__name__}' is not available in the sandbox")
-        return ModuleProxy(v)
-    return v
-
-
-def _guarded_import(name, globals=None, locals=None, fromlist=(), level=0):
-    if level:
-        raise ImportError("relative imports are not available in the sandbox")
-    if not _allowed(name):
-        raise ImportError(f"import of '{name}' is not allowed in the sandbox (allowed: "
-                          f"{', '.join(ALLOWED_MODULES)})")
-    target = name if fromlist else name.split(".")[0]
-    mod = sys.modules.get(target)
-    if mod is None:
-        raise ImportError(f"module '{target}' is not available in the sandbox")
-    return ModuleProxy(mod)
-
-
-def _safe_getattr(obj, name, *default):
-    if not isinstance(name, str) or name.startswith("_") or name in BANNED_ATTRS:
-        raise AttributeError(f"attribute {name!r} is not available in the sandbox")
-    return _wrap(getattr(obj, name, *default)) if default else _wrap(getattr(obj, name))
-
-
-def _safe_hasattr(obj, name):
-    try:
-        _safe_getattr(obj, name)
-        return True
-    except AttributeError:
-        return False
-
-
-def check_source(tree: ast.AST) -> None:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            if node.attr.startswith("_") or node.attr in BANNED_ATTRS:
-                raise SandboxViolation(f"line {node.lineno}: attribute '{node.attr}' is not "
-                                       "available in the sandbox")
-        elif isinstance(node, ast.Name):
-            if node.id.startswith("__") and node.id != "__name__":
-                raise SandboxViolation(f"line {node.lineno}: name '{node.id}' is not "
-                                       "available in the sandbox")
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            for m in mods:
-                if not _allowed(m):
-                    raise SandboxViolation(f"line {node.lineno}: import of '{m}' is not allowed"
-                                           f" in the sandbox (allowed: {', '.join(ALLOWED_MODULES)})")
-
-
-def restricted_globals(stdout) -> dict:
-    b = {name: getattr(builtins, name) for name in SAFE_BUILTINS}
-    b["__import__"] = _guarded_import
-    b["getattr"] = _safe_getattr
-    b["hasattr"] = _safe_hasattr
-
-    def _print(*args, **kw):
-        kw["file"] = stdout
-        print(*args, **kw)
-    b["print"] = _print
-    return {"__builtins__": b, "__name__": "__agent__"}
-
-
 # ------------------------------------------------------------------- child
 def install_seccomp() -> None:
     """Fail the syscalls in DENIED_SYSCALLS with EPERM from now on (no-op without libseccomp)."""
@@ -220,30 +107,6 @@ def install_seccomp() -> None:
         except (RuntimeError, ValueError, OSError):
             pass  # not a syscall on this architecture
     f.load()
-
-
-def _short_path(path: str) -> str:
-    if path.startswith("<"):
-        return path
-    for root in sorted({p for p in sys.path if p}, key=len, reverse=True):
-        if path.startswith(root.rstrip("/") + "/"):
-            return path[len(root.rstrip("/")) + 1:]
-    return os.path.basename(path)
-
-
-def clean_traceback(e: BaseException) -> str:
-    """The last frames of ``e``'s traceback, with no host path in it."""
-    frames = traceback.extract_tb(e.__traceback__)
-    first = next((i for i, fr in enumerate(frames) if fr.filename == "<agent>"), 0)
-    frames = frames[first:]
-    frames = traceback.StackSummary.from_list(frames[:1] + frames[1:][-5:])
-    for fr in frames:
-        fr.filename = _short_path(fr.filename)
-    text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
-    text += "".join(traceback.format_exception_only(type(e), e))
-    for root in sorted({p for p in sys.path if p.startswith("/")}, key=len, reverse=True):
-        text = text.replace(root.rstrip("/") + "/", "")
-    return text
 
 
 def _vm_bytes() -> int:
@@ -311,6 +174,8 @@ def _run_agent(base: Base, req: dict) -> dict:
         if guard:
             check_source(tree)
         g = restricted_globals(stdout) if guard else {"__name__": "__agent__"}
+        if req.get("namespace") == "upstream":
+            g.update(upstream_namespace(base.master, guard))
         exec(compile(tree, "<agent>", "exec"), g)
         fn = g.get("process_graph")
         if not callable(fn):
@@ -333,7 +198,7 @@ def _run_agent(base: Base, req: dict) -> dict:
         return {"ok": False, "error": "RecursionError: maximum recursion depth exceeded",
                 "stdout": stdout.getvalue()[-2000:]}
     except BaseException as e:  # noqa: BLE001 - the agent's exception, reported as text
-        tb = clean_traceback(e)
+        tb = agent_traceback(e, src)
         return {"ok": False, "error": tb[-4000:], "stdout": stdout.getvalue()[-2000:]}
 
 

@@ -1,0 +1,95 @@
+"""The compat-replay core: reading results files, the loop, the table, the JSONL, the CLI."""
+import json
+
+import pytest
+
+from netarena_gym import cli
+from netarena_gym.compat import replay
+from tests.compat import upstream_records as ur
+
+
+def _run(capsys, *argv):
+    rc = cli.main(["compat-replay", *map(str, argv), "--quiet"])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.mark.parametrize("content,fragment", [
+    ("", "not JSON"),
+    ("{\"x\": 1}", "without 'results'"),
+    ("{\"results\": 3}", "'results' must be a list"),
+    ("{\"results\": [1]}", "results[0] is a int"),
+    ("{\"results\": [{\"avg_correctness\": 1}]}", "no records"),
+    ("{\"results\": [{\"foo\": 1}]}", "not an upstream route, K8s or MALT record"),
+    ("{\"results\": [{\"error_type\": \"remove_ip\", \"log_content\": 3}]}", "missing 'error_detail'"),
+    ("{\"a\": 1}\n{\"b\": [}\n", "neither JSON nor JSONL (line 2"),
+])
+def test_a_bad_file_is_one_line_and_exit_status_2(tmp_path, capsys, content, fragment):
+    f = tmp_path / "results.json"
+    f.write_text(content)
+    rc, out, err = _run(capsys, f)
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and fragment in err and "Traceback" not in err
+    assert err.startswith("compat-replay: ") and str(f) in err
+
+
+def test_a_missing_file_is_named(tmp_path, capsys):
+    rc, _, err = _run(capsys, tmp_path / "nope.json")
+    assert rc == 2 and "nope.json: no such file" in err
+
+
+def test_bad_field_types_name_the_record_and_key(tmp_path, capsys, route_faithful):
+    rec = dict(route_faithful[0], success="yes")
+    f = ur.write_json(tmp_path / "r.json", ur.leaderboard([route_faithful[0], rec], {}))
+    rc, _, err = _run(capsys, f)
+    assert rc == 2 and "results[1]: 'success' must be bool, got str" in err
+
+
+def test_mixed_tasks_are_refused(tmp_path, capsys, route_faithful):
+    malt = {"Query": "List all the child nodes of ju1.a1.m1. Return a list of child node names.",
+            "LLM code": "", "Result-Correctness": "Fail", "Result-Safety": "Fail"}
+    f = ur.write_json(tmp_path / "r.json", [route_faithful[0], malt])
+    rc, _, err = _run(capsys, f)
+    assert rc == 2 and "several tasks" in err
+
+
+def test_faithful_file_agrees_and_writes_jsonl_and_summary(tmp_path, capsys, route_faithful):
+    f = ur.write_json(tmp_path / "r.json", ur.leaderboard(route_faithful, {"avg_correctness": 1.0}))
+    rc, out, _ = _run(capsys, f, "--out", tmp_path / "out")
+    assert rc == 0
+    assert out.splitlines()[0] == f"compat-replay: routing, 2 case(s) from {f}"
+    assert "cases agreeing on every check: 2/2" in out
+    rows = [json.loads(x) for x in (tmp_path / "out" / "differences.jsonl").read_text().splitlines()]
+    assert [r["agree"] for r in rows] == [True, True] and all(r["differences"] == [] for r in rows)
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["cases"] == 2 and summary["cases_agreeing"] == 2
+    checks = {c["check"]: c for c in summary["checks"]}
+    assert set(checks) >= {"initial", "state", "output", "executed", "success", "safe", "iterations"}
+    assert all(c["differ"] == 0 and c["compared"] > 0 for c in checks.values())
+
+
+def test_differences_exit_0_and_are_counted(tmp_path, capsys, route_faithful):
+    bad = dict(route_faithful[0], safe=not route_faithful[0]["safe"])
+    f = ur.write_json(tmp_path / "r.json", [bad])
+    rc, out, _ = _run(capsys, f, "--out", tmp_path / "o")
+    assert rc == 0 and "cases agreeing on every check: 0/1" in out
+    row = json.loads((tmp_path / "o" / "differences.jsonl").read_text())
+    assert row["agree"] is False
+    assert [d["check"] for d in row["differences"]] == ["safe"]
+
+
+def test_jsonl_input_and_bare_lists_are_read(tmp_path, route_faithful):
+    f = tmp_path / "r.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in route_faithful) + "\n")
+    assert replay.load_records(f) == route_faithful
+    f2 = ur.write_json(tmp_path / "r2.json", route_faithful)
+    assert replay.load_records(f2) == route_faithful
+
+
+def test_normalise_output_and_prefixes():
+    assert replay.strip_prefix("p42_r0-eth1 and p7_h3 but not up42_x") == "r0-eth1 and h3 but not up42_x"
+    assert replay.normalise_output("a   b  \n\n p42_r0 \n") == "a b\nr0"
+    assert replay.normalise_output(None) == ""
+    obs = "Pingall result:\n...\n\nMachine: r0\nCommand: x\nOutput:\nline1\nline2\n\nSteps left: 3\n"
+    assert replay.output_of(obs) == "line1\nline2"
+    assert replay.output_of("...\nOutput:\n(no output)\n\nSteps left: 1\n") == ""

@@ -1,0 +1,126 @@
+"""Replaying upstream K8s records: the scenario from policies_to_inject, --config or the
+first report; faithful records agree, tampered ones are reported."""
+import json
+
+import pytest
+
+from netarena_gym.compat import replay
+from netarena_gym.compat.replay_k8s import parse_summary
+from tests.compat import upstream_records as ur
+
+ENTRIES = [
+    {"policies_to_inject": ["network-policy-cartservice"], "inject_error_num": [1],
+     "error_detail": [{"type": "change_port", "new_port": 1234}]},
+    {"policies_to_inject": ["network-policy-productcatalogservice", "network-policy-redis"],
+     "inject_error_num": [2],
+     "error_detail": [{"type": "remove_ingress", "app": "frontend"},
+                      {"type": "add_ingress", "app": ["adservice", "emailservice"]}]},
+    {"policies_to_inject": ["network-policy-checkoutservice"], "inject_error_num": [1],
+     "error_detail": [{"type": "add_egress", "app": ["adservice", "cartservice"]}]},
+]
+# a disallowed command (upstream skips it), a read, then the expert
+PREFIX = ["kubectl edit networkpolicy cartservice", "kubectl get networkpolicy"]
+
+
+@pytest.fixture(scope="module")
+def records():
+    recs = [ur.k8s_record(e) for e in ENTRIES]
+    recs.append(ur.k8s_record(ENTRIES[1], commands=PREFIX))
+    return recs
+
+
+def _replay(tmp_path, records, config=None):
+    f = ur.write_json(tmp_path / "results.json", ur.leaderboard(records, {"avg_correctness": 1}))
+    recs = replay.load_records(f)
+    return replay.replay_records(recs, replay.reader_for(recs, f), replay.Options(config=config), f)
+
+
+def _without_files(recs):
+    return [{k: v for k, v in r.items() if k != "policies_to_inject"} for r in recs]
+
+
+def test_summaries_parse():
+    s = parse_summary("Mismatch: frontend → cartservice:7070 (Expected: True, Actual: False)\n"
+                      "Mismatch: adservice -> redis-cart:6379 (Expected: False, Actual: True)")
+    assert s == {("frontend", "cartservice", 7070, True, False),
+                 ("adservice", "redis-cart", 6379, False, True)}
+    assert parse_summary("No mismatches found.") == frozenset()
+    assert parse_summary("Skipped due to disallowed command.") is None
+    assert parse_summary("Pod frontend not found") == {"Pod frontend not found"}
+
+
+def test_records_carry_what_upstream_logs(records):
+    r = records[-1]
+    assert r["results"][0] == {"llm_command": PREFIX[0], "output": "Disallowed command detected.",
+                               "mismatch_summary": "Skipped due to disallowed command."}
+    assert r["success"] and r["iterations"] == len(r["results"])
+    assert all("→" in x["mismatch_summary"] or x["mismatch_summary"].endswith(".")
+               for x in r["results"])
+
+
+def test_faithful_records_agree_with_the_policies_given(tmp_path, records):
+    recs = [dict(r, policies_to_inject=e["policies_to_inject"])
+            for r, e in zip(records, ENTRIES + [ENTRIES[1]])]
+    report = _replay(tmp_path, recs)
+    for c in report.cases:
+        assert c["differences"] == [], c["differences"]
+    table = {r["check"]: r for r in report.table()}
+    assert table["state"]["compared"] >= 8 and table["executed"]["compared"] > table["state"]["compared"]
+
+
+def test_the_policies_come_from_config_or_are_inferred(tmp_path, records):
+    cfg = ur.write_json(tmp_path / "error_config.json", {"details": ENTRIES + [ENTRIES[1]]})
+    by_config = _replay(tmp_path, _without_files(records), config=cfg)
+    assert all(c["differences"] == [] for c in by_config.cases)
+    assert by_config.cases[0]["checks"][0]["note"] == "--config"
+    inferred = _replay(tmp_path, _without_files(records))
+    assert all(c["differences"] == [] for c in inferred.cases), [c["differences"] for c in inferred.cases]
+    how = inferred.cases[0]["checks"][0]
+    assert how["check"] == "scenario" and how["ours"] == ["network-policy-cartservice"]
+    assert "candidate" in how["note"]
+
+
+def test_a_config_that_does_not_match_is_reported(tmp_path, records):
+    other = [dict(ENTRIES[2])] * 4
+    cfg = ur.write_json(tmp_path / "error_config.json", {"details": other})
+    report = _replay(tmp_path, _without_files(records), config=cfg)
+    assert report.cases[0]["differences"][0]["check"] == "scenario"
+
+
+def test_tampered_records_are_reported(tmp_path, records):
+    r = json.loads(json.dumps(records[0]))
+    first = r["results"][0]
+    first["mismatch_summary"] = "No mismatches found."  # a flaky upstream probe, say
+    r2 = json.loads(json.dumps(records[1]))
+    r2["results"][-1]["output"] = "error: unable to parse"
+    r2["safe"] = not r2["safe"]
+    report = _replay(tmp_path, [dict(r, policies_to_inject=ENTRIES[0]["policies_to_inject"]),
+                                dict(r2, policies_to_inject=ENTRIES[1]["policies_to_inject"])])
+    d0 = {(d["check"], d.get("step")) for d in report.cases[0]["differences"]}
+    assert ("state", 0) in d0
+    state = next(d for d in report.cases[0]["differences"] if d["check"] == "state")
+    assert state["ours"] and "cartservice:7070" in state["ours"][0] and "theirs" not in state
+    d1 = {d["check"] for d in report.cases[1]["differences"]}
+    assert d1 == {"output", "safe"}
+
+
+def test_a_bad_k8s_record_is_named(tmp_path, capsys, records):
+    bad = dict(records[0], error_detail=[{"type": "remove_everything"}])
+    f = ur.write_json(tmp_path / "r.json", [bad])
+    assert replay.main([f]) == 2
+    assert "error_detail[0] is not an upstream K8s fault" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("detail,files,note", [
+    ({"type": "change_port"}, None, "missing field 'new_port'"),
+    ({"type": "change_port"}, ["network-policy-cartservice"], "missing field 'new_port'"),
+    ({"type": "change_port", "new_port": "abc"}, None, "invalid literal"),
+    ({"type": "change_port", "new_port": 1}, ["network-policy-nope"], "network-policy-nope"),
+])
+def test_faults_that_do_not_import_are_a_scenario_difference(tmp_path, records, detail, files, note):
+    rec = dict(records[0], error_detail=[detail])
+    if files:
+        rec["policies_to_inject"] = files
+    report = _replay(tmp_path, [rec])
+    d = report.cases[0]["differences"]
+    assert [x["check"] for x in d] == ["scenario"] and note in d[0]["note"]
