@@ -118,8 +118,8 @@ def invocation_refusal(inv: Invocation, namespace: str, verbs=DEFAULT_VERBS) -> 
             targets = []
         for t, _ in targets:
             if t.lower().split(".")[0] in SECRET_RESOURCES:
-                return f"kubectl {v} {t} is not allowed (the task reads pods, services, " \
-                       "networkpolicies and namespaces)"
+                return f"kubectl {v} {t} is not allowed (the task reads pods, services, deployments, " \
+                       "replicasets, endpoints, events, networkpolicies and its namespace)"
     if inv.flags.get("watch"):
         return None
     if v in WRITE_VERBS:
