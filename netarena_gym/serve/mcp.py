@@ -11,8 +11,9 @@ actions, rewards and outcome; never the scenario) is the resource ``netarena://e
 (a template, ``netarena://episode/{which}``, so that it reads the caller's session).
 
 Sessions: one :class:`~netarena_gym.serve.sessions.Session` per MCP transport session
-(streamable HTTP gives each client its own ``mcp-session-id``); stdio and stateless
-requests share the one session of their process. Left out: MCP prompts, sampling and
+(streamable HTTP with the handshake protocol, 2025-11-25, gives each client its own
+``mcp-session-id``); stdio, in-memory and the stateless 2026-07-28 protocol (no session id
+exists there) share the one session of their process: run one server per agent then. Left out: MCP prompts, sampling and
 subscriptions; the capacity-planning code interface (use ``--protocol openenv``).
 """
 from __future__ import annotations
@@ -22,7 +23,7 @@ import json
 import threading
 from typing import Any
 
-from netarena_gym.errors import require
+from netarena_gym.errors import InvalidConfig, require
 
 require("mcp", "serve")
 
@@ -117,9 +118,9 @@ def build_server(manager: SessionManager, *, name: str | None = None) -> MCPServ
         s = sessions.get(ctx)
         try:
             lvl = None if level in (None, "") else parse_level(str(level))
-        except ValueError as e:
+            text, _ = s.reset(seed=seed, level=lvl)
+        except InvalidConfig as e:
             return f"netarena: invalid level: {e}"
-        text, _ = s.reset(seed=seed, level=lvl)
         return text
 
     def status(ctx: Context) -> str:

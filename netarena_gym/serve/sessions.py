@@ -63,6 +63,7 @@ class Session:
         self.last_used = time.monotonic()
         self.done = True
         self.seed: int | None = None
+        self.seed_set = False  # a reset happened (an episode ran or runs)
         self.steps: list[dict] = []
         self.last_observation = ""
         self.last_info: dict = {}
@@ -72,12 +73,11 @@ class Session:
     def _ensure_env(self, level: Any) -> gym.Env:
         if self.env is not None and level == self.level:
             return self.env
-        if self.env is not None:
+        new = self._make(self.env_id, level=level, render_mode="ansi", **self.env_options)
+        if self.env is not None:  # replaced only once the new one exists (bad level: kept)
             self.env.close()
-            self.env = None
-        self.env = self._make(self.env_id, level=level, render_mode="ansi",
-                              **self.env_options)
-        self.level = level
+            self.seed_set, self.done = False, True
+        self.env, self.level = new, level
         return self.env
 
     @property
@@ -90,7 +90,7 @@ class Session:
             self.last_used = time.monotonic()
             env = self._ensure_env(self.level if level is None else level)
             obs, info = env.reset(seed=None if seed is None else int(seed))
-            self.seed = seed
+            self.seed, self.seed_set = seed, True
             self.done = False
             self.steps = []
             self.total_reward = 0.0
@@ -104,7 +104,7 @@ class Session:
         with self.lock:
             self.last_used = time.monotonic()
             if self.env is None or self.done:
-                text = NO_EPISODE if self.env is None else OVER
+                text = OVER if self.seed_set else NO_EPISODE
                 return text, 0.0, True, dict(self.last_info, error=text)
             obs, reward, terminated, truncated, info = self.env.step(action)
             self.done = bool(terminated or truncated)
