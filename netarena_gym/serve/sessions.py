@@ -173,6 +173,11 @@ class SessionManager:
         with self._lock:
             return len(self._sessions)
 
+    def ids(self) -> list[str]:
+        """The live session ids (for audits and admin views)."""
+        with self._lock:
+            return list(self._sessions)
+
     def open(self) -> Session:
         self.reap()
         with self._lock:
