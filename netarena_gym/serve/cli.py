@@ -37,6 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="concurrent sessions (each its own env instance)")
     p.add_argument("--idle-timeout", type=float, default=900.0,
                    help="seconds after which an idle session is closed (0: never)")
+    p.add_argument("--ray-address", default=None,
+                   help="place each session's env on its own Ray actor of this cluster "
+                        "(\"auto\", HOST:PORT or ray://HOST:10001; \"local\" starts one)")
     p.add_argument("--transport", default="stdio", choices=("stdio", "http"),
                    help="MCP only: stdio (desktop clients) or streamable HTTP on /mcp")
 
@@ -47,9 +50,14 @@ def main(a: argparse.Namespace) -> int:
     try:
         from netarena_gym.serve.sessions import SessionManager
 
+        make = None
+        if a.ray_address:
+            from netarena_gym.serve.ray_pool import ray_env_factory
+
+            make = ray_env_factory(None if a.ray_address == "local" else a.ray_address)
         manager = SessionManager(a.env, level=a.level, env_options=dict(a.env_option),
                                  max_sessions=a.max_sessions,
-                                 idle_timeout=a.idle_timeout or None)
+                                 idle_timeout=a.idle_timeout or None, make=make)
         if a.protocol == "openenv":
             import uvicorn
 

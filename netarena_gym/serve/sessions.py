@@ -124,7 +124,7 @@ class Session:
         connectivity mismatches (the env's ANSI render), or the last observation."""
         with self.lock:
             self.last_used = time.monotonic()
-            if self.env is None or self.env.unwrapped.metrics is None:
+            if self.env is None or not self.seed_set:
                 return NO_EPISODE
             return str(self.env.render() or self.last_observation)
 
