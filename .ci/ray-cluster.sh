@@ -7,9 +7,9 @@
 # Nodes and driver authenticate with a private token ($NETARENA_RAY_DIR/auth_token, 0600).
 # The head offers {"netarena_root": 1} (Mininet episodes go only there, see
 # netarena_gym.eval.executors.backend_resources), the second node {"worker_b": 1}. Each node
-# has its own --temp-dir under $NETARENA_RAY_DIR (default /tmp/netarena-ray-$UID); stop
-# runs `ray stop` scoped to nothing else: it ends the raylet/GCS processes of the PIDs this
-# script recorded, by PID, and never by process name.
+# has its own --temp-dir under $NETARENA_RAY_DIR (default /tmp/netarena-ray-$UID). stop
+# does not use `ray stop` (it would stop every Ray node on the machine): it signals, by PID,
+# only the processes whose command line names one of our two temp dirs (TERM, then KILL).
 set -euo pipefail
 DIR=${NETARENA_RAY_DIR:-/tmp/netarena-ray-$(id -u)}
 PORT=${NETARENA_RAY_PORT:-6390}
@@ -23,7 +23,7 @@ auth() {
 
 record() {  # the PIDs of node $1's processes: those whose command line names its temp dir
   for p in /proc/[0-9]*; do
-    if tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q -- "$DIR/$1"; then
+    if { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "$DIR/$1"; then
       echo "${p#/proc/}"
     fi
   done >"$DIR/$1.pids"

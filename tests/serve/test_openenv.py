@@ -4,6 +4,7 @@ matches an in-process twin observation for observation, a bad action, concurrent
 and the session limit."""
 from __future__ import annotations
 
+import json
 import threading
 
 import httpx
@@ -121,9 +122,15 @@ def test_session_limit_refuses_a_session_beyond_max(serve):
     C = NetArenaClient.for_env("NetArena-K8sPolicy-v0")
     with C(srv.url).sync() as first:
         first.reset(seed=0)
-        with C(srv.url).sync() as second, pytest.raises(RuntimeError, match="CAPACITY"):
-            second.reset(seed=0)
+        # the server answers a connection beyond the limit at once, then closes it
+        from websockets.sync.client import connect
+
+        with connect(srv.url.replace("http", "ws") + "/ws", open_timeout=10) as ws:
+            err = json.loads(ws.recv(timeout=30))
+        assert err["type"] == "error" and err["data"]["code"] == "CAPACITY_REACHED"
+        assert err["data"]["max_sessions"] == 1
         assert len(manager) == 1
+        assert first.step(K8sPolicyAction(command="kubectl get pods")).reward is not None
 
 
 def test_schema_endpoint_shows_the_typed_models(serve):
