@@ -20,6 +20,7 @@ import sys
 import netarena_gym
 from netarena_gym.compat import replay as compat_replay
 from netarena_gym.eval.spec import parse_level
+from netarena_gym.serve import cli as serve_cli
 
 PROMPTS = ("zeroshot", "fewshot", "cot", "fewshot_cot")
 
@@ -127,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", default=None, help="evaluator: directory for run records")
     _add_llm_args(s)
 
+    serve_cli.add_arguments(sub.add_parser("serve", help="serve one env over OpenEnv or MCP"))
     from netarena_gym.train.cli import TRAINERS, trainer_module
     t = sub.add_parser("train", help="train agents: ppo | grpo | sft | cross-level "
                                      "(see docs/training.md)")
@@ -335,7 +337,7 @@ def cmd_train(a) -> int:
 
 
 COMMANDS = {"eval": cmd_eval, "report": cmd_report, "generate": cmd_generate,
-            "serve-a2a": cmd_serve_a2a, "train": cmd_train}
+            "serve-a2a": cmd_serve_a2a, "train": cmd_train, "serve": serve_cli.main}
 COMMANDS["compat-replay"] = compat_replay.run
 
 

@@ -167,10 +167,10 @@ def run_ray(spec: EvalSpec, jobs: Iterable[Job], workers: int | None = None,
     started = False
     if not ray.is_initialized():
         kw = {"address": address} if address else {"num_cpus": workers or os.cpu_count()}
-        if not address:
-            # keep the package importable in workers started from a source checkout
-            root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-            kw["runtime_env"] = {"env_vars": {"PYTHONPATH": root}}
+        # keep the package importable in workers started from a source checkout (the
+        # nodes of a cluster on this machine too: they import the driver's copy)
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        kw["runtime_env"] = {"env_vars": {"PYTHONPATH": root}}
         ray.init(include_dashboard=False, log_to_driver=False, **kw)
         started = True
     try:
@@ -190,4 +190,8 @@ class _RayWorker:
         self.worker = EpisodeWorker(spec_dict)
 
     def run(self, job) -> dict:
-        return self.worker.run(Job(*job))
+        import ray
+
+        rec = self.worker.run(Job(*job))
+        rec["node_id"] = ray.get_runtime_context().get_node_id()  # where it ran
+        return rec

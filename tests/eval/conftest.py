@@ -30,11 +30,12 @@ def read_jsonl(path) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
-TIMING = ("agent_seconds", "env_seconds", "wall_seconds")
+TIMING = ("agent_seconds", "env_seconds", "wall_seconds", "node_id")  # node_id: placement
 
 
 def comparable(rec: dict) -> dict:
-    """A record without its timings (the part that must not depend on workers)."""
+    """A record without its timings and placement (the part that must not depend on
+    workers)."""
     r = {k: v for k, v in rec.items() if k not in TIMING}
     r["metrics"] = {k: v for k, v in rec["metrics"].items() if k not in TIMING}
     r["trajectory"] = [{k: v for k, v in t.items() if k not in TIMING}

@@ -1,0 +1,79 @@
+"""``netarena-gym serve --protocol openenv|mcp``: serve one env id to remote agents.
+
+    netarena-gym serve --protocol openenv --env NetArena-Routing-v0 --level 1 --port 8000 \\
+        --max-sessions 8
+    netarena-gym serve --protocol mcp --env NetArena-K8sPolicy-v0 --transport stdio
+    netarena-gym serve --protocol mcp --env NetArena-Routing-v0 --transport http --port 8001
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+PROTOCOLS = ("openenv", "mcp")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    import netarena_gym
+    from netarena_gym.eval.spec import parse_level
+    from netarena_gym.serve.common import parse_option
+
+    def option(text):
+        try:
+            return parse_option(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    p.add_argument("--protocol", required=True, choices=PROTOCOLS)
+    p.add_argument("--env", required=True, choices=sorted(netarena_gym.ENV_IDS))
+    p.add_argument("--level", type=parse_level, default=1,
+                   help="default level of new sessions: 1 2 3 compat (reset may change it)")
+    p.add_argument("--env-option", action="append", type=option, default=[],
+                   metavar="KEY=VALUE", help="extra gym.make keyword (VALUE read as JSON "
+                   "when it parses), e.g. backend=mininet max_steps=20")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--max-sessions", type=int, default=8,
+                   help="concurrent sessions (each its own env instance)")
+    p.add_argument("--idle-timeout", type=float, default=900.0,
+                   help="seconds after which an idle session is closed (0: never)")
+    p.add_argument("--ray-address", default=None,
+                   help="place each session's env on its own Ray actor of this cluster "
+                        "(\"auto\", HOST:PORT or ray://HOST:10001; \"local\" starts one)")
+    p.add_argument("--transport", default="stdio", choices=("stdio", "http"),
+                   help="MCP only: stdio (desktop clients) or streamable HTTP on /mcp")
+
+
+def main(a: argparse.Namespace) -> int:
+    from netarena_gym.errors import DependencyNotInstalled
+
+    try:
+        from netarena_gym.serve.sessions import SessionManager
+
+        make = None
+        if a.ray_address:
+            from netarena_gym.serve.ray_pool import ray_env_factory
+
+            make = ray_env_factory(None if a.ray_address == "local" else a.ray_address)
+        manager = SessionManager(a.env, level=a.level, env_options=dict(a.env_option),
+                                 max_sessions=a.max_sessions,
+                                 idle_timeout=a.idle_timeout or None, make=make)
+        if a.protocol == "openenv":
+            import uvicorn
+
+            from netarena_gym.serve.openenv import build_app
+
+            app = build_app(manager)
+            manager.start_reaper()
+            try:
+                uvicorn.run(app, host=a.host, port=a.port, log_level="warning")
+            finally:
+                manager.close_all()
+        else:
+            from netarena_gym.serve.mcp import run
+
+            run(manager, transport=a.transport, host=a.host, port=a.port)
+    except DependencyNotInstalled as e:
+        print(f"netarena-gym serve: {e}", file=sys.stderr)
+        return 2
+    return 0

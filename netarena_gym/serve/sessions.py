@@ -1,0 +1,250 @@
+"""One session manager for every server (OpenEnv, MCP; A2A may adopt it).
+
+A :class:`Session` owns one env instance: real backends therefore get their own Mininet
+names and their own K8s namespace per session, exactly as two in-process envs would. The
+:class:`SessionManager` hands out random session ids (``secrets.token_urlsafe``: nothing
+about the env, the level or the scenario is in them), enforces ``max_sessions``, closes
+sessions idle for longer than ``idle_timeout`` and closes every env it opened on
+:meth:`SessionManager.close_all`. It is thread-safe (one lock; env work runs outside it, so
+a slow real backend never blocks other sessions).
+
+What a client sees of an episode is filtered here, once for every server: the observation
+text, the reward and its components, correctness and safety, and the episode record (the
+agent's own actions, rewards and outcome). The env's ``info["scenario"]`` (the faults with
+their parameters), the task's ``info["extra"]`` (ground truth such as the MALT verdict
+details) and the expert are never passed on.
+"""
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from typing import Any, Callable
+
+import gymnasium as gym
+
+from netarena_gym.agents.episode import jsonable
+
+#: the ``info`` fields a client may see (everything else stays on the server)
+PUBLIC_INFO = ("correct", "safe", "safe_compat", "steps", "violations", "loss_pct",
+               "broken_pairs", "newly_broken", "command_kind", "command_status", "invalid",
+               "refused", "timeouts", "reward_components")
+OVER = "netarena: the episode is over; call reset to start a new one"
+NO_EPISODE = "netarena: no episode is running; call reset first"
+
+
+class SessionLimit(RuntimeError):
+    """The server already holds ``max_sessions`` sessions."""
+
+
+class UnknownSession(KeyError):
+    """No live session has this id (never opened, closed, or reaped for idleness)."""
+
+    def __str__(self) -> str:  # KeyError would quote the id; say what happened instead
+        return "unknown or expired session"
+
+
+def public_info(info: dict) -> dict:
+    return {k: jsonable(info[k]) for k in PUBLIC_INFO if k in info}
+
+
+class Session:
+    """One client's env and its current episode, as the servers present it."""
+
+    def __init__(self, sid: str, env_id: str, level: Any, env_options: dict,
+                 make: Callable[..., gym.Env] | None = None):
+        self.id = sid
+        self.env_id = env_id
+        self.level = level
+        self.env_options = dict(env_options)
+        self._make = make or gym.make
+        self.env: gym.Env | None = None
+        self.lock = threading.RLock()  # one request at a time per session
+        self.last_used = time.monotonic()
+        self.done = True
+        self.seed: int | None = None
+        self.seed_set = False  # a reset happened (an episode ran or runs)
+        self.steps: list[dict] = []
+        self.last_observation = ""
+        self.last_info: dict = {}
+        self.total_reward = 0.0
+
+    # ----------------------------------------------------------------- env
+    def _ensure_env(self, level: Any) -> gym.Env:
+        if self.env is not None and level == self.level:
+            return self.env
+        new = self._make(self.env_id, level=level, render_mode="ansi", **self.env_options)
+        if self.env is not None:  # replaced only once the new one exists (bad level: kept)
+            self.env.close()
+            self.seed_set, self.done = False, True
+        self.env, self.level = new, level
+        return self.env
+
+    @property
+    def interface(self) -> str:
+        env = self._ensure_env(self.level)
+        return env.unwrapped.interface
+
+    def reset(self, seed: int | None = None, level: Any = None) -> tuple[str, dict]:
+        with self.lock:
+            self.last_used = time.monotonic()
+            env = self._ensure_env(self.level if level is None else level)
+            obs, info = env.reset(seed=None if seed is None else int(seed))
+            self.seed, self.seed_set = seed, True
+            self.done = False
+            self.steps = []
+            self.total_reward = 0.0
+            self.last_observation = str(obs)
+            self.last_info = public_info(info)
+            return self.last_observation, self.last_info
+
+    def step(self, action: Any) -> tuple[str, float, bool, dict]:
+        """``(observation, reward, done, public_info)``; stepping with no live episode
+        answers an error text (the episode stays over), never raises."""
+        with self.lock:
+            self.last_used = time.monotonic()
+            if self.env is None or self.done:
+                text = OVER if self.seed_set else NO_EPISODE
+                return text, 0.0, True, dict(self.last_info, error=text)
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            self.done = bool(terminated or truncated)
+            self.last_observation = str(obs)
+            self.last_info = public_info(info)
+            self.total_reward += float(reward)
+            self.steps.append({"action": jsonable(action), "reward": float(reward),
+                               "reward_components": self.last_info.get("reward_components", {}),
+                               "command_kind": info.get("command_kind"),
+                               "correct": bool(info.get("correct")),
+                               "safe": bool(info.get("safe")),
+                               "terminated": bool(terminated), "truncated": bool(truncated)})
+            return self.last_observation, float(reward), self.done, self.last_info
+
+    def status(self) -> str:
+        """The grader-visible state as the agent may see it: the pingall matrix or the
+        connectivity mismatches (the env's ANSI render), or the last observation."""
+        with self.lock:
+            self.last_used = time.monotonic()
+            if self.env is None or not self.seed_set:
+                return NO_EPISODE
+            return str(self.env.render() or self.last_observation)
+
+    def record(self) -> dict:
+        """The episode so far: the agent's actions, rewards and outcome (no scenario)."""
+        with self.lock:
+            info = self.last_info
+            return {"env": self.env_id, "level": jsonable(self.level), "seed": self.seed,
+                    "steps": list(self.steps), "n_steps": len(self.steps),
+                    "total_reward": self.total_reward, "done": self.done,
+                    "correct": bool(info.get("correct", False)),
+                    "safe": bool(info.get("safe", True)),
+                    "safe_compat": bool(info.get("safe_compat", True))}
+
+    def close(self) -> None:
+        with self.lock:
+            if self.env is not None:
+                env, self.env = self.env, None
+                env.close()
+            self.done = True
+
+
+class SessionManager:
+    """Sessions of one server: ids, a limit, an idle timeout, clean close."""
+
+    def __init__(self, env_id: str, *, level: Any = 1, env_options: dict | None = None,
+                 max_sessions: int = 8, idle_timeout: float | None = 900.0,
+                 make: Callable[..., gym.Env] | None = None):
+        if env_id not in gym.registry:
+            import netarena_gym  # noqa: F401  (registers the ids)
+        gym.spec(env_id)  # unknown id: gymnasium's NameNotFound, at startup
+        if max_sessions < 1:
+            raise ValueError("max_sessions must be >= 1")
+        self.env_id = env_id
+        self.level = level
+        self.env_options = dict(env_options or {})
+        self.max_sessions = int(max_sessions)
+        self.idle_timeout = None if idle_timeout is None else float(idle_timeout)
+        self._make = make
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+        self._reaper: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._sessions)
+
+    def ids(self) -> list[str]:
+        """The live session ids (for audits and admin views)."""
+        with self._lock:
+            return list(self._sessions)
+
+    def open(self) -> Session:
+        self.reap()
+        with self._lock:
+            if len(self._sessions) >= self.max_sessions:
+                raise SessionLimit(f"the server holds its limit of {self.max_sessions} "
+                                   "sessions; close one or try later")
+            sid = secrets.token_urlsafe(16)
+            s = Session(sid, self.env_id, self.level, self.env_options, self._make)
+            self._sessions[sid] = s
+        try:
+            s._ensure_env(self.level)  # a bad option fails here, not at the first reset
+        except BaseException:
+            self.close(sid)
+            raise
+        return s
+
+    def get(self, sid: str) -> Session:
+        with self._lock:
+            s = self._sessions.get(sid)
+        if s is None:
+            raise UnknownSession(sid)
+        s.last_used = time.monotonic()
+        return s
+
+    def close(self, sid: str) -> None:
+        with self._lock:
+            s = self._sessions.pop(sid, None)
+        if s is not None:
+            s.close()
+
+    def close_all(self) -> None:
+        self._stop.set()
+        with self._lock:
+            sessions, self._sessions = list(self._sessions.values()), {}
+        for s in sessions:
+            s.close()
+
+    def reap(self) -> list[str]:
+        """Close sessions idle for longer than ``idle_timeout``; returns their ids."""
+        if self.idle_timeout is None:
+            return []
+        now = time.monotonic()
+        with self._lock:
+            stale = [(sid, s) for sid, s in self._sessions.items()
+                     if now - s.last_used > self.idle_timeout]
+        reaped = []
+        for sid, s in stale:
+            if not s.lock.acquire(blocking=False):
+                continue  # a request is running in it: not idle
+            try:
+                with self._lock:
+                    self._sessions.pop(sid, None)
+                s.close()
+                reaped.append(sid)
+            finally:
+                s.lock.release()
+        return reaped
+
+    def start_reaper(self, interval: float | None = None) -> None:
+        """Reap in a daemon thread every ``interval`` seconds (default: timeout / 4)."""
+        if self.idle_timeout is None or self._reaper is not None:
+            return
+        every = interval or max(1.0, self.idle_timeout / 4)
+
+        def loop():
+            while not self._stop.wait(every):
+                self.reap()
+
+        self._reaper = threading.Thread(target=loop, daemon=True, name="netarena-reaper")
+        self._reaper.start()

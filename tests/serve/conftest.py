@@ -1,0 +1,53 @@
+"""Shared for the serving tests: the env ids, and the expert's plan for a seeded episode
+computed on a local env of the same configuration (the server's episode must match it
+observation for observation)."""
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+
+import netarena_gym  # noqa: F401
+from netarena_gym.agents.factory import make_agent
+
+ENV_IDS = ("NetArena-Routing-v0", "NetArena-K8sPolicy-v0", "NetArena-CapacityPlanning-v0")
+
+
+class LocalExpert:
+    """The expert on an in-process twin of the served env: ``act(obs)`` checks the server's
+    observation against the twin's, then returns the expert's next action."""
+
+    def __init__(self, env_id: str, seed: int, level=1, **options):
+        self.env = gym.make(env_id, level=level, render_mode="ansi", **options)
+        self.obs, self.info = self.env.reset(seed=seed)
+        self.agent = make_agent("expert", self.env, seed=seed)
+        if hasattr(self.agent, "reset"):
+            self.agent.reset()
+        self.done = False
+        self.actions: list = []
+
+    def act(self):
+        a = self.agent.act(self.obs, self.info)
+        self.actions.append(a)
+        return a
+
+    def follow(self, action):
+        self.obs, _r, term, trunc, self.info = self.env.step(action)
+        self.done = term or trunc
+        return self.obs
+
+    def close(self):
+        self.env.close()
+
+
+@pytest.fixture
+def local_expert():
+    made = []
+
+    def make(*a, **kw):
+        e = LocalExpert(*a, **kw)
+        made.append(e)
+        return e
+
+    yield make
+    for e in made:
+        e.close()

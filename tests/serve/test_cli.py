@@ -1,0 +1,56 @@
+"""``netarena-gym serve`` as a process: the OpenEnv server answers openenv-core's client
+with the configured env options, and the missing-extra error names the install hint."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from netarena_gym.errors import DependencyNotInstalled, require
+from netarena_gym.serve.common import free_port
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_openenv_server_process():
+    pytest.importorskip("openenv.core")
+    from netarena_gym.serve.openenv import NetArenaClient, RoutingAction
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "netarena_gym.cli", "serve", "--protocol", "openenv", "--env",
+         "NetArena-Routing-v0", "--level", "2", "--port", str(port), "--max-sessions", "2",
+         "--env-option", "max_steps=4"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.3)
+        with NetArenaClient.for_env("NetArena-Routing-v0")(url).sync() as c:
+            r = c.reset(seed=4)
+            assert "Steps left: 4" in r.observation.text
+            r = c.step(RoutingAction(machine="r0", command="ip route"))
+            assert "Steps left: 3" in r.observation.text
+            assert c.state().level == 2
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        proc.stderr.close()
+
+
+def test_missing_extra_names_the_serve_hint():
+    with pytest.raises(DependencyNotInstalled, match=r"netarena-gym\[serve\]"):
+        require("no_such_module_for_serve", "serve")

@@ -1,0 +1,141 @@
+"""OpenEnv server end to end with openenv-core's own client (WebSocket ``/ws``) against a
+uvicorn server in a thread: reset, steps, an expert episode solved through the server that
+matches an in-process twin observation for observation, a bad action, concurrent sessions
+and the session limit."""
+from __future__ import annotations
+
+import json
+import threading
+
+import httpx
+import pytest
+
+pytest.importorskip("openenv.core")
+
+from netarena_gym.serve.common import UvicornThread  # noqa: E402
+from netarena_gym.serve.openenv import (  # noqa: E402
+    CapacityPlanningAction, K8sPolicyAction, NetArenaClient, RoutingAction, build_app, models)
+from netarena_gym.serve.sessions import SessionManager  # noqa: E402
+from tests.serve.conftest import ENV_IDS  # noqa: E402
+
+
+def to_model(env_id: str, action):
+    """The typed OpenEnv action for one of the expert's env actions."""
+    if env_id == "NetArena-Routing-v0":
+        return RoutingAction(**action)
+    if env_id == "NetArena-K8sPolicy-v0":
+        return K8sPolicyAction(**action)
+    if isinstance(action, str):
+        return CapacityPlanningAction(code=action)
+    rest = {k: v for k, v in action.items() if k != "tool"}
+    return CapacityPlanningAction(tool=action["tool"], arguments=rest)
+
+
+@pytest.fixture
+def serve():
+    started = []
+
+    def start(env_id, **kw):
+        manager = SessionManager(env_id, **kw)
+        srv = UvicornThread(build_app(manager)).start()
+        started.append((srv, manager))
+        return srv, manager
+
+    yield start
+    for srv, manager in started:
+        srv.stop()
+        manager.close_all()
+
+
+@pytest.mark.parametrize("env_id,options", [(e, {}) for e in ENV_IDS]
+                         + [("NetArena-CapacityPlanning-v0", {"interface": "text"})])
+def test_expert_solves_through_the_server(serve, local_expert, env_id, options):
+    srv, manager = serve(env_id, env_options=options)
+    twin = local_expert(env_id, seed=5, **options)
+    with NetArenaClient.for_env(env_id)(srv.url).sync() as client:
+        r = client.reset(seed=5)
+        assert r.observation.text == twin.obs and not r.done
+        steps = 0
+        while not twin.done:
+            action = twin.act()
+            r = client.step(to_model(env_id, action))
+            assert r.observation.text == twin.follow(action)
+            assert r.reward == pytest.approx(sum(twin.info["reward_components"].values()))
+            steps += 1
+        assert r.done and r.observation.correct and r.observation.metadata["correct"]
+        meta = r.observation.metadata
+        assert meta["reward_components"] == twin.info["reward_components"]
+        assert meta["episode"]["n_steps"] == steps and meta["episode"]["correct"]
+        last = twin.actions[-1]
+        assert meta["episode"]["steps"][-1]["action"] == (
+            last if isinstance(last, dict) else {"code": last})
+        assert "scenario" not in meta["episode"] and "scenario" not in r.observation.info
+        state = client.state()
+        assert state.step_count == steps and state.done
+        # stepping an ended episode is an error text, not a crash
+        again = client.step(to_model(env_id, twin.actions[-1]))
+        assert again.done and "episode is over" in again.observation.text
+    assert len(manager) == 0  # the session's env was closed with the WebSocket
+
+
+def test_bad_action_gets_a_clear_error_and_the_penalty(serve):
+    srv, _ = serve("NetArena-Routing-v0")
+    with NetArenaClient.for_env("NetArena-Routing-v0")(srv.url).sync() as client:
+        client.reset(seed=1)
+        r = client.step(RoutingAction(machine="r99", command="ip addr show"))
+        assert "unknown machine 'r99'" in r.observation.text
+        assert r.observation.reward_components["invalid"] < 0 and not r.done
+        # a payload that does not fit the typed model is refused by the schema
+        with pytest.raises(RuntimeError, match="VALIDATION_ERROR"):
+            client.step({"command": "ip addr show"})
+        assert client.step(RoutingAction(machine="r0", command="ip route")).reward is not None
+
+
+def test_concurrent_sessions_are_isolated(serve):
+    srv, manager = serve("NetArena-Routing-v0", max_sessions=4)
+    C = NetArenaClient.for_env("NetArena-Routing-v0")
+    out, errors = {}, []
+
+    def play(seed):
+        try:
+            with C(srv.url).sync() as c:
+                first = c.reset(seed=seed).observation.text
+                for _ in range(3):
+                    r = c.step(RoutingAction(machine="r0", command="ip addr show"))
+                out[seed] = (first, r.observation.metadata["episode"]["n_steps"])
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=play, args=(s,)) for s in (1, 2, 3, 4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors
+    assert all(n == 3 for _, n in out.values())
+    assert len({first for first, _ in out.values()}) > 1  # different seeds, different nets
+    assert len(manager) == 0
+
+
+def test_session_limit_refuses_a_session_beyond_max(serve):
+    srv, manager = serve("NetArena-K8sPolicy-v0", max_sessions=1)
+    C = NetArenaClient.for_env("NetArena-K8sPolicy-v0")
+    with C(srv.url).sync() as first:
+        first.reset(seed=0)
+        # the server answers a connection beyond the limit at once, then closes it
+        from websockets.sync.client import connect
+
+        with connect(srv.url.replace("http", "ws") + "/ws", open_timeout=10) as ws:
+            err = json.loads(ws.recv(timeout=30))
+        assert err["type"] == "error" and err["data"]["code"] == "CAPACITY_REACHED"
+        assert err["data"]["max_sessions"] == 1
+        assert len(manager) == 1
+        assert first.step(K8sPolicyAction(command="kubectl get pods")).reward is not None
+
+
+def test_schema_endpoint_shows_the_typed_models(serve):
+    srv, _ = serve("NetArena-K8sPolicy-v0")
+    schema = httpx.get(srv.url + "/schema", timeout=10).json()
+    assert set(schema["action"]["properties"]) >= {"command", "stdin"}
+    assert "reward_components" in schema["observation"]["properties"]
+    assert models("NetArena-K8sPolicy-v0")[0] is K8sPolicyAction

@@ -1,0 +1,112 @@
+"""The session manager: random ids, the limit (also under concurrent opens), idle reaping,
+clean close, errors instead of raises for steps without a live episode, and the filter that
+keeps the scenario out of what a client sees."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from netarena_gym.errors import InvalidConfig
+from netarena_gym.serve.sessions import (NO_EPISODE, OVER, PUBLIC_INFO, SessionLimit,
+                                         SessionManager, UnknownSession)
+
+
+def test_ids_are_random_and_unique():
+    m = SessionManager("NetArena-Routing-v0", max_sessions=6)
+    try:
+        ids = [m.open().id for _ in range(6)]
+        assert len(set(ids)) == 6
+        assert all(len(i) >= 20 and "Routing" not in i and "1" != i for i in ids)
+    finally:
+        m.close_all()
+
+
+def test_limit_holds_under_concurrent_opens():
+    m = SessionManager("NetArena-CapacityPlanning-v0", max_sessions=3)
+    got, refused = [], []
+
+    def open_one():
+        try:
+            got.append(m.open())
+        except SessionLimit as e:
+            refused.append(str(e))
+
+    threads = [threading.Thread(target=open_one) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    try:
+        assert len(got) == 3 and len(refused) == 5 and len(m) == 3
+        assert "limit of 3 sessions" in refused[0]
+        m.close(got[0].id)
+        assert m.open() is not None  # a freed slot is usable again
+    finally:
+        m.close_all()
+
+
+def test_idle_sessions_are_reaped_and_their_env_closed():
+    m = SessionManager("NetArena-Routing-v0", idle_timeout=0.2)
+    try:
+        s = m.open()
+        s.reset(seed=1)
+        busy = m.open()
+        time.sleep(0.3)
+        busy.reset(seed=2)  # used: not idle
+        assert m.reap() == [s.id]
+        assert s.env is None and len(m) == 1
+        with pytest.raises(UnknownSession, match="unknown or expired"):
+            m.get(s.id)
+        assert m.get(busy.id) is busy
+    finally:
+        m.close_all()
+
+
+def test_steps_without_an_episode_answer_an_error_text():
+    m = SessionManager("NetArena-Routing-v0", env_options={"max_steps": 1})
+    try:
+        s = m.open()
+        text, reward, done, info = s.step({"machine": "r0", "command": "ip addr"})
+        assert text == NO_EPISODE and done and reward == 0.0
+        s.reset(seed=0)
+        _, _, done, info = s.step({"machine": "r0", "command": "ip addr"})
+        assert done and set(info) <= set(PUBLIC_INFO)
+        text, _, done, info = s.step({"machine": "r0", "command": "ip addr"})
+        assert text == OVER and info["error"] == OVER
+        assert s.record()["n_steps"] == 1
+    finally:
+        m.close_all()
+
+
+def test_a_bad_level_keeps_the_session_usable():
+    m = SessionManager("NetArena-K8sPolicy-v0")
+    try:
+        s = m.open()
+        s.reset(seed=0)
+        with pytest.raises(InvalidConfig):
+            s.reset(seed=0, level=9)
+        assert s.reset(seed=0, level=2)[0].startswith("Connectivity check")
+    finally:
+        m.close_all()
+
+
+def test_public_info_and_record_hold_no_scenario():
+    m = SessionManager("NetArena-Routing-v0")
+    try:
+        s = m.open()
+        _, info = s.reset(seed=3)
+        s.step({"machine": "r0", "command": "ip route"})
+        assert "scenario" not in info and "extra" not in info
+        assert set(s.record()) == {"env", "level", "seed", "steps", "n_steps", "total_reward",
+                                   "done", "correct", "safe", "safe_compat"}
+    finally:
+        m.close_all()
+
+
+def test_unknown_env_id_and_bad_limit_fail_at_startup():
+    with pytest.raises(Exception, match="NoSuchEnv"):
+        SessionManager("NoSuchEnv-v0")
+    with pytest.raises(ValueError):
+        SessionManager("NetArena-Routing-v0", max_sessions=0)
