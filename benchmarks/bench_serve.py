@@ -119,10 +119,11 @@ def mcp(env_id, n, steps):
     from mcp import Client
 
     from netarena_gym.serve.mcp import build_server
+    from netarena_gym.train import tools
     from netarena_gym.train.tools import tool_class
 
     manager = SessionManager(env_id, env_options=OPTIONS.get(env_id, {}), max_sessions=n)
-    name, args = tool_class(env_id)._call_of_action(ACTIONS[env_id])
+    name, args = tools.call_of_action(tool_class(env_id), ACTIONS[env_id])
     server = build_server(manager)
     with UvicornThread(server.streamable_http_app()) as srv:
         async def client(i):

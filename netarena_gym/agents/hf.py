@@ -27,6 +27,7 @@ from pathlib import Path
 from gymnasium.error import DependencyNotInstalled
 
 from netarena_gym.llm.client import ChatResult
+from netarena_gym.train import tools
 
 
 def _require(*names: str):
@@ -166,7 +167,7 @@ class HFToolAgent:
             from netarena_gym.train.data import TASK_PROMPT
             from netarena_gym.train.tools import initial_message
             first = TASK_PROMPT + initial_message(observation)
-            self.messages = [{"role": "system", "content": self.cls._system_prompt},
+            self.messages = [{"role": "system", "content": tools.system_prompt(self.cls)},
                              {"role": "user", "content": first}]
         elif self._called:
             self.messages.append({"role": "tool", "name": self._called, "content": observation})
@@ -195,7 +196,7 @@ class HFToolAgent:
             try:
                 if not isinstance(args, dict):
                     raise ValueError("tool arguments must be a JSON object")
-                return self.cls._action_of_call(self._called, args)
+                return tools.action_of_call(self.cls, self._called, args)
             except ValueError as e:  # the env reports it as an invalid action
                 return f"invalid tool call: {e}"
         self.messages.append(msg)

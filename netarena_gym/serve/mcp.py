@@ -32,6 +32,7 @@ from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
 from netarena_gym.eval.spec import parse_level  # noqa: E402
 from netarena_gym.serve.sessions import Session, SessionManager  # noqa: E402
 from netarena_gym.train.tools import SOLVED, UNSOLVED, tool_class, tool_names  # noqa: E402
+from netarena_gym.train import tools  # noqa: E402
 
 EPISODE_URI = "netarena://episode/current"
 #: a template, so the handler gets the caller's context (static resources cannot)
@@ -79,7 +80,7 @@ def _task_tool(cls, name: str, sessions: McpSessions):
 
     def tool(ctx: Context, **kwargs) -> str:
         s = sessions.get(ctx)
-        action = cls._action_of_call(name, kwargs)
+        action = tools.action_of_call(cls, name, kwargs)
         text, _reward, done, info = s.step(action)
         return _after(text, done, info)
 
@@ -104,7 +105,7 @@ def build_server(manager: SessionManager, *, name: str | None = None) -> MCPServ
 
     server = MCPServer(name=name or manager.env_id, version=netarena_gym.__version__,
                        instructions=" ".join((cls.__doc__ or "").split()) + "\n\n"
-                       + cls._system_prompt + " Call reset first; status shows the check.")
+                       + tools.system_prompt(cls) + " Call reset first; status shows the check.")
     for n in tool_names(cls):
         server.add_tool(_task_tool(cls, n, sessions), name=n)
 

@@ -41,6 +41,7 @@ import numpy as np
 from netarena_gym.agents.episode import play_episode
 from netarena_gym.agents.experts import make_expert
 from netarena_gym.train.tools import SOLVED, UNSOLVED, NetArenaToolEnv, initial_message, tool_class
+from netarena_gym.train import tools
 
 TRAIN_SEED_BASE = 1_000_000
 TASK_PROMPT = "Solve the task described below."
@@ -91,7 +92,7 @@ def level_plan(mix: dict, n: int, seed: int) -> list[int | str]:
 
 
 def system_prompt(env_id: str) -> str:
-    return tool_class(env_id)._system_prompt
+    return tools.system_prompt(tool_class(env_id))
 
 
 def scenario_rows(env_id: str, *, n: int, level_mix="1", seed_base: int = TRAIN_SEED_BASE,
@@ -152,10 +153,10 @@ def render_conversation(ep: dict[str, Any], env_id: str | None = None) -> list[d
     """The chat (system, user + first observation, assistant tool calls, tool answers,
     closing assistant message) of one episode record from :func:`expert_episodes`."""
     cls: type[NetArenaToolEnv] = tool_class(env_id or ep["env_id"])
-    msgs = [{"role": "system", "content": cls._system_prompt},
+    msgs = [{"role": "system", "content": tools.system_prompt(cls)},
             {"role": "user", "content": TASK_PROMPT + initial_message(ep["first_observation"])}]
     for i, st in enumerate(ep["steps"]):
-        name, args = cls._call_of_action(st["action"])
+        name, args = tools.call_of_action(cls, st["action"])
         msgs.append({"role": "assistant", "content": "", "tool_calls": [{
             "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}]})
         obs = st["observation"]

@@ -143,6 +143,23 @@ def initial_message(observation: str) -> str:
     return "\n\nCurrent state:\n" + observation
 
 
+# The tool classes keep these three as ``_`` names because TRL exposes every public method
+# of an environment class as a tool; other modules use these accessors.
+def system_prompt(cls) -> str:
+    """The system prompt of a tool class (or instance)."""
+    return cls._system_prompt
+
+
+def action_of_call(cls, name: str, arguments: dict) -> dict[str, Any]:
+    """The env's text action for a tool call ``name(**arguments)``."""
+    return cls._action_of_call(name, arguments)
+
+
+def call_of_action(cls, action: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The tool call ``(name, arguments)`` that gives the env's text action."""
+    return cls._call_of_action(action)
+
+
 def tool_names(cls) -> list[str]:
     """Public methods TRL will expose as tools (same rule as GRPOTrainer)."""
     import inspect

@@ -20,13 +20,14 @@ from netarena_gym.serve.common import UvicornThread  # noqa: E402
 from netarena_gym.serve.mcp import EPISODE_URI, build_server, call_tool_text  # noqa: E402
 from netarena_gym.serve.sessions import SessionManager  # noqa: E402
 from netarena_gym.train.tools import SOLVED, tool_class  # noqa: E402
+from netarena_gym.train import tools  # noqa: E402
 from tests.serve.conftest import ENV_IDS  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def tool_call(env_id: str, action: dict) -> tuple[str, dict]:
-    return tool_class(env_id)._call_of_action(action)
+    return tools.call_of_action(tool_class(env_id), action)
 
 
 def run(coro):

@@ -2,12 +2,14 @@
 rollouts (one rollout per group follows the expert through real tool calls, the other
 answers without calling a tool), so the env's reward, correctness and safety must reach
 the trainer, and the group's reward difference must move the weights."""
+import functools
 import json
 
 import pytest
 
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.train.tools import RoutingTools
+from netarena_gym.train import tools
 
 from .conftest import expert_reply, load_script, requires_llm, scripted_generate
 
@@ -26,7 +28,7 @@ def _driver(tok):
     def reply(i, text, first_call):
         if first_call and i % 2 == 1:
             return "Nothing to do here.<|im_end|>"
-        return expert_reply(text, RoutingExpert, RoutingTools._call_of_action)
+        return expert_reply(text, RoutingExpert, functools.partial(tools.call_of_action, RoutingTools))
 
     def make(trainer):
         fake = scripted_generate(tok, reply)

@@ -1,10 +1,12 @@
 """SFT on expert demonstrations with the tiny local model, and the evaluation agent."""
+import functools
 import json
 
 import pytest
 
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.train.tools import RoutingTools
+from netarena_gym.train import tools
 
 from .conftest import ROUTING, expert_reply, load_script, requires_llm, scripted_generate
 
@@ -61,7 +63,7 @@ def test_tool_agent_executes_tool_calls_in_the_env(tiny_model):
     agent = HFToolAgent(model, tok, ROUTING, max_new_tokens=64)
 
     def reply(i, text, first_call):
-        return expert_reply(text, RoutingExpert, RoutingTools._call_of_action)
+        return expert_reply(text, RoutingExpert, functools.partial(tools.call_of_action, RoutingTools))
 
     with patch.object(model, "generate", side_effect=scripted_generate(tok, reply)):
         s = evaluate(ROUTING, agent, level=1, episodes=2, seed=2, interface="text")
