@@ -302,3 +302,27 @@ def test_relative_links_and_anchors_resolve(path):
         elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
             broken.append(f"{target}: no heading #{anchor} in {dest.relative_to(ROOT)}")
     assert not broken, "\n".join(broken)
+
+
+DOC_REF = re.compile(r"\b((?:docs/[\w./-]+|[A-Z]+)\.md)(?:#([\w-]+))?")
+
+
+def test_doc_references_in_code_point_to_real_files_and_sections():
+    """``docs/training.md#install`` in a message or docstring names a page and heading that exist."""
+    broken = []
+    sources = [p for d in ("netarena_gym", "tests", "training", "benchmarks", "envs", ".ci")
+               for p in (ROOT / d).rglob("*") if p.suffix in {".py", ".sh", ""} and p.is_file()]
+    for src in sources + [ROOT / "pyproject.toml"]:
+        try:
+            text = src.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        for name, anchor in DOC_REF.findall(text):
+            dest = ROOT / name
+            where = f"{src.relative_to(ROOT)}: {name}{'#' + anchor if anchor else ''}"
+            if not dest.is_file():
+                if name.startswith("docs/"):
+                    broken.append(f"{where}: no such file")
+            elif anchor and anchor not in anchors(dest):
+                broken.append(f"{where}: no such heading")
+    assert not broken, "\n".join(broken)
