@@ -187,6 +187,8 @@ def marks_of(ex: Example):
     for reason in ex.marked("long"):
         marks += [pytest.mark.slow, pytest.mark.skipif(
             not LONG, reason=f"long doc example ({reason}): set NETARENA_DOCS_LONG=1")]
+    if ex.kind == "command" and "netarena-gym train" in ex.source:
+        marks.append(pytest.mark.slow)                  # a smoke training run: about a minute
     for need in ex.marked("needs"):
         mods, _, extra = need.partition(" ")
         missing = [m for m in mods.split(",") if importlib.util.find_spec(m) is None]
