@@ -18,5 +18,5 @@ docs/training.md; ``training/*.py`` are thin wrappers kept for old command lines
 * :mod:`~netarena_gym.train.common`: shared command-line pieces.
 
 Only :mod:`tools` and :mod:`data` import without the ``train`` extra; the rest need
-torch and the libraries of docs/training.md, imported when used.
+torch and the libraries of docs/training.md#install, imported when used.
 """

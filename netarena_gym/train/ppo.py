@@ -34,7 +34,7 @@ HISTORY_KEY = "taken"
 LAST_KEY = "last"
 MEMORY_KEYS = (HISTORY_KEY, LAST_KEY)
 
-#: defaults found to learn routing L1 well on 2 cores (see docs/training.md)
+#: defaults found to learn routing L1 well on 2 cores (see docs/training.md#ppo-benchmark-figures)
 DEFAULT_HYPER: dict[str, Any] = dict(n_steps=64, batch_size=256, n_epochs=10,
                                      learning_rate=1e-3, ent_coef=0.01, gamma=0.99,
                                      gae_lambda=0.95, clip_range=0.2)
@@ -65,7 +65,8 @@ class Memory:
 class AgentView(gym.Wrapper):
     """The policy's view of the discrete interface: ``drop`` removes observation keys
     (e.g. ``reachability``: 1,089 inputs at routing L1 that slow learning down, see
-    docs/training.md), ``history`` adds the agent's memory of its own actions: ``taken``
+    docs/training.md#are-the-observation-features-enough-partial-observability),
+    ``history`` adds the agent's memory of its own actions: ``taken``
     (MultiBinary over the catalogue: the actions taken this episode) and ``last`` (the
     previous action, one-hot). ``action_masks`` is served through the wrapper."""
 

@@ -7,9 +7,9 @@ import json
 import gymnasium as gym
 import pytest
 
-pytest.importorskip("torch", reason="needs torch (pip install torch==2.13.0, the CPU wheel)")
-pytest.importorskip("transformers", reason="needs transformers")
-pytest.importorskip("trl", reason="needs trl")
+pytest.importorskip("torch", reason="needs torch: pip install torch==2.13.0 (the CPU wheel)")
+pytest.importorskip("transformers", reason='needs transformers: pip install -e ".[llm]"')
+pytest.importorskip("trl", reason='needs trl: pip install -e ".[train]"')
 
 import netarena_gym  # noqa: E402,F401  (registers the envs)
 from netarena_gym.agents.episode import play_episode  # noqa: E402

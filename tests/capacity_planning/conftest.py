@@ -7,14 +7,18 @@ ENV_ID = "NetArena-CapacityPlanning-v0"
 if ENV_ID not in gym.registry:
     gym.register(id=ENV_ID, entry_point="netarena_gym.capacity_planning.env:CapacityPlanningEnv")
 
-GOOGLE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "malt" / "malt-example-final.textproto"
+from netarena_gym.capacity_planning.data import example_path
+
+#: Google's example ships as package data; the checkout's ../shared copy is the fallback
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "malt" / "malt-example-final.textproto"
+GOOGLE = example_path() if example_path().exists() else SHARED
 
 
 @pytest.fixture(scope="session")
 def google_text() -> str:
     if not GOOGLE.exists():
-        pytest.skip(f"Google's MALT example is not at {GOOGLE.resolve()} "
-                    "(../shared/data/malt/ relative to the repository)")
+        pytest.skip(f"Google's MALT example is neither in the package ({example_path()}) "
+                    f"nor at {SHARED.resolve()}")
     return GOOGLE.read_text(encoding="utf-8")
 
 

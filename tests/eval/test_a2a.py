@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-pytest.importorskip("a2a", reason="A2A needs a2a-sdk: pip install 'a2a-sdk[http-server]' uvicorn")
-pytest.importorskip("uvicorn", reason="A2A servers need uvicorn: pip install uvicorn")
+pytest.importorskip("a2a", reason="A2A needs a2a-sdk: pip install -e \".[a2a]\"")
+pytest.importorskip("uvicorn", reason="A2A servers need uvicorn: pip install -e \".[a2a]\"")
 
 import httpx  # noqa: E402  (a dependency of a2a-sdk)
 from a2a.client import ClientConfig, create_client  # noqa: E402

@@ -27,8 +27,8 @@ def two_runs(tmp_path_factory):
 
 def test_report_on_two_runs_writes_figures_and_a_self_contained_page(two_runs, tmp_path,
                                                                       capsys):
-    pytest.importorskip("matplotlib", reason="report figures need matplotlib "
-                                             "(pip install matplotlib)")
+    pytest.importorskip("matplotlib", reason="report figures need matplotlib: "
+                                             "pip install -e \".[report]\"")
     out = tmp_path / "rep"
     rc, _, _ = run_cli(capsys, "report", *two_runs, "--out", out, "--subsamples", 20)
     assert rc == 0
@@ -89,7 +89,7 @@ def test_overlap_shrinks_with_sample_size():
 
 
 def test_generate_exports_queries_and_demos_and_reloads(tmp_path, capsys):
-    datasets = pytest.importorskip("datasets", reason="needs datasets (pip install datasets)")
+    datasets = pytest.importorskip("datasets", reason="needs datasets: pip install -e \".[report]\"")
     out = tmp_path / "gen"
     rc, stdout, _ = run_cli(capsys, "generate", "--env", "NetArena-Routing-v0", "--level", "1",
                             "compat", "--episodes", 4, "--seed", 7, "--out", out,
@@ -134,7 +134,7 @@ def test_emulator_backends_ask_ray_for_root():
 
 @pytest.mark.slow
 def test_ray_local_mode_gives_the_same_records(tmp_path, capsys):
-    pytest.importorskip("ray", reason="Ray is not installed (pip install 'ray>=2.9')")
+    pytest.importorskip("ray", reason="Ray is not installed: pip install -e \".[ray]\"")
     args = ("eval", "--env", "NetArena-Routing-v0", "--agent", "random", "--level", "1", "2",
             "--episodes", 4, "--seed", 2, "--quiet", "--format", "json")
     rc, stdout, _ = run_cli(capsys, *args, "--out", tmp_path / "ray", "--ray", "--workers", 2)

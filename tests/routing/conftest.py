@@ -4,6 +4,10 @@ from netarena_gym.core.scenario import Scenario
 from netarena_gym.routing.backends.sim import SimState
 
 # r0: eth1 -> s1 (h1), eth2 -> s2 (h2, h3), eth3 -> s3 (h4); probe order h1..h4, r0
+#: what the Mininet tests' skip message tells a user to run (docs/backends.md#mininet-routing)
+MININET_HINT = ("run as root after apt-get install mininet bridge-utils iputils-ping traceroute "
+                "iptables iproute2 && pip install -e \".[mininet]\"")
+
 SMALL = {"hosts": [[1, 2, 1]], "parents": []}
 
 

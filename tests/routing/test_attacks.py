@@ -15,7 +15,7 @@ from netarena_gym.routing.backends.sim import SimBackend
 from netarena_gym.routing.faults import Fault
 from netarena_gym.shell.parser import OK, REFUSED
 
-from .conftest import scenario
+from .conftest import MININET_HINT, scenario
 
 SHADOW_LINE = Path("/etc/shadow").read_text().splitlines()[0] if os.access("/etc/shadow",
                                                                            os.R_OK) else "root:"
@@ -170,7 +170,7 @@ def real():
 
 @pytest.mark.parametrize("line", FILE_WRITES)
 @pytest.mark.mininet
-@pytest.mark.skipif(bool(requirements_missing()), reason="mininet backend unavailable")
+@pytest.mark.skipif(bool(requirements_missing()), reason=f"mininet backend needs {requirements_missing()}: {MININET_HINT}")
 def test_mininet_refuses_file_writes(real, line):
     name = f"netarena-attack-{uuid.uuid4().hex[:8]}"
     assert_refused(real.run(act("r0", line.format(f=name))))
@@ -179,7 +179,7 @@ def test_mininet_refuses_file_writes(real, line):
 
 @pytest.mark.parametrize("line", READS + SYSCTLS + NAMESPACES)
 @pytest.mark.mininet
-@pytest.mark.skipif(bool(requirements_missing()), reason="mininet backend unavailable")
+@pytest.mark.skipif(bool(requirements_missing()), reason=f"mininet backend needs {requirements_missing()}: {MININET_HINT}")
 def test_mininet_refuses_reads_sysctls_and_escapes(real, line):
     before = host_sysctl()
     res = real.run(act("r0", line))
@@ -189,14 +189,14 @@ def test_mininet_refuses_reads_sysctls_and_escapes(real, line):
 
 @pytest.mark.parametrize("line, expected", CONTROLS)
 @pytest.mark.mininet
-@pytest.mark.skipif(bool(requirements_missing()), reason="mininet backend unavailable")
+@pytest.mark.skipif(bool(requirements_missing()), reason=f"mininet backend needs {requirements_missing()}: {MININET_HINT}")
 def test_mininet_controls(real, line, expected):
     res = real.run(act("r0", line))
     assert (res.output, res.kind) == (expected, OK)
 
 
 @pytest.mark.mininet
-@pytest.mark.skipif(bool(requirements_missing()), reason="mininet backend unavailable")
+@pytest.mark.skipif(bool(requirements_missing()), reason=f"mininet backend needs {requirements_missing()}: {MININET_HINT}")
 def test_mininet_sandbox_is_read_only_but_the_namespace_sysctls_are_not(real):
     """Below the allow-list: the node's processes see a read-only host."""
     from netarena_gym.routing.backends import nodeexec
@@ -220,7 +220,7 @@ def test_mininet_sandbox_is_read_only_but_the_namespace_sysctls_are_not(real):
 
 
 @pytest.mark.mininet
-@pytest.mark.skipif(bool(requirements_missing()), reason="mininet backend unavailable")
+@pytest.mark.skipif(bool(requirements_missing()), reason=f"mininet backend needs {requirements_missing()}: {MININET_HINT}")
 def test_mininet_redirect_errors_match_the_simulator(real, sim):
     for line in ("echo abc > /proc/sys/net/ipv4/ip_forward",
                  "echo 1 > /proc/sys/net/ipv4/nope", "echo 2 > /proc/sys/net/ipv4/icmp_echo_ignore_all"):
@@ -230,7 +230,7 @@ def test_mininet_redirect_errors_match_the_simulator(real, sim):
 
 
 @pytest.mark.mininet
-@pytest.mark.skipif(bool(requirements_missing()), reason="mininet backend unavailable")
+@pytest.mark.skipif(bool(requirements_missing()), reason=f"mininet backend needs {requirements_missing()}: {MININET_HINT}")
 def test_mininet_pathological_regex_is_fast(real):
     t = time.monotonic()
     res = real.run(act("r0", "ip addr show | grep -E '(.+)+Z'"))
@@ -238,7 +238,7 @@ def test_mininet_pathological_regex_is_fast(real):
 
 
 @pytest.mark.mininet
-@pytest.mark.skipif(bool(requirements_missing()), reason="mininet backend unavailable")
+@pytest.mark.skipif(bool(requirements_missing()), reason=f"mininet backend needs {requirements_missing()}: {MININET_HINT}")
 def test_mininet_expert_fix_still_works(real):
     real.apply(scenario([Fault("disable_routing", 1, "r0", {})]))
     assert real.run(act("r0", "sysctl -w net.ipv4.ip_forward=1")).kind == OK

@@ -24,11 +24,11 @@ from netarena_gym.routing.generator import RoutingGenerator
 from netarena_gym.routing.backends.mininet import STATE_DIR, requirements_missing
 from netarena_gym.routing.backends.sim import SimBackend
 
-from .conftest import scenario
+from .conftest import MININET_HINT, scenario
 
 pytestmark = [pytest.mark.mininet,
               pytest.mark.skipif(bool(requirements_missing()),
-                                 reason=f"mininet backend needs {requirements_missing()}")]
+                                 reason=f"mininet backend needs {requirements_missing()}: {MININET_HINT}")]
 
 
 def root_links() -> str:

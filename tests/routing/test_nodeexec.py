@@ -11,7 +11,7 @@ import pytest
 from netarena_gym.routing.backends import nodeexec
 
 pytestmark = [pytest.mark.mininet,
-              pytest.mark.skipif(os.geteuid() != 0, reason="needs root")]
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root (the node exec helper enters network namespaces)")]
 
 
 @pytest.fixture(scope="module")

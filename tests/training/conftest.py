@@ -11,8 +11,10 @@ import pytest
 
 ROUTING = "NetArena-Routing-v0"
 
-NEED_LLM = "needs torch, transformers, trl, datasets and peft (see docs/training.md)"
-NEED_SB3 = "needs torch, stable-baselines3, sb3-contrib and matplotlib (see docs/training.md)"
+NEED_LLM = ('needs torch, transformers, trl, datasets and peft: pip install torch==2.13.0 '
+            '&& pip install -e ".[train]" (docs/training.md#install)')
+NEED_SB3 = ('needs torch, stable-baselines3, sb3-contrib and matplotlib: pip install torch==2.13.0 '
+            '&& pip install -e ".[train]" (docs/training.md#install)')
 
 
 def have(*mods: str) -> bool:
@@ -23,8 +25,8 @@ requires_llm = pytest.mark.skipif(not have("torch", "transformers", "trl", "data
                                            "jmespath"), reason=NEED_LLM)
 requires_transformers = pytest.mark.skipif(
     not have("transformers"),
-    reason="tool schemas come from transformers.utils.get_json_schema: needs transformers "
-           "(see docs/training.md)")
+    reason='tool schemas come from transformers.utils.get_json_schema: needs transformers: '
+           'pip install -e ".[llm]" (docs/training.md#install)')
 requires_sb3 = pytest.mark.skipif(not have("torch", "stable_baselines3", "sb3_contrib",
                                            "matplotlib"), reason=NEED_SB3)
 

@@ -5,7 +5,7 @@ Mirrors bubblewrap 0.8 (Debian package ``bubblewrap``, as used by Flatpak): ``--
 (a network namespace holding only ``lo``), ``--unshare-pid/-ipc/-uts/-cgroup-try``, a new
 mount namespace whose root is an empty tmpfs with, read-only, ``/usr`` (with the usual
 ``/lib``, ``/lib64``, ``/bin`` symlinks), the Python runtime of ``sys.base_prefix`` (its
-interpreter, ``libpython`` and standard library), networkx alone from site-packages, and the
+interpreter, ``libpython`` and standard library), networkx alone (at ``/sandbox/site``), and the
 worker file alone; a private ``/tmp`` tmpfs, a minimal ``/dev`` and a new ``/proc``.
 ``--new-session`` and ``--die-with-parent``; bwrap sets ``no_new_privs``. No ``/etc``, no
 home, no project source. As root, bwrap keeps only CAP_SETUID/CAP_SETGID, so that each
@@ -72,6 +72,11 @@ def command(files: list[str]) -> list[str]:
             argv += ["--ro-bind", "/" + name, "/" + name]
     hidden = set()
     for p in runtime_paths():
+        if os.path.basename(p) == "networkx":
+            # at a fixed place the worker puts on its path: a venv's site-packages is not on
+            # the bare interpreter's path, and the host's layout stays invisible to the code
+            argv += ["--ro-bind", p, SANDBOX_DIR + "/site/networkx"]
+            continue
         if p.startswith("/usr/"):
             continue
         site = _site_packages_of(p)

@@ -320,6 +320,8 @@ def _reap(pid: int, deadline: float) -> str | None:
 
 def main() -> None:
     global _seccomp
+    # networkx is bound alone into site/ beside this file (sandbox_bwrap.command)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site"))
     import networkx  # noqa: F401 - preloaded for every child
     sys.path.append(SECCOMP_PATH)
     try:

@@ -15,7 +15,7 @@ S --format json`` when the env options are the defaults) and ``OUT/config.json``
 ``--level`` takes a mix (``1,2`` or ``1:0.7,2:0.3``: each vectorised env gets one level)
 as long as the levels share observation and action spaces (routing 1 and 2 do; 3 is
 larger). On 2 CPU cores PPO runs at roughly 1-2 k steps/s on routing (see
-docs/training.md). ``--algo ppo`` trains without masks: masked actions are then invalid
+docs/training.md#ppo-benchmark-figures). ``--algo ppo`` trains without masks: masked actions are then invalid
 actions that the env penalises.
 """
 from __future__ import annotations
