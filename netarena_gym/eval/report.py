@@ -172,11 +172,11 @@ def fig_categories(plt, runs, path: Path) -> Path:
             ax.barh(ys, vals, height=width, xerr=[lo, hi], capsize=2, label=r["label"])
         ax.set_yticks(range(len(cats)))
         ax.set_yticklabels([c if len(c) <= 48 else c[:45] + "..." for c in cats], fontsize=7)
-        ax.invert_yaxis()
         ax.set_xlim(0, 105)
         ax.set_xlabel("% of episodes (95% Wilson interval)")
         ax.set_title(title)
         ax.grid(axis="x", alpha=0.3)
+    axes[0].invert_yaxis()  # once: the axes share y, a second flip would undo it
     axes[1].legend(fontsize=8, loc="lower right")
     return _save(plt, fig, path)
 
