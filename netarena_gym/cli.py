@@ -314,8 +314,16 @@ def _check_env(spec) -> None:
     clear message instead of once per worker."""
     import gymnasium as gym
 
+    from netarena_gym.errors import InvalidConfig
+    from netarena_gym.eval.validate import OWN_FLAGS
+
     for lv in spec.levels:
-        env = gym.make(spec.env, **spec.env_kwargs(lv))
+        try:
+            env = gym.make(spec.env, **spec.env_kwargs(lv))
+        except InvalidConfig as e:  # name the option: "backend must be one of ..."
+            word = str(e).split(" ", 1)[0]
+            flag = OWN_FLAGS.get(word, "--env-option")
+            raise UsageError(f"argument {flag}: {e}") from None
         try:
             if (spec.agent in ("expert", "llm", "hf", "a2a")
                     and env.unwrapped.interface == "discrete"):

@@ -41,6 +41,10 @@ def one_error_line(err: str) -> str:
     (["eval", "--env", "Nope-v0"], ["--env", "NetArena-Routing-v0"]),
     (["eval", "--env", ROUTING, "--interface", "voice"], ["--interface", "text, discrete"]),
     (["eval", "--env", ROUTING, "--episodes", "0"], ["--episodes", ">= 1"]),
+    (["eval", "--env", ROUTING, "--backend", "nope", "--episodes", "1"],
+     ["--backend", "'sim', 'mininet'"]),
+    (["eval", "--env", ROUTING, "--env-option", "observability=none", "--episodes", "1"],
+     ["--env-option", "'partial', 'full'"]),
     (["eval", "--env", ROUTING, "--episodes", "many"], ["--episodes", "invalid int"]),
     (["eval", "--env", ROUTING, "--by", "colour"], ["--by", "category", "type", "level"]),
     (["eval", "--env", ROUTING, "--out", "/nonexistent/deep/dir"],
@@ -118,3 +122,13 @@ def test_generate_estimates_its_size_and_asks_for_yes(tmp_path, capsys):
     assert lines["query_count"] == "3"
     est, real = int(lines["estimated_bytes"]), int(lines["bytes"])
     assert 0.5 * real <= est <= 2 * real  # the sample extrapolates to the right order
+
+
+def test_a_run_with_env_options_resumes(tmp_path, capsys):
+    args = ("eval", "--env", "NetArena-K8sPolicy-v0", "--env-option",
+            'fault_types=["change_port"]', "--quiet", "--out", tmp_path / "r")
+    assert run(capsys, *args, "--episodes", 2)[0] == 0
+    rc, out, err = run(capsys, *args, "--episodes", 3, "--format", "json")
+    assert rc == 0, err
+    s = json.loads(out)
+    assert s["episodes_resumed"] == 2 and s["episodes_played"] == 1

@@ -59,8 +59,8 @@ def _type_name(t) -> str:
 
 
 def _conform(value: Any, hint) -> tuple[bool, Any]:
-    """``(ok, value)``: whether a JSON value fits a type hint (lists become tuples where a
-    tuple is wanted, ints are floats where a float is)."""
+    """``(ok, value)``: whether a JSON value fits a type hint (a list where a tuple is
+    wanted, ints as floats where a float is)."""
     if hint in (Any, object):
         return True, value
     origin = typing.get_origin(hint)
@@ -83,7 +83,7 @@ def _conform(value: Any, hint) -> tuple[bool, Any]:
             if not ok:
                 return False, value
             vals.append(v)
-        return True, tuple(vals)
+        return True, vals  # a list: what the run's JSON records hold (resume compares)
     if origin is not None:
         hint = origin
     if hint is bool:
