@@ -164,6 +164,8 @@ class NetArenaEnv(gym.Env):
         if self.max_steps < 1:
             raise InvalidConfig("max_steps must be >= 1")
         self.reward_config = RewardConfig.coerce(reward)
+        #: ``(low, high)`` of one step's reward under ``reward_config`` (see core.reward)
+        self.reward_range = self.reward_config.step_range()
         self.observability = observability
         self.history = int(history)
         self.render_mode = render_mode
@@ -210,6 +212,13 @@ class NetArenaEnv(gym.Env):
         if self.reward_config.progress:
             delta = (int(m.sum()) - int(before.sum())) / max(1, m.size)
         return newly, bool(self.metrics.correct), delta
+
+    def _safety_pairs(self) -> int | None:
+        """How many pairs the reward's safety fraction is taken over: the size of the
+        outcome vector (routing: host pairs; K8s: probes). None: any break costs the full
+        weight (a task without pairs)."""
+        current = getattr(self.metrics, "current", None)
+        return None if current is None else int(current.size)
 
     def _ends_episode(self) -> bool:
         """True when the step just scored ended the episode with a verdict even if not
@@ -321,7 +330,8 @@ class NetArenaEnv(gym.Env):
         if truncated:
             newly += self._on_truncate()
         comps = self.reward_config.components(kind=result.kind, newly_broken=newly,
-                                              solved_now=solved, progress_delta=delta)
+                                              solved_now=solved, progress_delta=delta,
+                                              pairs=self._safety_pairs())
         comps = {k: clean(v) for k, v in comps.items()}
         reward = clean(sum(comps.values()))
         self._last_action, self._last_result = decoded, result

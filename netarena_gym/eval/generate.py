@@ -13,95 +13,175 @@ Writes into ``out``:
 * ``hf/``: the same as a Hugging Face ``DatasetDict`` with splits ``queries`` and ``demos``
   (``datasets.load_from_disk``); scenarios are stored as JSON strings there, since their
   shape differs between tasks.
+
+Before writing, the first ``sample`` episodes of every level are played and their size
+extrapolated to the whole set (the Hugging Face copy counted as much again); ``confirm``
+sees that estimate and may refuse (the CLI asks for ``--yes`` above 100 MB). The sampled
+episodes are part of the output, not played twice. Lines are streamed to disk.
 """
 from __future__ import annotations
 
 import json
+import tempfile
+from contextlib import ExitStack
 from pathlib import Path
+from typing import Callable
 
 import gymnasium as gym
 
-from netarena_gym.eval.spec import job_key, parse_level
 from netarena_gym.agents.episode import jsonable
 from netarena_gym.agents.experts import expert_class, registered_tasks
 from netarena_gym.agents.llm import action_format
 from netarena_gym.agents.prompts import Conversation, system_prompt
+from netarena_gym.errors import DependencyNotInstalled, require
+from netarena_gym.eval.groups import category
+from netarena_gym.eval.progress import Progress
+from netarena_gym.eval.spec import job_key, parse_level
+from netarena_gym.eval.validate import out_dir
+
+SAMPLE = 2
+
+
+class GenerateRefused(ValueError):
+    """``confirm`` declined the estimated output size."""
+
+
+class _Level:
+    """One level's env, prompt and expert; :meth:`play` yields one episode's lines."""
+
+    def __init__(self, env_id, lv, *, backend, interface, max_steps, env_options, demos,
+                 prompt, history):
+        self.env_id, self.level, self.demos, self.history = env_id, lv, demos, history
+        self.env = gym.make(env_id, level=lv, backend=backend, interface=interface,
+                            max_steps=max_steps, **(env_options or {}))
+        base = self.env.unwrapped
+        self.task = base.task
+        keys, raw = action_format(self.env)
+        self.system = system_prompt(base.task, keys, style=prompt, doc=type(base).__doc__,
+                                    raw=raw)
+        self.expert_cls = expert_class(base.task) if base.task in registered_tasks() else None
+        if demos and self.expert_cls is None:
+            self.env.close()
+            raise ValueError(f"{env_id} has no expert to demonstrate with (use --no-demos)")
+
+    def play(self, s: int) -> tuple[dict, list[dict]]:
+        env, lv = self.env, self.level
+        obs, info = env.reset(seed=s)
+        scen = info.get("scenario") or {}
+        key = job_key(self.env_id, lv, s)
+        conv = Conversation(self.system, self.history)
+        query = {"key": key, "env": self.env_id, "level": lv, "seed": s, "task": self.task,
+                 "category": category({"scenario": scen}), "scenario": scen,
+                 "observation": obs, "messages": conv.messages(obs)}
+        steps: list[dict] = []
+        if not self.demos:
+            return query, steps
+        expert = self.expert_cls()
+        expert.reset()
+        t = 0
+        while True:
+            action = expert.act(obs, info)
+            reply = action if isinstance(action, str) else json.dumps(jsonable(action))
+            msgs = conv.messages(obs) + [{"role": "assistant", "content": reply}]
+            nobs, reward, term, trunc, info = env.step(action)
+            steps.append({"key": key, "env": self.env_id, "level": lv, "seed": s, "step": t,
+                          "task": self.task, "messages": msgs, "prompt": obs,
+                          "command": reply, "output": nobs, "reward": float(reward),
+                          "done": bool(term or trunc), "solved": bool(info["correct"])})
+            conv.add(obs, reply)
+            obs = nobs
+            t += 1
+            if term or trunc:
+                return query, steps
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def _lines(rows: list[dict]) -> list[str]:
+    return [json.dumps(r) + "\n" for r in rows]
 
 
 def generate(env_id: str, *, levels=(1,), episodes: int = 100, seed: int = 0, out: str,
              backend: str = "sim", interface: str = "text", max_steps: int | None = None,
              env_options: dict | None = None,
              demos: bool = True, prompt: str = "zeroshot", history: int = 6,
-             hf: bool = True) -> dict:
+             hf: bool = True, sample: int = SAMPLE,
+             confirm: Callable[[int], bool] | None = None,
+             progress: bool | None = None) -> dict:
     if episodes < 1:
         raise ValueError("episodes must be >= 1")
     datasets = None
     if hf:
         try:
-            import datasets
-        except ImportError:
-            raise ImportError("the Hugging Face copy needs datasets: pip install datasets "
-                              "(or pass --no-hf for JSONL only)") from None
-    outdir = Path(out)
-    outdir.mkdir(parents=True, exist_ok=True)
-    queries, steps = [], []
-    for lv in (parse_level(x) for x in levels):
-        env = gym.make(env_id, level=lv, backend=backend, interface=interface,
-                       max_steps=max_steps, **(env_options or {}))
-        base = env.unwrapped
-        keys, raw = action_format(env)
-        system = system_prompt(base.task, keys, style=prompt, doc=type(base).__doc__, raw=raw)
-        expert_cls = (expert_class(base.task) if base.task in registered_tasks() else None)
-        if demos and expert_cls is None:
-            raise ValueError(f"{env_id} has no expert to demonstrate with (use --no-demos)")
-        try:
-            for i in range(episodes):
-                s = seed + i
-                obs, info = env.reset(seed=s)
-                scen = info.get("scenario") or {}
-                key = job_key(env_id, lv, s)
-                conv = Conversation(system, history)
-                queries.append({"key": key, "env": env_id, "level": lv, "seed": s,
-                                "task": base.task,
-                                "category": str((scen.get("meta") or {}).get("category", "all")),
-                                "scenario": scen, "observation": obs,
-                                "messages": conv.messages(obs)})
-                if not demos:
-                    continue
-                expert = expert_cls()
-                expert.reset()
-                t = 0
-                while True:
-                    action = expert.act(obs, info)
-                    reply = action if isinstance(action, str) else json.dumps(jsonable(action))
-                    msgs = conv.messages(obs) + [{"role": "assistant", "content": reply}]
-                    nobs, reward, term, trunc, info = env.step(action)
-                    steps.append({"key": key, "env": env_id, "level": lv, "seed": s, "step": t,
-                                  "task": base.task, "messages": msgs, "prompt": obs,
-                                  "command": reply, "output": nobs, "reward": float(reward),
-                                  "done": bool(term or trunc), "solved": bool(info["correct"])})
-                    conv.add(obs, reply)
-                    obs = nobs
-                    t += 1
-                    if term or trunc:
-                        break
-        finally:
-            env.close()
-    res = {"queries": str(outdir / "queries.jsonl"), "query_count": len(queries)}
-    _write_jsonl(outdir / "queries.jsonl", queries)
+            datasets = require("datasets", "report")
+        except DependencyNotInstalled as e:
+            raise DependencyNotInstalled(f"the Hugging Face copy needs datasets: {e}; or "
+                                         "pass --no-hf for JSONL only") from None
+    lvs = [parse_level(x) for x in levels]
+    out_dir(out, create=False)  # fail before any episode is played
+    made: dict = {}
+    try:
+        for lv in lvs:
+            made[lv] = _Level(env_id, lv, backend=backend, interface=interface,
+                              max_steps=max_steps, env_options=env_options, demos=demos,
+                              prompt=prompt, history=history)
+        k = max(1, min(sample, episodes))
+        sampled = {lv: [made[lv].play(seed + i) for i in range(k)] for lv in lvs}
+        estimate = 0.0
+        for lv, eps in sampled.items():
+            size = sum(len(line.encode()) for q, st in eps for line in _lines([q] + st))
+            estimate += size / len(eps) * episodes
+        estimate = int(estimate * (2 if datasets is not None else 1))
+        if confirm is not None and not confirm(estimate):
+            raise GenerateRefused(f"estimated output {estimate / 1e6:.0f} MB")
+        outdir = out_dir(out)
+        qpath, dpath = outdir / "queries.jsonl", outdir / "demos.jsonl"
+        n_queries = n_steps = 0
+        bar = Progress(episodes * len(lvs), stats=False, label=f"generate {env_id} ",
+                       enabled=progress)
+        with ExitStack() as stack:
+            stack.enter_context(bar)
+            fq = stack.enter_context(open(qpath, "w", encoding="utf-8"))
+            fd = stack.enter_context(open(dpath, "w", encoding="utf-8")) if demos else None
+            for lv in lvs:
+                for i in range(episodes):
+                    q, st = sampled[lv][i] if i < k else made[lv].play(seed + i)
+                    fq.writelines(_lines([q]))
+                    if fd is not None:
+                        fd.writelines(_lines(st))
+                    n_queries += 1
+                    n_steps += len(st)
+                    bar.update()
+    finally:
+        for m in made.values():
+            m.close()
+    res = {"queries": str(qpath), "query_count": n_queries, "estimated_bytes": estimate}
     if demos:
-        _write_jsonl(outdir / "demos.jsonl", steps)
-        res["demos"] = str(outdir / "demos.jsonl")
-        res["demo_steps"] = len(steps)
+        res["demos"] = str(dpath)
+        res["demo_steps"] = n_steps
     if datasets is not None:
-        datasets.disable_progress_bars()
-        splits = {"queries": datasets.Dataset.from_list([_flat(q) for q in queries])}
-        if demos and steps:
-            splits["demos"] = datasets.Dataset.from_list([{**st, "level": str(st["level"])}
-                                                          for st in steps])
-        datasets.DatasetDict(splits).save_to_disk(str(outdir / "hf"))
-        res["hf"] = str(outdir / "hf")
+        res["hf"] = _write_hf(datasets, outdir, qpath, dpath if demos and n_steps else None)
+    res["bytes"] = sum(f.stat().st_size for f in outdir.rglob("*") if f.is_file())
     return res
+
+
+def _read(path: Path, flat: Callable[[dict], dict]):
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            yield flat(json.loads(line))
+
+
+def _write_hf(datasets, outdir: Path, qpath: Path, dpath: Path | None) -> str:
+    datasets.disable_progress_bars()
+    with tempfile.TemporaryDirectory(prefix="netarena-hf-") as cache:
+        splits = {"queries": datasets.Dataset.from_generator(
+            _read, gen_kwargs={"path": qpath, "flat": _flat}, cache_dir=cache)}
+        if dpath is not None:
+            splits["demos"] = datasets.Dataset.from_generator(
+                _read, gen_kwargs={"path": dpath, "flat": _flat_step}, cache_dir=cache)
+        datasets.DatasetDict(splits).save_to_disk(str(outdir / "hf"))
+    return str(outdir / "hf")
 
 
 def _flat(q: dict) -> dict:
@@ -111,7 +191,5 @@ def _flat(q: dict) -> dict:
     return d
 
 
-def _write_jsonl(path: Path, rows: list[dict]) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
+def _flat_step(st: dict) -> dict:
+    return {**st, "level": str(st["level"])}

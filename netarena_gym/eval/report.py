@@ -2,18 +2,21 @@
 
 Writes into the output directory:
 
-* ``categories.png``: correctness and safety per category, one bar per run, Wilson 95%
-  intervals as error bars;
-* ``spider_level_<L>.png``: radar charts per level (axes: the level's categories, or the
-  metrics when a level has fewer than three categories);
+* ``categories.png``: correctness and safety per group of each level, one bar per run,
+  Wilson 95% intervals as error bars; the groups are those of ``eval``'s table
+  (``--by category|type|level``, :mod:`netarena_gym.eval.groups`: the set of fault types
+  or the query template, the same naming in every task, small groups folded into
+  ``other (n<5)``);
+* ``spider_level_<L>.png``: radar charts per level (axes: the level's groups, or the
+  metrics when a level has fewer than three);
 * ``scatter.png``: correctness against safety per run (and per level), with error bars;
 * ``overlap.png``: the share of run pairs whose 95% intervals overlap, against the number of
   episodes subsampled (N = 50 ... all), for correctness and safety;
 * ``report.html``: one self-contained page (tables and the figures embedded as base64);
 * ``report.json``: the numbers behind all of it.
 
-matplotlib is needed for the figures only (``pip install matplotlib``, or the ``train``
-extra); ``--no-figures`` writes the tables without it.
+matplotlib is needed for the figures only (``pip install "netarena-gym[report]"``);
+``--no-figures`` writes the tables without it.
 """
 from __future__ import annotations
 
@@ -24,7 +27,9 @@ import math
 from pathlib import Path
 
 from netarena_gym.errors import DependencyNotInstalled, require
+from netarena_gym.eval.groups import ALL, other_label, table
 from netarena_gym.eval.overlap import overlap_curve
+from netarena_gym.eval.validate import out_dir
 from netarena_gym.eval.store import load_run
 from netarena_gym.agents.summary import dedupe, summarize
 
@@ -54,7 +59,7 @@ def _label(summary: dict, path: Path) -> str:
     return f"{name} ({path.name})"
 
 
-def load_runs(paths, labels=None) -> list[dict]:
+def load_runs(paths, labels=None, by: str = "category") -> list[dict]:
     runs = []
     for i, p in enumerate(paths):
         path = Path(p)
@@ -71,7 +76,8 @@ def load_runs(paths, labels=None) -> list[dict]:
             meta["agent"] = recs[0].get("agent")
         s = summarize(recs, meta=meta)
         label = labels[i] if labels and i < len(labels) else _label(s, path)
-        runs.append({"label": label, "path": str(path), "summary": s, "records": recs})
+        runs.append({"label": label, "path": str(path), "summary": s, "records": recs,
+                     "tables": table(recs, by), "by": by})
     seen: dict[str, int] = {}
     for r in runs:  # unique labels
         n = seen.get(r["label"], 0)
@@ -118,12 +124,29 @@ def _err(b: dict, key: str) -> tuple[float, float]:
     return max(0.0, v - lo), max(0.0, hi - v)
 
 
+def _lvname(lv: str) -> str:
+    return f"L{lv}" if lv.lstrip("-").isdigit() else lv
+
+
+def groups(run: dict) -> dict[str, dict]:
+    """The run's table rows as ``{"L1 remove_ip": block}`` in level order (``--by
+    level``: one row per level; otherwise the levels' ``(all)`` rows are left out)."""
+    out = {}
+    for lv, rows in run["tables"].items():
+        for g, b in rows.items():
+            if run["by"] == "level":
+                out[_lvname(lv)] = b
+            elif g != ALL:
+                out[f"{_lvname(lv)} {g}"] = b
+    return out
+
+
 def _categories(runs) -> list[str]:
-    counts: dict[str, int] = {}
+    order: dict[str, int] = {}
     for r in runs:
-        for k, b in r["summary"]["by_category"].items():
-            counts[k] = counts.get(k, 0) + b["episodes"]
-    return sorted(counts, key=lambda k: (-counts[k], k))[:MAX_CATEGORIES]
+        for k in groups(r):
+            order.setdefault(k, len(order))
+    return sorted(order, key=order.get)[:MAX_CATEGORIES]
 
 
 def fig_categories(plt, runs, path: Path) -> Path:
@@ -136,8 +159,9 @@ def fig_categories(plt, runs, path: Path) -> Path:
                            (axes[1], "safety", "Safety (per pair)")):
         for i, r in enumerate(runs):
             ys, vals, lo, hi = [], [], [], []
+            rows = groups(r)
             for j, c in enumerate(cats):
-                b = r["summary"]["by_category"].get(c)
+                b = rows.get(c)
                 if not b:
                     continue
                 e = _err(b, key)
@@ -148,11 +172,11 @@ def fig_categories(plt, runs, path: Path) -> Path:
             ax.barh(ys, vals, height=width, xerr=[lo, hi], capsize=2, label=r["label"])
         ax.set_yticks(range(len(cats)))
         ax.set_yticklabels([c if len(c) <= 48 else c[:45] + "..." for c in cats], fontsize=7)
-        ax.invert_yaxis()
         ax.set_xlim(0, 105)
         ax.set_xlabel("% of episodes (95% Wilson interval)")
         ax.set_title(title)
         ax.grid(axis="x", alpha=0.3)
+    axes[0].invert_yaxis()  # once: the axes share y, a second flip would undo it
     axes[1].legend(fontsize=8, loc="lower right")
     return _save(plt, fig, path)
 
@@ -169,8 +193,9 @@ def fig_spiders(plt, runs, out: Path) -> list[Path]:
     for lv in _levels(runs):
         cats: dict[str, int] = {}
         for r in runs:
-            for k, b in r["summary"]["by_level"].get(lv, {}).get("by_category", {}).items():
-                cats[k] = cats.get(k, 0) + b["episodes"]
+            for k, b in r["tables"].get(lv, {}).items():
+                if k not in (ALL, other_label()):
+                    cats[k] = cats.get(k, 0) + b["episodes"]
         axes_names = sorted(cats, key=lambda k: (-cats[k], k))[:MAX_SPIDER_AXES]
         by_metric = len(axes_names) < 3
         if by_metric:
@@ -187,7 +212,8 @@ def fig_spiders(plt, runs, out: Path) -> list[Path]:
                     speed = 1.0 - blk["mean_steps"] / max(1.0, _max_steps(r, lv))
                     vals = [blk["correctness"], blk["safety"], blk["safety_compat"], speed]
                 else:
-                    vals = [blk["by_category"].get(c, {}).get(key, 0.0) for c in axes_names]
+                    rows = r["tables"].get(lv, {})
+                    vals = [rows.get(c, {}).get(key, 0.0) for c in axes_names]
                 ax.plot(angles + angles[:1], [100 * v for v in vals + vals[:1]],
                         label=r["label"])
                 ax.fill(angles + angles[:1], [100 * v for v in vals + vals[:1]], alpha=0.1)
@@ -314,14 +340,16 @@ def _levels_table(runs) -> str:
 
 def _category_table(runs) -> str:
     rows = []
+    by = runs[0]["by"] if runs else "category"
     for c in _categories(runs):
         row = [html.escape(c)]
         for r in runs:
-            b = r["summary"]["by_category"].get(c)
+            b = groups(r).get(c)
             row.append(f"{_ci(b, 'correctness')}<br>{_ci(b, 'safety')}<br>"
                        f"<small>n={b['episodes']}</small>" if b else "-")
         rows.append(row)
-    return _table(["category (correctness / safety)"] + [r["label"] for r in runs], rows)
+    return _table([f"level and {by} (correctness / safety)"] + [r["label"] for r in runs],
+                  rows)
 
 
 def _overlap_table(analysis) -> str:
@@ -357,7 +385,7 @@ no step broke a pair that worked before it; the upstream rule: the aggregate los
 <h2>Runs</h2>{_runs_table(runs)}
 <h2>Overview</h2>{_overview(runs)}
 <h2>By level</h2>{_levels_table(runs)}
-<h2>By category</h2>{_category_table(runs)}
+<h2>By {html.escape(runs[0]["by"] if runs else "category")}</h2>{_category_table(runs)}
 <h2>Interval overlap vs sample size</h2>{_overlap_table(analysis)}
 <h2>Figures</h2>{''.join(imgs) if imgs else '<p>(no figures)</p>'}
 </body></html>"""
@@ -366,11 +394,10 @@ no step broke a pair that worked before it; the upstream rule: the aggregate los
 
 
 def build_report(paths, out, *, labels=None, figures: bool = True,
-                 subsamples: int = 200) -> dict:
+                 subsamples: int = 200, by: str = "category") -> dict:
     plt = _import_pyplot() if figures else None  # fail before any work when missing
-    runs = load_runs(paths, labels)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    runs = load_runs(paths, labels, by=by)
+    out = out_dir(out)
     analysis = overlap_analysis(runs, subsamples=subsamples)
     figs: list[Path] = []
     if plt is not None:
@@ -381,7 +408,7 @@ def build_report(paths, out, *, labels=None, figures: bool = True,
         if f:
             figs.append(f)
     page = write_html(runs, analysis, figs, out / "report.html")
-    data = {"runs": [{"label": r["label"], "path": r["path"], "summary": r["summary"]}
-                     for r in runs], "overlap": analysis}
+    data = {"by": by, "runs": [{"label": r["label"], "path": r["path"], "summary": r["summary"],
+                                "tables": r["tables"]} for r in runs], "overlap": analysis}
     (out / "report.json").write_text(json.dumps(data, indent=1))
     return {"html": str(page), "figures": [str(f) for f in figs], "json": str(out / "report.json")}

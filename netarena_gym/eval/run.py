@@ -7,6 +7,7 @@ from typing import Callable
 
 import netarena_gym
 from netarena_gym.eval.executors import run_processes, run_ray, run_sequential
+from netarena_gym.eval.groups import BY, table
 from netarena_gym.eval.progress import Progress
 from netarena_gym.eval.spec import EvalSpec
 from netarena_gym.eval.store import RunStore
@@ -61,6 +62,8 @@ def evaluate(spec: EvalSpec, *, out: str | None = None, workers: int = 1,
             store.close()
     meta = run_meta(spec)
     summary = summarize(records, meta=meta)
+    summary["episodes_per_level"] = spec.episodes
+    summary["tables"] = {by: table(records, by) for by in BY}
     summary["episodes_resumed"] = len(done)
     summary["episodes_played"] = len(records) - len(done)
     summary["wall_seconds"] = time.perf_counter() - t0

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Iterator
 
 from netarena_gym.eval.spec import EvalSpec
+from netarena_gym.eval.validate import out_dir
 
 RECORDS = "episodes.jsonl"
 SUMMARY = "summary.json"
@@ -42,8 +43,9 @@ class RunStore:
 
     # ------------------------------------------------------------------ open
     def open(self, spec: EvalSpec, *, overwrite: bool = False) -> dict[str, dict]:
-        """Prepare for writing; returns the finished records by key (empty when fresh)."""
-        self.dir.mkdir(parents=True, exist_ok=True)
+        """Prepare for writing; returns the finished records by key (empty when fresh).
+        Creates the directory only when its parent exists (``UsageError`` otherwise)."""
+        out_dir(self.dir)
         if overwrite:
             for f in (self.records_path, self.summary_path, self.meta_path):
                 if f.exists():

@@ -65,9 +65,13 @@ class K8sPolicyEnv(NetArenaEnv):
 
     The sum of the components in ``info["reward_components"]`` (weights from
     :class:`~netarena_gym.core.reward.RewardConfig`, defaults): ``success`` +1.0 on the step
-    that solves, ``safety`` -0.1 per probe newly broken by the step, ``step`` -0.01 every
-    step, ``invalid`` -0.05, ``refused`` -0.2, ``timeout`` -0.05, ``failed`` 0.0 and the
-    optional ``progress`` shaping (0.0).
+    that solves, ``safety`` -1.0 times the fraction of the probes newly broken by the step
+    (bounded: -1.0 when the step breaks every probe), ``step`` -0.01 every
+    step, ``invalid`` -0.05, ``refused`` -0.2, ``timeout`` -0.05 (these three exclude each
+    other), ``failed`` 0.0 and the optional ``progress`` shaping (0.0). ``env.reward_range``
+    is a step's range, ``(-1.21, 0.99)`` with the defaults; zeros are never ``-0.0``.
+    ``reward={"normalize_safety": False}`` charges ``safety`` per broken probe instead
+    (the first release's unbounded penalty); verdicts do not depend on the reward.
 
     ## Starting State
 

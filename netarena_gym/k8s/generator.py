@@ -141,8 +141,7 @@ class K8sGenerator:
                 sc = Scenario(task="k8s", level=self.level,
                               params={"namespace": self.namespace, "probes": self.probes},
                               faults=tuple(faults), seed=seed,
-                              meta={"category": category_name([f["type"] for f in faults])
-                                    if self.level == "compat" else f"L{self.level}"})
+                              meta={"category": category_name([f["type"] for f in faults])})
                 return Generated(sc, pols)
         raise ScenarioError("could not draw an observable scenario; loosen fault_types")
 

@@ -59,8 +59,9 @@ def test_compat_safety_flags_aggregate_increase():
 
 def test_reward_components_and_validation():
     rc = RewardConfig(step=-0.5)
-    comps = rc.components(kind="refused", newly_broken=2, solved_now=False, progress_delta=0.0)
-    assert comps["refused"] == rc.refused and comps["safety"] == 2 * rc.safety and comps["step"] == -0.5
+    comps = rc.components(kind="refused", newly_broken=2, solved_now=False, progress_delta=0.0,
+                          pairs=4)
+    assert comps["refused"] == rc.refused and comps["safety"] == rc.safety / 2 and comps["step"] == -0.5
     assert RewardConfig.coerce({"success": 5}).success == 5
     with pytest.raises(ValueError):
         RewardConfig.coerce({"nope": 1})

@@ -214,17 +214,28 @@ def test_discrete_interface_records_the_rendered_command(tmp_path, capsys):
     assert isinstance(step["action"], int) and set(step["command"]) == {"machine", "command"}
 
 
-def test_progress_line_updates_in_place_and_is_off_without_a_terminal(capsys):
+def test_progress_bar_shows_counts_rate_and_eta_and_is_off_without_a_terminal(capsys):
     buf = io.StringIO()
-    p = Progress(4, stream=buf, enabled=True, min_interval=0)
-    for ok in (True, False, True, True):
+    p = Progress(4, done=1, correct=1, safe=1, stream=buf, enabled=True, min_interval=0,
+                 label="NetArena-Routing-v0 expert ")
+    for ok in (False, True, True):
         p.update({"correct": ok, "safe": True})
     p.close()
     text = buf.getvalue()
-    assert text.count("\r") == 4 and text.endswith("\n")
-    assert "4/4" in text and "correct  75.0%" in text and "safe 100.0%" in text
+    last = text.rsplit("\r", 1)[-1]  # rich redraws the line in place
+    assert text.count("\r") >= 3 and "NetArena-Routing-v0 expert" in last
+    assert "4/4" in last and "correct  75.0%" in last and "safe 100.0%" in last
+    assert "ep/s" in last and "eta" in last
+    quiet = io.StringIO()
+    p = Progress(3, stream=quiet)  # enabled=None: only on a terminal
+    p.update({"correct": True, "safe": True})
+    p.close()
+    assert quiet.getvalue() == ""
     rc, _, err = run_cli(capsys, "eval", "--env", "NetArena-Routing-v0", "--episodes", 2)
-    assert rc == 0 and "\r" not in err  # stderr is not a terminal under pytest
+    assert rc == 0 and "\r" not in err and "ep/s" not in err  # stderr is no terminal here
+    rc, _, err = run_cli(capsys, "eval", "--env", "NetArena-Routing-v0", "--episodes", 2,
+                         "--progress")
+    assert rc == 0 and "2/2" in err and "ep/s" in err  # --progress forces it
 
 
 def test_loading_a_run_back(tmp_path):

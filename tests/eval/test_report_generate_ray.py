@@ -145,3 +145,15 @@ def test_ray_local_mode_gives_the_same_records(tmp_path, capsys):
     ray_recs = {r["key"]: comparable(r) for r in read_jsonl(tmp_path / "ray" / "episodes.jsonl")}
     local = {r["key"]: comparable(r) for r in read_jsonl(tmp_path / "local" / "episodes.jsonl")}
     assert ray_recs == local and len(local) == 8
+
+
+def test_report_groups_like_the_eval_table(two_runs, tmp_path, capsys):
+    rc, out, _ = run_cli(capsys, "report", *two_runs, "--out", tmp_path / "t", "--by", "type",
+                         "--no-figures", "--subsamples", 5)
+    assert rc == 0 and f"wrote {tmp_path / 't' / 'report.json'}" in out
+    data = json.loads((tmp_path / "t" / "report.json").read_text())
+    assert data["by"] == "type"
+    rows = data["runs"][0]["tables"]["2"]  # level 2: two fault types per episode
+    assert sum(b["episodes"] for g, b in rows.items() if g != "(all)") > rows["(all)"]["episodes"]
+    page = (tmp_path / "t" / "report.html").read_text()
+    assert "<h2>By type</h2>" in page and "L2 remove_ip" in page

@@ -83,7 +83,9 @@ def test_safety_counts_pairs_broken_by_a_step():
     obs, r, term, trunc, info = env.step(
         {"command": "kubectl patch netpol adservice --type=merge -p '{\"spec\":{\"ingress\":[]}}'"})
     assert info["newly_broken"] == 1 and not info["safe"]
-    assert info["reward_components"]["safety"] == pytest.approx(-0.1)
+    probes = env.unwrapped.metrics.current.size  # the safety penalty is a fraction of them
+    assert probes > 1
+    assert info["reward_components"]["safety"] == pytest.approx(-1.0 / probes)
 
 
 def test_discrete_catalogue_renders_commands_that_run():

@@ -26,7 +26,7 @@ import re
 import time
 from pathlib import Path
 
-from netarena_gym.train.cli.common import HelpFormatter, TrainParser
+from netarena_gym.train.cli.common import HelpFormatter, TrainParser, examples, plain
 
 FIELDS = ("method", "train", "eval_level", "episodes", "correctness", "correctness_lo",
           "correctness_hi", "safety", "mean_steps", "train_seconds", "note")
@@ -35,7 +35,8 @@ FIELDS = ("method", "train", "eval_level", "episodes", "correctness", "correctne
 def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
     """The options of ``netarena-gym train cross-level`` (defaults shown by ``--help``)."""
     p = TrainParser(prog="netarena-gym train cross-level", add_help=add_help,
-                    description=__doc__.split("\n\n")[0], formatter_class=HelpFormatter)
+                    description=plain(__doc__.split("\n\n")[0]),
+                    epilog=examples(__doc__), formatter_class=HelpFormatter)
     p.add_argument("--method", default="ppo", choices=("ppo", "sft"))
     p.add_argument("--env", default="NetArena-Routing-v0")
     p.add_argument("--train", action="append", default=None,

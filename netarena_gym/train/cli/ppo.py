@@ -3,6 +3,8 @@ MaskablePPO on vectorised envs.
 
     netarena-gym train ppo --env NetArena-Routing-v0 --level 1 --algo maskable_ppo \\
         --timesteps 200000 --out runs/ppo-routing-l1
+    netarena-gym train ppo --level 1,2 --timesteps 20000 --eval-every 5000 \\
+        --eval-episodes 20 --out runs/ppo-mix
 
 Writes ``OUT/policy.zip`` (the policy), ``OUT/learning_curve.csv`` and ``.png`` (every
 ``--eval-every`` steps: deterministic correctness/safety on the fixed evaluation seeds,
@@ -25,13 +27,14 @@ import json
 import time
 from pathlib import Path
 
-from netarena_gym.train.cli.common import HelpFormatter, TrainParser
+from netarena_gym.train.cli.common import HelpFormatter, TrainParser, examples, plain
 
 
 def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
     """The options of ``netarena-gym train ppo`` (defaults shown by ``--help``)."""
     p = TrainParser(prog="netarena-gym train ppo", add_help=add_help,
-                    description=__doc__.split("\n\n")[0],
+                    description=plain(__doc__.split("\n\n")[0]),
+                    epilog=examples(__doc__),
                     formatter_class=HelpFormatter)
     p.add_argument("--env", default="NetArena-Routing-v0")
     p.add_argument("--level", default="1", help="a level or a mix of levels with equal spaces")

@@ -33,13 +33,14 @@ import json
 import time
 from pathlib import Path
 
-from netarena_gym.train.cli.common import HelpFormatter, TrainParser
+from netarena_gym.train.cli.common import HelpFormatter, TrainParser, examples, plain
 
 
 def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
     """The options of ``netarena-gym train sft`` (defaults shown by ``--help``)."""
     p = TrainParser(prog="netarena-gym train sft", add_help=add_help,
-                    description=__doc__.split("\n\n")[0],
+                    description=plain(__doc__.split("\n\n")[0]),
+                    epilog=examples(__doc__),
                     formatter_class=HelpFormatter)
     p.add_argument("--env", default="NetArena-Routing-v0")
     p.add_argument("--model", default="tiny", help="hub id, local directory, or 'tiny'")

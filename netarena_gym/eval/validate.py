@@ -1,0 +1,160 @@
+"""Checks of command-line values against what the env accepts, before any work starts.
+
+Each failure is a :class:`UsageError` whose message is one line naming the option and the
+valid values; the CLI prints it and exits with status 2 (argparse's convention). The valid
+values come from the env class itself: its ``levels`` and its config dataclass
+(``config_class``, see :mod:`netarena_gym.core.config`), so they never drift from the envs.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import types
+import typing
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+import netarena_gym
+from netarena_gym.eval.spec import RENAMED_ENV_OPTIONS, parse_level
+
+#: options given with their own flags, not with --env-option
+OWN_FLAGS = {"level": "--level", "interface": "--interface", "backend": "--backend",
+             "max_steps": "--max-steps"}
+
+
+class UsageError(ValueError):
+    """A bad command-line value; the message names the option and the valid values."""
+
+
+def env_class(env_id: str) -> type:
+    if env_id not in netarena_gym.ENV_IDS:
+        raise UsageError(f"argument --env: unknown env {env_id!r}; valid: "
+                         f"{', '.join(sorted(netarena_gym.ENV_IDS))}")
+    entry = gym.spec(env_id).entry_point
+    if not isinstance(entry, str):
+        return entry
+    mod, _, name = entry.partition(":")
+    return getattr(importlib.import_module(mod), name)
+
+
+def check_levels(env_id: str, levels) -> tuple:
+    """The levels as the env takes them (``"3"`` -> 3), or a UsageError naming the valid."""
+    valid = tuple(env_class(env_id).levels)
+    out = []
+    for lv in levels:
+        v = parse_level(lv)
+        if v not in valid:
+            raise UsageError(f"argument --level: invalid level {lv!r} for {env_id}; valid: "
+                             f"{', '.join(map(str, valid))}")
+        out.append(v)
+    return tuple(out)
+
+
+def _type_name(t) -> str:
+    if t is type(None):
+        return "null"
+    return getattr(t, "__name__", None) or str(t).replace("typing.", "")
+
+
+def _conform(value: Any, hint) -> tuple[bool, Any]:
+    """``(ok, value)``: whether a JSON value fits a type hint (a list where a tuple is
+    wanted, ints as floats where a float is)."""
+    if hint in (Any, object):
+        return True, value
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        for arg in typing.get_args(hint):
+            ok, v = _conform(value, arg)
+            if ok:
+                return True, v
+        return False, value
+    if hint is type(None):
+        return value is None, value
+    if origin is tuple or hint is tuple:
+        if not isinstance(value, (list, tuple)):
+            return False, value
+        args = typing.get_args(hint)
+        inner = args[0] if args else Any
+        vals = []
+        for x in value:
+            ok, v = _conform(x, inner)
+            if not ok:
+                return False, value
+            vals.append(v)
+        return True, vals  # a list: what the run's JSON records hold (resume compares)
+    if origin is not None:
+        hint = origin
+    if hint is bool:
+        return isinstance(value, bool), value
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool), value
+    if hint is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return ok, float(value) if ok else value
+    return isinstance(value, hint), value
+
+
+def _hint_text(hint) -> str:
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_hint_text(a) for a in typing.get_args(hint))
+    if origin is tuple:
+        return "a JSON list"
+    if origin is dict or hint is dict:
+        return "a JSON object"
+    return _type_name(hint)
+
+
+def check_env_options(env_id: str, pairs) -> dict:
+    """``--env-option`` pairs as gym.make keywords, checked against the env's config
+    dataclass: an unknown key lists the valid ones, a value of the wrong type names the
+    option and the type it takes."""
+    cfg = env_class(env_id).config_class
+    hints = typing.get_type_hints(cfg)
+    valid = [f for f in cfg.field_names() if f not in OWN_FLAGS]
+    out = {}
+    for key, value in pairs:
+        name = RENAMED_ENV_OPTIONS.get(key, key)
+        if name not in hints:
+            raise UsageError(f"argument --env-option: unknown key {key!r} for {env_id}; "
+                             f"valid keys: {', '.join(valid)}")
+        ok, v = _conform(value, hints[name])
+        if not ok:
+            raise UsageError(f"argument --env-option: {key}={json.dumps(value)}: {key} "
+                             f"takes {_hint_text(hints[name])}")
+        if name in OWN_FLAGS:
+            raise UsageError(f"argument --env-option: {key} has its own flag; use "
+                             f"{OWN_FLAGS[name]}")
+        out[name] = v
+    return out
+
+
+def out_dir(path: str | Path, option: str = "--out", *, create: bool = True) -> Path:
+    """Create the output directory ``path`` when its parent exists (never a deeper tree:
+    a mistyped path should fail, not scatter directories). ``create=False`` only checks."""
+    p = Path(path)
+    if p.is_dir():
+        return p
+    if p.exists():
+        raise UsageError(f"argument {option}: {p} exists and is not a directory")
+    if not p.parent.is_dir():
+        raise UsageError(f"argument {option}: the parent directory {p.parent} does not "
+                         f"exist; create it first (only the last component is created)")
+    if create:
+        p.mkdir()
+    return p
+
+
+def human_size(n: float) -> str:
+    """``1.2 MB``, ``340 kB`` (decimal units, as ``du --si``)."""
+    for unit in ("B", "kB", "MB", "GB"):
+        if abs(n) < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"
+
+
+__all__ = ["OWN_FLAGS", "UsageError", "check_env_options", "check_levels", "env_class",
+           "human_size", "out_dir"]
