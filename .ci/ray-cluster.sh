@@ -51,14 +51,18 @@ stop() {
   for d in b head; do
     [ -f "$DIR/$d.pids" ] || continue
     while read -r pid; do
-      kill -TERM "$pid" 2>/dev/null || true
+      if { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -q -- "$DIR/$d"; then
+        kill -TERM "$pid" 2>/dev/null || true
+      fi
     done <"$DIR/$d.pids"
   done
   sleep 5
   for d in b head; do
     [ -f "$DIR/$d.pids" ] || continue
-    while read -r pid; do
-      kill -KILL "$pid" 2>/dev/null || true
+    while read -r pid; do  # still ours? (a PID freed since may have been reused)
+      if { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -q -- "$DIR/$d"; then
+        kill -KILL "$pid" 2>/dev/null || true
+      fi
     done <"$DIR/$d.pids"
     rm -f "$DIR/$d.pids"
   done
