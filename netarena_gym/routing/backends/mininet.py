@@ -49,7 +49,7 @@ from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
 from netarena_gym.shell.policy import run_pipeline
 from netarena_gym.routing.backends import nodeexec
 from netarena_gym.routing.commands.allowlist import ALLOWED, redirect_target
-from netarena_gym.routing.commands.executor import precheck
+from netarena_gym.routing.commands.executor import not_found, precheck
 from netarena_gym.routing.commands.files import echo_cmd
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.topology import Layout, TopologySpec
@@ -214,9 +214,13 @@ class MininetBackend:
     capabilities: frozenset[str] = frozenset()  # probed per instance in __init__
 
     def __init__(self, *, probe_timeout: float = 0.2, command_timeout: float = 10.0,
-                 state_dir: Path | None = None, probe: str = "socket"):
+                 state_dir: Path | None = None, probe: str = "socket",
+                 missing_programs: frozenset[str] = frozenset()):
         """``probe="socket"`` sends the echo requests from raw sockets opened in each node's
-        namespace (one process, fast); ``probe="ping"`` runs ``ping -c1 -W<t>`` per pair."""
+        namespace (one process, fast); ``probe="ping"`` runs ``ping -c1 -W<t>`` per pair.
+        ``missing_programs``: tools treated as not installed (a compat profile), for the
+        faults and the agent alike."""
+        self.missing_programs = frozenset(missing_programs)
         if probe not in ("socket", "ping"):
             raise ValueError("probe must be 'socket' or 'ping'")
         self.probe = probe
@@ -374,8 +378,8 @@ class MininetBackend:
         prog = cmd.argv[0]
         if prog == "echo":
             res = echo_cmd(None, list(cmd.argv), "")
-        elif prog not in ALLOWED or shutil.which(prog) is None:
-            return CommandResult(f"bash: {prog}: command not found\n", 127, INVALID)
+        elif prog not in ALLOWED or prog in self.missing_programs or shutil.which(prog) is None:
+            return not_found(prog)
         else:
             try:
                 p = nodeexec.run_argv(pid, list(cmd.argv), self.command_timeout,

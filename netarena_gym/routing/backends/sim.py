@@ -28,7 +28,8 @@ class SimState:
 
     @classmethod
     def build(cls, scenario: Scenario, *, probe_timeout: float = 0.2,
-              command_timeout: float = 10.0) -> "SimState":
+              command_timeout: float = 10.0,
+              missing_programs: frozenset[str] = frozenset()) -> "SimState":
         spec = TopologySpec.from_dict(scenario.params["topology"])
         net, lay = build_network(spec)
         switches = frozenset(s.switch for s in lay.subnets)
@@ -37,7 +38,8 @@ class SimState:
             f = Fault.from_dict(fd)
             for cmd in f.commands():
                 log.append((f.router, cmd,
-                            executor.run(net, switches, f.router, cmd, command_timeout)))
+                            executor.run(net, switches, f.router, cmd, command_timeout,
+                                         missing_programs)))
         return cls(net, lay, ReachabilityOracle(net, probe_timeout), switches, log)
 
 
@@ -51,7 +53,11 @@ class SimBackend:
     name = "sim"
     capabilities = SIM_CAPABILITIES
 
-    def __init__(self, *, probe_timeout: float = 0.2, command_timeout: float = 10.0):
+    def __init__(self, *, probe_timeout: float = 0.2, command_timeout: float = 10.0,
+                 missing_programs: frozenset[str] = frozenset()):
+        """``missing_programs``: tools absent from the image (a compat profile); faults
+        and agent commands that call them get bash's ``command not found``."""
+        self.missing_programs = frozenset(missing_programs)
         self.probe_timeout = probe_timeout
         self.command_timeout = command_timeout
         self.state: SimState | None = None
@@ -60,7 +66,8 @@ class SimBackend:
     def apply(self, scenario: Scenario, prebuilt: SimState | None = None) -> None:
         self.scenario = scenario
         self.state = prebuilt or SimState.build(scenario, probe_timeout=self.probe_timeout,
-                                             command_timeout=self.command_timeout)
+                                             command_timeout=self.command_timeout,
+                                             missing_programs=self.missing_programs)
 
     def reset_to_baseline(self) -> None:
         if self.scenario is not None:
@@ -78,7 +85,8 @@ class SimBackend:
         """``action``: ``{"machine": <node name>, "command": <shell line>}``."""
         s = self.state
         machine, command = action["machine"], action["command"]
-        return executor.run(s.net, s.switches, machine, command, self.command_timeout)
+        return executor.run(s.net, s.switches, machine, command, self.command_timeout,
+                            self.missing_programs)
 
     def observe(self) -> np.ndarray:
         return self.state.oracle.matrix()

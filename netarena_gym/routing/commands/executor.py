@@ -15,7 +15,7 @@ from netarena_gym.routing.state import Network
 
 log = logging.getLogger(__name__)
 
-__all__ = ["precheck", "refused", "run"]
+__all__ = ["not_found", "precheck", "refused", "run"]
 
 
 def _parse_and_check(command: str):
@@ -32,6 +32,11 @@ def _parse_and_check(command: str):
 _CHECKED = ParseCache(_parse_and_check)
 
 
+def not_found(prog: str) -> CommandResult:
+    """What bash prints for a program that is not installed (every backend)."""
+    return CommandResult(f"bash: {prog}: command not found\n", 127, INVALID)
+
+
 def precheck(machines, switches, machine: str, command: str):
     """Shared by every backend: returns (parsed command line, None) or (None, result)."""
     bad = machine_refusal(machine, machines, switches)
@@ -42,16 +47,19 @@ def precheck(machines, switches, machine: str, command: str):
     return _CHECKED(command)
 
 
-def run(net: Network, switches, machine: str, command: str, timeout_s: float) -> CommandResult:
+def run(net: Network, switches, machine: str, command: str, timeout_s: float,
+        missing: frozenset[str] = frozenset()) -> CommandResult:
+    """``missing``: programs absent from the image (a compat profile), answered as bash
+    answers a program that is not installed."""
     cl, early = precheck(net.nodes, switches, machine, command)
     if early is not None:
         return early
     ctx = CommandContext(net, net.nodes[machine], timeout_s)
 
     def one(cmd, stdin: str) -> CommandResult:
-        handler = get_handler(cmd.argv[0])
+        handler = None if cmd.argv[0] in missing else get_handler(cmd.argv[0])
         if handler is None:
-            return CommandResult(f"bash: {cmd.argv[0]}: command not found\n", 127, INVALID)
+            return not_found(cmd.argv[0])
         try:
             res = handler(ctx, list(cmd.argv), stdin)
         except Exception:  # a simulator bug must never crash an episode
