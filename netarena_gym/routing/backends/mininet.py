@@ -45,19 +45,16 @@ import numpy as np
 from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.errors import BackendUnavailable
-from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
+from netarena_gym.shell.parser import ERROR, TIMEOUT, CommandResult
 from netarena_gym.shell.policy import run_pipeline
 from netarena_gym.routing.backends import nodeexec
 from netarena_gym.routing.commands.allowlist import ALLOWED, redirect_target
-from netarena_gym.routing.commands.executor import not_found, precheck
+from netarena_gym.routing.commands.executor import classify, not_found, precheck
 from netarena_gym.routing.commands.files import echo_cmd
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.topology import Layout, TopologySpec
 
 STATE_DIR = Path(os.environ.get("NETARENA_STATE_DIR", "/run/netarena-gym"))
-_USAGE_MARKERS = ("Usage:", "usage:", "is unknown", "garbage", "invalid", "Invalid", "Bad ",
-                  "unknown option", "Try `", "requires an argument", "command not found")
-
 
 def requirements_missing() -> list[str]:
     """What this machine lacks for the Mininet backend (empty when it can run)."""
@@ -82,14 +79,6 @@ def detect_capabilities() -> frozenset[str]:
     if r.returncode == 0:
         caps.add("netem")
     return frozenset(caps)
-
-
-def _classify(status: int, output: str) -> str:
-    if status == 0:
-        return OK
-    if status == 127 or any(m in output for m in _USAGE_MARKERS):
-        return INVALID
-    return ERROR
 
 
 def baseline_script(lay: Layout, node: str) -> str:
@@ -390,7 +379,7 @@ class MininetBackend:
                 return CommandResult(out + f"netarena: command timed out after "
                                      f"{self.command_timeout:g} s (killed)\n", 124, TIMEOUT)
             res = CommandResult(p.stdout or "", p.returncode,
-                                _classify(p.returncode, p.stdout or ""))
+                                classify(prog, p.returncode, p.stdout or ""))
         if cmd.redirect is None or res.status != 0:
             return res
         return self._redirect(pid, cmd, res)
