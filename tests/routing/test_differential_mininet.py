@@ -41,6 +41,19 @@ def test_issue_example_reward_is_the_same(real):
     assert rep.agree, [d.__dict__ for d in rep.diffs]
 
 
+def test_agentbeats_profile_on_mininet(real):
+    """iptables absent on Mininet too: the same inert faults and not-found answers."""
+    try:
+        pair = EnvPair("compat", real, compat_profile="agentbeats")
+        f = Fault("drop_traffic_to_from_subnet", 2, "r0", {"subnet": "192.168.1.0/24"})
+        g = Fault("disable_routing", 1, "r0", {})
+        sc = scenario([f, g], {"hosts": [[2, 2]], "parents": []}, level="compat")
+        rep = run_both(sc, [("r0", "iptables -S"), ("r0", "sysctl -w net.ipv4.ip_forward=1")], pair)
+        assert rep.agree and rep.steps == 2, [d.__dict__ for d in rep.diffs]
+    finally:
+        real.missing_programs = frozenset()
+
+
 PLAN = [(1, 16), (2, 16), ("compat", 10), (3, 10)]  # (level, scenarios): 4 sequences each
 
 
