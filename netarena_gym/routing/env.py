@@ -68,7 +68,9 @@ class RoutingEnv(NetArenaEnv):
     :class:`~netarena_gym.core.reward.RewardConfig`, defaults): ``success`` +1.0 on the step
     that solves, ``safety`` -0.1 per host pair newly broken by the step, ``step`` -0.01 every
     step, ``invalid`` -0.05, ``refused`` -0.2, ``timeout`` -0.05, ``failed`` 0.0 and the
-    optional ``progress`` shaping (0.0).
+    optional ``progress`` shaping (0.0). The kind of a command's result (``ok``/``error``/
+    ``invalid``) comes from :func:`~netarena_gym.routing.commands.executor.classify` on
+    every backend, so the same actions earn the same reward on the simulator and Mininet.
 
     ## Starting State
 
@@ -99,6 +101,9 @@ class RoutingEnv(NetArenaEnv):
     ## Version History
 
     * v0: the shared info schema, keyword-only arguments, ``step_timeout``.
+    * v0 (issue 12): ``netem_faults`` and ``compat_profile``; scenario draws no longer depend
+      on the backend (netem methods are opt-in at levels 1-3); result kinds come from one
+      classification on every backend (``executor.classify``).
     """
     config_class = RoutingConfig
     task = "routing"
