@@ -153,3 +153,17 @@ def test_expert_on_mininet(level):
             assert r.correct and r.safe, r.scenario
     finally:
         env.close()
+
+
+def test_reset_restores_loopback_and_arp_flags(real):
+    """What a random agent may change on lo or an interface's ARP flag is undone by reset
+    (found by the grammar agent of the differential campaign)."""
+    sc = scenario([])
+    real.apply(sc)
+    for cmd in ("ip addr add 10.243.0.1/24 dev lo", "ip link set r0-eth1 arp off",
+                "ip link set lo mtu 1500"):
+        assert real.run({"machine": "r0", "command": cmd}).status == 0
+    real.apply(sc)
+    lo = real.run({"machine": "r0", "command": "ip addr show dev lo"}).output
+    assert "10.243.0.1" not in lo and "127.0.0.1/8" in lo and "mtu 65536" in lo
+    assert "NOARP" not in real.run({"machine": "r0", "command": "ip link show r0-eth1"}).output

@@ -105,7 +105,7 @@ def baseline_script(lay: Layout, node: str) -> str:
         for itf in lay.router_ifaces[node]:
             lines += [f"tc qdisc del dev {itf} root 2>/dev/null",
                       f"ip addr flush dev {itf}",
-                      f"ip link set dev {itf} up mtu 1500 promisc off",
+                      f"ip link set dev {itf} up mtu 1500 promisc off arp on",
                       f"ip link set dev {itf} alias {shlex.quote(lay.iface_alias(node, itf))}",
                       f"ip addr add {addrs[itf]} brd + dev {itf}"]
         for net, plen, dev, gw in lay.intended_routes(node):
@@ -117,11 +117,13 @@ def baseline_script(lay: Layout, node: str) -> str:
         ip = int_to_ip(s.net + 100 + s.hosts.index(node))
         lines += ["sysctl -qw net.ipv4.ip_forward=0",
                   f"tc qdisc del dev {itf} root 2>/dev/null", f"ip addr flush dev {itf}",
-                  f"ip link set dev {itf} up mtu 1500 promisc off",
+                  f"ip link set dev {itf} up mtu 1500 promisc off arp on",
                   f"ip addr add {ip}/24 brd + dev {itf}",
                   f"ip route add default via {int_to_ip(s.gateway)} dev {itf}"]
+    # lo too: an agent may have added addresses to it or changed its MTU or ARP flag
     lines += ["sysctl -qw net.ipv4.icmp_echo_ignore_all=0",
-              "ip link set lo up", "tc qdisc del dev lo root 2>/dev/null"]
+              "ip -4 addr flush dev lo", "ip addr add 127.0.0.1/8 dev lo",
+              "ip link set dev lo up mtu 65536 arp on", "tc qdisc del dev lo root 2>/dev/null"]
     return "\n".join(lines)
 
 
