@@ -32,7 +32,9 @@ _RULES = [
     (re.compile(r"([0-9a-f]{2}:){5}[0-9a-f]{2}"), "MAC"),
     (re.compile(r"@if\d+"), "@ifN"),
     (re.compile(r"link-netnsid \d+"), "link-netnsid N"),
-    (re.compile(r" allmulti \d+ "), " "),
+    (re.compile(r" +allmulti \d+ "), " "),
+    (re.compile(r"\b(REACHABLE|STALE|DELAY|PROBE)$", re.M), "NUD"),  # kernel timers
+    (re.compile(r"\(policy (\w+) \d+ packets, \d+ bytes\)"), r"(policy \1 N packets, N bytes)"),
     (re.compile(r"numtxqueues \d+ numrxqueues \d+"), "queues"),
     (re.compile(r"time[=<][\d.]+ ?ms"), "time=T"),
     (re.compile(r"time \d+ms"), "time Tms"),
@@ -43,6 +45,7 @@ _RULES = [
     (re.compile(r"^# .*$", re.M), "#"),
     (re.compile(r"\[\d+:\d+\]"), "[P:B]"),
     (re.compile(r"^ +\d+( +\d+)+ *$", re.M), "    COUNTERS"),  # ip -s statistics rows
+    (re.compile(r"^ *\d+[KMGT]? +\d+[KMGT]? (?=[A-Z]|\s)", re.M), "    P B "),  # iptables -v
 ]
 _DROP_LINE = re.compile(r"^\s+inet6 |^\s+valid_lft forever preferred_lft forever$"
                         r"|^\s+veth |^\s+link/loopback")

@@ -54,6 +54,17 @@ def test_normalise_hides_only_what_the_simulator_does_not_model():
     b = "2: r0-eth1@if9: <UP> mtu 1500 link/ether 4e:aa:00:00:01:01 link-netnsid 0"
     assert normalise(a) == normalise(b)
     assert normalise(a) != normalise(a.replace("mtu 1500", "mtu 68"))
+    # counters and timer-driven states the simulator does not model (real output pinned)
+    sim = ("Chain FORWARD (policy ACCEPT 0 packets, 0 bytes)\n"
+           " pkts bytes target     prot opt in     out     source               destination\n"
+           "    0     0 DROP       0    --  *      *       0.0.0.0/0            192.168.12.0/24\n"
+           "192.168.3.100 dev h6-eth0 lladdr 02:00:00:00:03:01 REACHABLE")
+    real = ("Chain FORWARD (policy ACCEPT 12 packets, 1008 bytes)\n"
+            " pkts bytes target     prot opt in     out     source               destination\n"
+            "    8   672 DROP       0    --  *      *       0.0.0.0/0            192.168.12.0/24\n"
+            "192.168.3.100 dev h6-eth0 lladdr 4e:aa:00:00:03:01 DELAY")
+    assert normalise(sim) == normalise(real)
+    assert normalise(sim) != normalise(sim.replace("192.168.12.0/24", "192.168.13.0/24"))
 
 
 @pytest.mark.parametrize("level", [1, "compat"])
