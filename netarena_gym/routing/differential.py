@@ -102,6 +102,8 @@ class EnvPair:
         self.real.backend.close()
         real_backend.missing_programs = self.real.profile.missing_programs
         self.real.backend = real_backend
+        for env in (self.sim, self.real):
+            env.step_timeout = None  # the env defaults the simulator's to 5 s
         self.real.generator.capabilities = real_backend.capabilities
 
     def close(self) -> None:

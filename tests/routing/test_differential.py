@@ -72,3 +72,4 @@ def test_pair_envs_share_settings(level):
     pair = EnvPair(level, SimBackend(), compat_profile="agentbeats" if level == "compat" else "paper")
     assert pair.sim.config == pair.real.config and pair.sim.backend is not pair.real.backend
     assert pair.real.backend.missing_programs == pair.sim.backend.missing_programs
+    assert pair.sim.step_timeout is None and pair.real.step_timeout is None
