@@ -35,6 +35,8 @@ REAL = [  # (program, exit status, output, kind)
     ("sysctl", 1, "sysctl: cannot stat /proc/sys/net/bogus: No such file or directory\n", "error"),
     ("sysctl", 1, "\nUsage:\n sysctl [options] [variable[=value] ...]\n", "invalid"),
     ("ifconfig", 1, "eth9: error fetching interface information: Device not found\n", "error"),
+    ("ifconfig", 1, "bogus: Host name lookup failure\nifconfig: `--help' gives usage information.\n",
+     "invalid"),
     ("route", 0, "route: invalid option -- 'z'\n    inet (DARPA Internet) inet6 (IPv6)\n", "invalid"),
     ("arp", 3, "arp: invalid option -- 'x'\nUsage:\n", "invalid"),
     ("ping", 1, "PING 192.168.2.7 (192.168.2.7) 56(84) bytes of data.\n\n"

@@ -60,7 +60,7 @@ USAGE_MARKERS = (
     "requires an argument", "Bad option", "Bad argument", "bad argument", "Unknown host",
     "need host name", "invalid regex", "Unknown command", "unknown command",
     "Argument list too long", "option requires", "Illegal", "illegal",
-    "requires arguments", "Not enough information")
+    "requires arguments", "Not enough information", "Host name lookup failure")
 # exit statuses that report an answer, not a failure: ping's 1 is "no reply"
 ANSWER_STATUSES = {"ping": frozenset({1})}
 
