@@ -4,7 +4,13 @@ agreement with Mininet over many seeded episodes. Needs root and Mininet.
 Targets (issue: routing on real Mininet): reset <= 0.5 s and step <= 0.3 s on a 1-router,
 2-subnet network; agreement 100%.
 
-    sudo python benchmarks/bench_mininet.py [--episodes 2000] [--skip-largest]
+    sudo python benchmarks/bench_mininet.py [--episodes 2000] [--skip-largest] [--skip-timings]
+        [--log episodes.jsonl]
+
+The differential campaign runs each scenario with four command sequences (expert, random
+catalogue entries, random commands over the full grammar, plausible wrong fixes) through a
+simulator env and a Mininet env and compares matrices, result kinds and statuses, rewards,
+``info``, episode ends and normalised diagnostic outputs after every step.
 """
 from __future__ import annotations
 
@@ -15,11 +21,10 @@ import time
 
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.routing.differential import (
-    expert_commands, random_commands, run_both, wrong_fixes)
+    ASPECTS, EnvPair, expert_commands, grammar_commands, random_commands, run_both, wrong_fixes)
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.generator import RoutingGenerator
 from netarena_gym.routing.backends.mininet import MininetBackend
-from netarena_gym.routing.backends.sim import SimBackend
 
 SMALL = {"hosts": [[1, 1]], "parents": []}
 LARGEST = {"hosts": [[4] * 8] * 4, "parents": [0, 0, 0]}
@@ -49,48 +54,91 @@ def timings(b: MininetBackend, topo: dict, n: int = 10) -> dict:
             "reset_vs_rebuild": reset / build}
 
 
-def agreement(b: MininetBackend, episodes: int) -> dict:
-    sim = SimBackend()
+SEQUENCES = {"expert": lambda sc, seed: expert_commands(sc),
+             "catalogue": lambda sc, seed: random_commands(sc, 5, seed),
+             "grammar": lambda sc, seed: grammar_commands(sc, 8, seed),
+             "wrong_fix": lambda sc, seed: wrong_fixes(sc, 5, seed)}
+
+
+def agreement(b: MininetBackend, episodes: int, log_path: str | None = None) -> dict:
+    """Sim vs Mininet through the env (:class:`EnvPair`): per aspect (matrix, outcome,
+    reward, info, done, output), the share of episodes with no difference in it. The same
+    seeds draw the same scenarios on both (checked for every scenario). With ``log_path``,
+    one JSON line per episode (disagreeing aspects, first difference) as it finishes."""
     plan = [(1, {"subnets": 3, "hosts": 2}), (2, {"subnets": 3, "hosts": 2}),
             ("compat", {"subnets": 3, "hosts": 2}), (3, None)]
-    done = agree = 0
-    by_level = collections.Counter()
-    bad_by_level = collections.Counter()
+    pairs = {level: EnvPair(level, b) for level, _ in plan}
+    netem = "netem" in b.capabilities
+    done = agree = same_scenario = scenarios = 0
+    by_level, bad_by_level = collections.Counter(), collections.Counter()
+    by_aspect, by_sequence, bad_by_sequence = collections.Counter(), collections.Counter(), collections.Counter()
     examples = []
     seed = 0
     t0 = time.perf_counter()
-    while done < episodes:
-        for level, topo in plan:
-            g = RoutingGenerator(level, capabilities=b.capabilities, topology=topo)
-            sc = g.generate(seed).scenario
-            for cmds in (expert_commands(sc), random_commands(sc, 5, seed), wrong_fixes(sc, 5, seed)):
-                rep = run_both(sc, cmds, sim, b)
-                done += 1
-                by_level[str(level)] += 1
-                if rep.agree:
-                    agree += 1
-                else:
-                    bad_by_level[str(level)] += 1
-                    if len(examples) < 5:
-                        examples.append({"scenario": rep.scenario, "diff": rep.diffs[0].__dict__})
-        seed += 1
-    return {"episodes": done, "agreement": agree / done, "by_level": dict(by_level),
-            "disagreements_by_level": dict(bad_by_level), "examples": examples,
-            "seconds": time.perf_counter() - t0}
+    log = open(log_path, "a") if log_path else None
+    try:
+        while done < episodes:
+            for level, topo in plan:
+                if done >= episodes:
+                    break
+                g = RoutingGenerator(level, capabilities=b.capabilities, topology=topo, netem_faults=netem)
+                sc = g.generate(seed).scenario
+                scenarios += 1
+                same_scenario += sc == RoutingGenerator(level, topology=topo, netem_faults=netem).generate(seed).scenario
+                for name, make in SEQUENCES.items():
+                    if done >= episodes:
+                        break
+                    rep = run_both(sc, make(sc, seed), pairs[level])
+                    done += 1
+                    by_level[str(level)] += 1
+                    by_sequence[name] += 1
+                    aspects = sorted(rep.disagrees_on())
+                    by_aspect.update(aspects)
+                    if rep.agree:
+                        agree += 1
+                    else:
+                        bad_by_level[str(level)] += 1
+                        bad_by_sequence[name] += 1
+                        if len(examples) < 8:
+                            examples.append({"scenario": rep.scenario, "diff": rep.diffs[0].__dict__})
+                    if log:
+                        log.write(json.dumps({"episode": done, "level": str(level), "seed": seed,
+                                              "sequence": name, "steps": rep.steps,
+                                              "disagree": aspects,
+                                              "first": rep.diffs[0].__dict__ if rep.diffs else None})
+                                  + "\n")
+                        log.flush()
+            seed += 1
+    finally:
+        if log:
+            log.close()
+        for pair in pairs.values():
+            pair.close()
+    return {"episodes": done, "scenarios": scenarios,
+            "same_scenario_as_sim": same_scenario / max(scenarios, 1),
+            "agreement": agree / done,
+            "agreement_by_aspect": {a: 1 - by_aspect[a] / done for a in ASPECTS},
+            "by_level": dict(by_level), "disagreements_by_level": dict(bad_by_level),
+            "by_sequence": dict(by_sequence), "disagreements_by_sequence": dict(bad_by_sequence),
+            "examples": examples, "seconds": time.perf_counter() - t0}
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--episodes", type=int, default=2000)
     p.add_argument("--skip-largest", action="store_true")
+    p.add_argument("--skip-timings", action="store_true")
+    p.add_argument("--log", help="append one JSON line per differential episode to this file")
     a = p.parse_args()
     b = MininetBackend(probe_timeout=0.1)
     try:
-        out = {"capabilities": sorted(b.capabilities), "small": timings(b, SMALL)}
-        if not a.skip_largest:
-            out["largest"] = timings(b, LARGEST, n=3)
+        out = {"capabilities": sorted(b.capabilities)}
+        if not a.skip_timings:
+            out["small"] = timings(b, SMALL)
+            if not a.skip_largest:
+                out["largest"] = timings(b, LARGEST, n=3)
         if a.episodes:
-            out["differential"] = agreement(b, a.episodes)
+            out["differential"] = agreement(b, a.episodes, a.log)
     finally:
         b.close()
     print(json.dumps(out, indent=1))

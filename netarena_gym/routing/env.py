@@ -14,10 +14,12 @@ from netarena_gym.core.env import NetArenaEnv
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.errors import InvalidConfig, require
 from netarena_gym.routing.config import RoutingConfig
+from netarena_gym.routing.config import compat_profile as compat_profile_named
 from netarena_gym.shell.parser import CommandResult
 from netarena_gym.routing.catalogue import Dims, fill
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.routing.features import FeatureBuilder, feature_spaces
+from netarena_gym.routing.faults import check_supported
 from netarena_gym.routing.generator import RoutingGenerator, level_config
 from netarena_gym.routing.render import pingall_text
 from netarena_gym.routing.backends.sim import SimBackend, SimState
@@ -71,6 +73,9 @@ class RoutingEnv(NetArenaEnv):
     is a step's range, ``(-1.21, 0.99)`` with the defaults; zeros are never ``-0.0``.
     ``reward={"normalize_safety": False}`` charges ``safety`` per broken pair instead
     (the first release's unbounded penalty); verdicts do not depend on the reward.
+    The kind of a command's result (``ok``/``error``/``invalid``) comes from
+    :func:`~netarena_gym.routing.commands.executor.classify` on every backend, so the same
+    actions earn the same reward on the simulator and Mininet.
 
     ## Starting State
 
@@ -94,12 +99,19 @@ class RoutingEnv(NetArenaEnv):
     then the task's own: ``probe_timeout``, ``topology``, ``fault_types``,
     ``interface_labels`` (router interface aliases such as ``LAN s3 192.168.3.1/24`` that
     state each port's intended role and address; None, the default: off in compat, whose
-    upstream nodes carry none, on at levels 1-3). Unknown keys given to ``from_config`` raise
+    upstream nodes carry none, on at levels 1-3), ``netem_faults``
+    (draw the netem fault methods; default: only in compat; the same seed draws the same
+    scenario on every backend, and a backend lacking netem refuses an episode that needs
+    it with ``ScenarioError``), ``compat_profile`` ("paper" or "agentbeats", the public
+    leaderboard's image without iptables; see :mod:`netarena_gym.routing.config`). Unknown keys given to ``from_config`` raise
     ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`.
 
     ## Version History
 
     * v0: the shared info schema, keyword-only arguments, ``step_timeout``.
+    * v0 (issue 12): ``netem_faults`` and ``compat_profile``; scenario draws no longer depend
+      on the backend (netem methods are opt-in at levels 1-3); result kinds come from one
+      classification on every backend (``executor.classify``).
     """
     config_class = RoutingConfig
     task = "routing"
@@ -112,19 +124,22 @@ class RoutingEnv(NetArenaEnv):
                  command_timeout: float = 10.0, step_timeout: float | None = None,
                  probe_timeout: float = 0.2, topology: dict | None = None,
                  fault_types: tuple[str, ...] | None = None,
-                 interface_labels: bool | None = None):
+                 interface_labels: bool | None = None, netem_faults: bool | None = None,
+                 compat_profile: str = "paper"):
         self.config = RoutingConfig(**{k: v for k, v in locals().items()
                                   if k in RoutingConfig.field_names()})
         cfg = level_config(level, topology) if level in (1, 2, 3, "compat") else None
         if cfg is None:
             raise InvalidConfig(f"level must be one of (1, 2, 3, 'compat'), got {level!r}")
         self.dims = Dims(*cfg.max_dims())
+        self.profile = compat_profile_named(compat_profile)
         self.backend = make_backend(backend, probe_timeout=probe_timeout,
                                     command_timeout=command_timeout,
-                                    interface_labels=interface_labels)
+                                    interface_labels=interface_labels,
+                                    missing_programs=self.profile.missing_programs)
         self.generator = RoutingGenerator(level, capabilities=self.backend.capabilities,
                                           topology=topology, fault_types=fault_types,
-                                          probe_timeout=probe_timeout)
+                                          probe_timeout=probe_timeout, netem_faults=netem_faults)
         self._features_builder: FeatureBuilder | None = None
         self._tokens: dict[str, int | None] = {}
         self._state_text_cache: tuple[object, str] | None = None
@@ -149,6 +164,10 @@ class RoutingEnv(NetArenaEnv):
     def _apply(self, scenario: Scenario) -> None:
         state = getattr(self, "_prebuilt", None)
         self._prebuilt = None
+        # an episode this backend cannot run is refused (ScenarioError), never swapped
+        check_supported(scenario.faults, self.backend.capabilities, f"the {self.backend.name} backend")
+        if self.profile.missing_programs:
+            state = None  # the generator's check ran with every tool; inject without them
         self.backend.apply(scenario, state if isinstance(state, SimState) else None)
         lay = self.backend.layout
         if (len(lay.routers) > self.dims.routers

@@ -5,6 +5,10 @@ scenario is generated and stored in the record; injecting it only renders comman
 those parameters (nothing is drawn at injection time). The same commands run on the
 simulator and on Mininet.
 
+Which methods are drawn depends on the generator's settings only, never on the backend
+(:func:`methods_for`'s ``drawable``): the methods that need netem are drawn only when the
+generator opts in, and :func:`check_supported` refuses a scenario a backend cannot run.
+
 Types and methods (upstream's five types with their methods, plus the extra variants):
 
 =========================== == =========================================================
@@ -46,6 +50,7 @@ import numpy as np
 
 from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.core.seeding import choice
+from netarena_gym.errors import ScenarioError
 from netarena_gym.routing.topology import Layout
 
 TYPES = ("disable_routing", "disable_interface", "remove_ip",
@@ -242,13 +247,17 @@ UPSTREAM_METHODS = {"disable_routing": (1, 2, 3, 4), "disable_interface": (1, 2,
                     "wrong_routing_table": (1, 2, 3, 4)}
 
 
-def methods_for(ftype: str, capabilities: frozenset[str], *, alone: bool,
+def methods_for(ftype: str, drawable: frozenset[str], *, alone: bool,
                 allowed: tuple[int, ...] | None = None) -> list[int]:
+    """The methods of ``ftype`` that may be drawn. ``drawable`` is the set of capabilities
+    whose methods are in the draw (e.g. ``{"netem"}`` when netem faults are opted in); it is
+    a property of the generator's settings, never of the backend, so that one seed draws
+    one scenario on every backend."""
     out = []
     for m, spec in METHODS[ftype].items():
         if allowed is not None and m not in allowed:
             continue
-        if not spec.needs <= capabilities:
+        if not spec.needs <= drawable:
             continue
         if alone and not spec.observable_alone:
             continue
@@ -257,8 +266,31 @@ def methods_for(ftype: str, capabilities: frozenset[str], *, alone: bool,
 
 
 def sample_fault(rng: np.random.Generator, lay: Layout, ftype: str, router: str,
-                 capabilities: frozenset[str], *, alone: bool,
+                 drawable: frozenset[str], *, alone: bool,
                  allowed: tuple[int, ...] | None = None) -> Fault:
-    method = choice(rng, methods_for(ftype, capabilities, alone=alone, allowed=allowed))
+    method = choice(rng, methods_for(ftype, drawable, alone=alone, allowed=allowed))
     params = METHODS[ftype][method].sample(rng, lay, router)
     return Fault(ftype, method, router, params)
+
+
+def needed_capabilities(faults) -> frozenset[str]:
+    """The backend capabilities the faults (``Fault`` objects or their dicts) need."""
+    out: set[str] = set()
+    for f in faults:
+        f = f if isinstance(f, Fault) else Fault.from_dict(f)
+        out |= METHODS[f.type][f.method].needs
+    return frozenset(out)
+
+
+def check_supported(faults, capabilities: frozenset[str], backend: str = "the backend") -> None:
+    """Raise :class:`~netarena_gym.errors.ScenarioError` when ``faults`` need a capability
+    the backend lacks (such an episode is refused, never swapped for another)."""
+    fs = [f if isinstance(f, Fault) else Fault.from_dict(f) for f in faults]
+    missing = needed_capabilities(fs) - frozenset(capabilities)
+    if missing:
+        labels = sorted({f.label for f in fs if METHODS[f.type][f.method].needs & missing})
+        raise ScenarioError(
+            f"{backend} cannot run this scenario: fault(s) {', '.join(labels)} need "
+            f"{', '.join(sorted(missing))}, which {backend} lacks (capabilities: "
+            f"{', '.join(sorted(capabilities)) or 'none'}); draw without netem faults "
+            f"(netem_faults=False) or use a backend that has {', '.join(sorted(missing))}")

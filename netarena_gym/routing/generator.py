@@ -18,6 +18,7 @@ talking through fragments, and raising either end first cuts them off.
 """
 from __future__ import annotations
 
+import ipaddress
 import itertools
 import json
 import re
@@ -30,7 +31,8 @@ from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.errors import ScenarioError
 from netarena_gym.core.seeding import choice, draw_seed, rng_from_seed
-from netarena_gym.routing.faults import ABBREV, TYPES, UPSTREAM_METHODS, Fault, sample_fault
+from netarena_gym.routing.faults import (
+    ABBREV, NETEM, TYPES, UPSTREAM_METHODS, Fault, check_supported, sample_fault)
 from netarena_gym.routing.topology import Layout, TopologySpec, layout_of
 
 ALL_CAPABILITIES = frozenset({"netem"})
@@ -124,18 +126,33 @@ class Generated:
     state: object = field(default=None, repr=False)
 
 
+def default_netem_faults(level) -> bool:
+    """Whether netem fault methods are drawn when ``netem_faults`` is not given: at levels
+    1-3 no (every backend can run the default set), in compat yes (upstream's
+    ``drop_traffic_to_from_subnet`` method 4 is a netem delay)."""
+    return level == "compat"
+
+
 class RoutingGenerator:
-    """Draws scenarios for one level. ``capabilities`` removes fault methods a backend cannot
-    inject (Mininet here has no netem)."""
+    """Draws scenarios for one level.
+
+    The draw depends only on the seed and these settings, never on the backend: the same
+    seed gives the same scenario dict on the simulator and on Mininet. ``netem_faults``
+    puts the netem methods (DI4 loss, DT4 delay, DT6 corrupt) into the draw (default:
+    :func:`default_netem_faults`). ``capabilities`` are the backend's: a drawn scenario
+    that needs one it lacks is refused with :class:`~netarena_gym.errors.ScenarioError`,
+    never replaced by another draw."""
 
     def __init__(self, level=1, *, capabilities: frozenset[str] = ALL_CAPABILITIES,
                  topology: dict | None = None, fault_types: tuple[str, ...] | None = None,
-                 probe_timeout: float = 0.2):
+                 probe_timeout: float = 0.2, netem_faults: bool | None = None):
         if level not in LEVELS:
             raise ValueError(f"level must be one of {tuple(LEVELS)}")
         self.level = level
         self.cfg = level_config(level, topology)
         self.capabilities = frozenset(capabilities)
+        self.netem_faults = default_netem_faults(level) if netem_faults is None else bool(netem_faults)
+        self.drawable = NETEM if self.netem_faults else frozenset()
         self.fault_types = tuple(fault_types or TYPES)
         bad = set(self.fault_types) - set(TYPES)
         if bad:
@@ -153,6 +170,10 @@ class RoutingGenerator:
                 scenario = self._draw(rng, seed)
             state = self.build(scenario)
             if not state.oracle.matrix().all():
+                try:
+                    check_supported(scenario.faults, self.capabilities)
+                except ScenarioError as e:
+                    raise ScenarioError(f"seed {seed} at level {self.level!r}: {e}") from None
                 return Generated(scenario, state)
         raise ScenarioError(f"no observable fault found for seed {seed} "
                             f"after {MAX_RESAMPLES} draws")
@@ -176,7 +197,7 @@ class RoutingGenerator:
         for t in types:
             for _ in range(50):
                 router = choice(rng, lay.routers)
-                f = sample_fault(rng, lay, t, router, self.capabilities, alone=(k == 1))
+                f = sample_fault(rng, lay, t, router, self.drawable, alone=(k == 1))
                 key = (f.type, f.router, json.dumps(f.params, sort_keys=True))
                 if key not in seen and not _unsafe_pair(lay, f, faults):
                     seen.add(key)
@@ -203,7 +224,7 @@ class RoutingGenerator:
         s, h = _randint(rng, self.cfg.subnets), _randint(rng, self.cfg.hosts)
         spec = TopologySpec.uniform(s, h)
         lay = Layout(spec)
-        faults = [sample_fault(rng, lay, t, "r0", self.capabilities, alone=len(cat) == 1,
+        faults = [sample_fault(rng, lay, t, "r0", self.drawable, alone=len(cat) == 1,
                                allowed=UPSTREAM_METHODS[t]) for t in cat]
         return Scenario(task="routing", level="compat", params={"topology": spec.to_dict()},
                         faults=tuple(f.to_dict() for f in faults), seed=seed,
@@ -227,76 +248,154 @@ def _unsafe_pair(lay: Layout, f: Fault, faults: list[Fault]) -> bool:
 
 
 # --------------------------------------------------------------- upstream import
+# Field formats of upstream's ``get_detail`` (docs/spec: upstream-route.md section 2.1):
+#   disable_routing   {"action": "Disable IP forwarding", "method": 1..4[, "subnet": "192.168.k.0/24"]}
+#   disable_interface {"interface": "r0-ethK", "method": 1..3}
+#   remove_ip         {"interface": "r0-ethK", "method": 1..4[, "wrong_mask": 8|16|30|31|32]}
+#   drop_traffic_...  {"subnet": "192.168.k.0/24", "method": 1..4[, "delay_ms": 1000..5000]}
+#   wrong_routing_... {"from": "192.168.f.0/24", "to": "192.168.t.0/24", "del_interface":
+#                      "r0-ethF", "add_interface": "r0-ethT", "method": 1..4,
+#                      "to_ip": "192.168.t.1"[, "metric": 5000..20000 (method 4 only)]}
+# Interface names may carry the run prefix ``pNN_``; subnets may also be given as an index
+# (our own older export) or as upstream's (router IP, host IP, network) tuple.
 _PREFIX = re.compile(r"^p\d+_")
+_UPSTREAM_MASKS = (8, 16, 30, 31, 32)
 
 
 def _iface_name(v) -> str:
+    if isinstance(v, int) or (isinstance(v, str) and v.isdigit()):
+        return f"r0-eth{int(v)}"
     return _PREFIX.sub("", str(v))
 
 
 def _subnet(v) -> str:
+    """``192.168.k.0/24`` from an index, a prefix, an address or upstream's subnet tuple."""
+    if isinstance(v, (list, tuple)):
+        return _subnet(v[-1])
     if isinstance(v, int) or (isinstance(v, str) and v.isdigit()):
         return f"192.168.{int(v)}.0/24"
-    s = str(v)
-    return s if "/" in s else f"{s}/24"
+    s = str(v).strip()
+    try:
+        return str(ipaddress.ip_interface(s if "/" in s else f"{s}/24").network)
+    except ValueError:
+        raise ValueError(f"not a subnet: {v!r}") from None
+
+
+def _third_octet(prefix: str) -> int:
+    return int(prefix.split(".")[2])
+
+
+def _iface_index(itf: str) -> int:
+    try:
+        return int(itf.rsplit("eth", 1)[1])
+    except (IndexError, ValueError):
+        raise ValueError(f"not a router interface: {itf!r}") from None
 
 
 def _upstream_fault(t: str, d: dict, lay: Layout, rng) -> Fault:
-    m = int(d.get("method", 1))
+    """One upstream ``errordetail`` as the fault upstream's injector applied. Values that
+    upstream drew at injection time (or when a field is absent) are drawn from ``rng``."""
+    if t not in UPSTREAM_METHODS:
+        raise ValueError(f"unknown upstream error type {t!r}; known: {TYPES}")
+    if not isinstance(d, dict):
+        raise ValueError(f"{t}: errordetail must be an object, got {type(d).__name__}")
+    m = int(d["method"]) if "method" in d else choice(rng, UPSTREAM_METHODS[t])
+    if m not in UPSTREAM_METHODS[t]:
+        raise ValueError(f"{t}: upstream's injector has no method {m} "
+                         f"(it knows {UPSTREAM_METHODS[t]})")
+    n_sub = len(lay.subnets)
     if t == "disable_routing":
-        p = {"subnet": _subnet(d["subnet"])} if m == 4 else {}
+        p = {}
+        if m == 4:
+            p["subnet"] = (_subnet(d["subnet"]) if "subnet" in d
+                           else f"{int_to_ip(choice(rng, lay.subnets).net)}/24")
     elif t == "disable_interface":
         p = {"interface": _iface_name(d["interface"])}
     elif t == "remove_ip":
         itf = _iface_name(d["interface"])
         p = {"interface": itf}
-        k = int(itf.rsplit("eth", 1)[1])
+        k = _iface_index(itf)
+        own = f"192.168.{k}.1" if 1 <= k <= n_sub else "192.168.1.1"  # upstream's fallback
         if m == 2:  # upstream drew this at injection time; we draw it once, here
             p["address"] = f"10.{int(rng.integers(1, 255))}.{int(rng.integers(1, 255))}.1/24"
         elif m == 3:
-            p["address"] = f"192.168.{k}.1/{int(d.get('wrong_mask', 30))}"
+            mask = int(d["wrong_mask"]) if "wrong_mask" in d else choice(rng, _UPSTREAM_MASKS)
+            p["address"] = f"{own}/{mask}"
         elif m == 4:
-            others = [s for s in lay.subnets if s.iface != itf]
-            p["address"] = f"{int_to_ip(choice(rng, others).gateway)}/24"
+            others = [s for s in lay.subnets if int_to_ip(s.gateway) != own]
+            p["address"] = (f"{int_to_ip(choice(rng, others).gateway)}/24" if others
+                            else "10.0.0.1/24")
     elif t == "drop_traffic_to_from_subnet":
         sub = _subnet(d["subnet"])
         p = {"subnet": sub}
         if m == 4:
-            k = int(sub.split(".")[2])
-            p.update(interface=f"r0-eth{k}", delay_ms=int(d.get("delay_ms", 2000)))
-    elif t == "wrong_routing_table":
-        f, to = int(d["from"]), int(d["to"])
-        p = {"subnet": f"192.168.{f}.0/24", "dev": _iface_name(d.get("del_interface", f"r0-eth{f}")),
-             "via": None, "wrong_dev": _iface_name(d.get("add_interface", f"r0-eth{to}")),
-             "wrong_ip": str(d.get("to_ip", f"192.168.{to}.1"))}
-        if m == 3:
-            p["metric"] = 10000  # upstream always used 10000 here (its stored metric was ignored)
-    else:
-        raise ValueError(f"unknown upstream error type {t!r}")
+            k = _third_octet(sub)
+            delay = int(d["delay_ms"]) if "delay_ms" in d else int(rng.integers(1000, 5001))
+            p.update(interface=f"r0-eth{k if 1 <= k <= n_sub else 1}", delay_ms=delay)
+    else:  # wrong_routing_table
+        src = _subnet(d["from"])
+        to = _subnet(d.get("to", "192.168.1.0/24"))
+        p = {"subnet": src, "dev": _iface_name(d.get("del_interface", "r0-eth1")), "via": None,
+             "wrong_dev": _iface_name(d.get("add_interface", "r0-eth2")),
+             # upstream's fallback is the network address of "to", not its router address
+             "wrong_ip": str(d.get("to_ip", to.split("/")[0]))}
+        if m == 3:  # upstream stores "metric" only with method 4, so method 3 gets 10000
+            p["metric"] = int(d.get("metric", 10000))
     return Fault(t, m, "r0", p)
 
 
-def import_upstream(source: str | Path | dict) -> list[Scenario]:
-    """Convert an upstream ``error_config.json`` (``{"queries": [...]}`` with
-    ``errortype``/``errordetail``/``num_switches``/``num_hosts_per_subnet``) into scenarios.
-    Parameters upstream drew at injection time are drawn here from a per-query seed."""
+def _query_fields(q: dict, i: int) -> tuple[list, list]:
+    """``errortype``/``errordetail`` (error_config.json) or ``error_type``/``error_detail``
+    (the results of a run), single or paired, as two equal-length lists."""
+    types = q.get("errortype", q.get("error_type"))
+    details = q.get("errordetail", q.get("error_detail"))
+    if types is None or details is None:
+        raise ValueError(f"query {i}: no errortype/errordetail")
+    if isinstance(types, str):
+        types = [types]
+        details = [details] if isinstance(details, dict) else list(details)
+    types, details = list(types), list(details)
+    if len(types) != len(details):
+        raise ValueError(f"query {i}: errortype and errordetail lengths differ")
+    if "errornumber" in q and int(q["errornumber"]) != len(types):
+        raise ValueError(f"query {i}: errornumber {q['errornumber']} but {len(types)} errors "
+                         "(upstream skips such a query)")
+    return types, details
+
+
+def import_upstream(source: str | Path | dict | list) -> list[Scenario]:
+    """Convert upstream queries into scenarios: an ``error_config.json`` (``{"queries":
+    [...]}`` with ``errortype``/``errordetail``/``num_switches``/``num_hosts_per_subnet``),
+    a list of such queries, or a run's ``{"results": [...]}`` whose entries carry
+    ``error_type``/``error_detail`` (entries without them, like the final averages, are
+    skipped). A missing topology is upstream's default (2 switches, 1 host each).
+    Parameters upstream drew at injection time are drawn here from a per-query seed (the
+    query's index), so an import is reproducible."""
     if isinstance(source, (str, Path)):
         data = json.loads(Path(source).read_text())
     else:
         data = source
-    queries = data["queries"] if isinstance(data, dict) else data
+    if isinstance(data, dict):
+        if "queries" in data:
+            queries = data["queries"]
+        elif "results" in data:
+            queries = [r for r in data["results"]
+                       if isinstance(r, dict) and ("error_type" in r or "errortype" in r)]
+        else:
+            raise ValueError("expected {'queries': [...]} or {'results': [...]}")
+    else:
+        queries = data
     out = []
     for i, q in enumerate(queries):
-        types = q["errortype"]
-        details = q["errordetail"]
-        if isinstance(types, str):
-            types, details = [types], [details]
-        if len(types) != len(details):
-            raise ValueError(f"query {i}: errortype and errordetail lengths differ")
+        types, details = _query_fields(q, i)
         spec = TopologySpec.uniform(int(q.get("num_switches", 2)), int(q.get("num_hosts_per_subnet", 1)))
         lay = Layout(spec)
         rng = rng_from_seed(i)
-        faults = [_upstream_fault(t, d, lay, rng) for t, d in zip(types, details)]
+        try:
+            faults = [_upstream_fault(t, d, lay, rng) for t, d in zip(types, details)]
+        except (KeyError, ValueError, TypeError) as e:
+            what = f"missing field {e}" if isinstance(e, KeyError) else str(e)
+            raise ValueError(f"query {i}: {what}") from None
         cat = tuple(types)
         out.append(Scenario(task="routing", level="compat", params={"topology": spec.to_dict()},
                             faults=tuple(f.to_dict() for f in faults), seed=None,

@@ -104,7 +104,6 @@ def test_topology_comes_from_the_pingall_when_the_record_lacks_it(tmp_path):
     assert wrong.cases[0]["differences"]
 
 
-@pytest.mark.xfail(strict=False, reason="needs rcompat import fix")
 def test_wrong_routing_table_records_with_prefix_fields_replay(tmp_path):
     q = {"errortype": "wrong_routing_table",
          "errordetail": {"from": "192.168.1.0/24", "to": "192.168.2.0/24",

@@ -2,9 +2,12 @@ import json
 
 import pytest
 
+from netarena_gym.errors import ScenarioError
+from netarena_gym.routing.backends.sim import SIM_CAPABILITIES
+
 from netarena_gym.routing.faults import TYPES, Fault
 from netarena_gym.routing.generator import (
-    COMPAT_CATEGORIES, RoutingGenerator, compat_category_level, import_upstream)
+    COMPAT_CATEGORIES, RoutingGenerator, compat_category_level)
 from netarena_gym.routing.topology import Layout, TopologySpec
 
 
@@ -48,11 +51,34 @@ def test_every_parameter_is_recorded():
     assert {t for t, _ in seen} == set(TYPES)
 
 
-def test_capabilities_remove_netem_methods():
-    g = RoutingGenerator(1, capabilities=frozenset())
+NETEM_LABELS = {"DI4", "DT4", "DT6"}
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_the_same_seed_draws_the_same_scenario_on_every_backend(level):
+    sim = RoutingGenerator(level, capabilities=SIM_CAPABILITIES)
+    mininet = RoutingGenerator(level, capabilities=frozenset())  # Mininet here: no netem
+    for seed in range(50):
+        a, b = sim.generate(seed).scenario, mininet.generate(seed).scenario
+        assert a.to_dict() == b.to_dict(), seed
+        assert not set(a.meta["labels"]) & NETEM_LABELS  # the default set runs everywhere
+
+
+def test_netem_faults_are_opt_in_and_refused_where_unsupported():
+    sim = RoutingGenerator(1, capabilities=SIM_CAPABILITIES, netem_faults=True)
+    bare = RoutingGenerator(1, capabilities=frozenset(), netem_faults=True)
+    drawn, refused = set(), 0
     for seed in range(200):
-        for f in g.generate(seed).scenario.faults:
-            assert "netem" not in " ".join(Fault.from_dict(f).commands())
+        a = sim.generate(seed).scenario
+        drawn |= set(a.meta["labels"])
+        if set(a.meta["labels"]) & NETEM_LABELS:
+            with pytest.raises(ScenarioError, match=r"seed \d+ .*need netem.*netem_faults=False"):
+                bare.generate(seed)
+            refused += 1
+        else:  # never swapped: every other seed is the same scenario
+            assert bare.generate(seed).scenario == a
+    assert NETEM_LABELS <= drawn and refused
+    assert RoutingGenerator("compat").netem_faults  # upstream's DT method 4 is netem
 
 
 def test_compat_category_levels_and_selection():
@@ -62,25 +88,6 @@ def test_compat_category_levels_and_selection():
     g = RoutingGenerator("compat")
     s = g.generate(5, category=7).scenario
     assert tuple(f["type"] for f in s.faults) == COMPAT_CATEGORIES[7]
-
-
-def test_import_upstream_error_config():
-    data = {"queries": [
-        {"errornumber": 1, "errortype": "disable_routing",
-         "errordetail": {"action": "Disable IP forwarding", "method": 1},
-         "num_switches": 3, "num_hosts_per_subnet": 2},
-        {"errornumber": 2, "errortype": ["remove_ip", "wrong_routing_table"],
-         "errordetail": [{"interface": "p42_r0-eth2", "method": 3, "wrong_mask": 30},
-                         {"from": 1, "to": 3, "del_interface": "r0-eth1", "add_interface": "r0-eth3",
-                          "to_ip": "192.168.3.1", "method": 3, "metric": 12000}],
-         "num_switches": 3, "num_hosts_per_subnet": 1},
-    ]}
-    out = import_upstream(data)
-    assert [s.meta["category"] for s in out] == ["disable_routing", "remove_ip+wrong_routing_table"]
-    cmds = [c for f in out[1].faults for c in Fault.from_dict(f).commands()]
-    assert "ip addr add 192.168.2.1/30 dev r0-eth2" in cmds
-    assert "ip route add 192.168.1.0/24 dev r0-eth3 metric 10000" in cmds  # upstream's bug kept
-    assert TopologySpec.from_dict(out[0].params["topology"]).hosts == ((2, 2, 2),)
 
 
 def test_layout_addressing_plan():

@@ -45,19 +45,16 @@ import numpy as np
 from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.errors import BackendUnavailable
-from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
+from netarena_gym.shell.parser import ERROR, TIMEOUT, CommandResult
 from netarena_gym.shell.policy import run_pipeline
 from netarena_gym.routing.backends import nodeexec
 from netarena_gym.routing.commands.allowlist import ALLOWED, redirect_target
-from netarena_gym.routing.commands.executor import precheck
+from netarena_gym.routing.commands.executor import classify, not_found, precheck
 from netarena_gym.routing.commands.files import echo_cmd
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.topology import Layout, TopologySpec, labels_for
 
 STATE_DIR = Path(os.environ.get("NETARENA_STATE_DIR", "/run/netarena-gym"))
-_USAGE_MARKERS = ("Usage:", "usage:", "is unknown", "garbage", "invalid", "Invalid", "Bad ",
-                  "unknown option", "Try `", "requires an argument", "command not found")
-
 
 def requirements_missing() -> list[str]:
     """What this machine lacks for the Mininet backend (empty when it can run)."""
@@ -82,14 +79,6 @@ def detect_capabilities() -> frozenset[str]:
     if r.returncode == 0:
         caps.add("netem")
     return frozenset(caps)
-
-
-def _classify(status: int, output: str) -> str:
-    if status == 0:
-        return OK
-    if status == 127 or any(m in output for m in _USAGE_MARKERS):
-        return INVALID
-    return ERROR
 
 
 def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
@@ -117,7 +106,7 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
         for itf in lay.router_ifaces[node]:
             lines += [f"tc qdisc del dev {itf} root 2>/dev/null",
                       f"ip addr flush dev {itf}",
-                      f"ip link set dev {itf} up mtu 1500 promisc off",
+                      f"ip link set dev {itf} up mtu 1500 promisc off arp on",
                       f"ip link set dev {itf} alias "
                       + shlex.quote(lay.iface_alias(node, itf) if labels else ""),
                       f"ip addr add {addrs[itf]} brd + dev {itf}"]
@@ -130,11 +119,13 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
         ip = int_to_ip(s.net + 100 + s.hosts.index(node))
         lines += ["sysctl -qw net.ipv4.ip_forward=0",
                   f"tc qdisc del dev {itf} root 2>/dev/null", f"ip addr flush dev {itf}",
-                  f"ip link set dev {itf} up mtu 1500 promisc off",
+                  f"ip link set dev {itf} up mtu 1500 promisc off arp on",
                   f"ip addr add {ip}/24 brd + dev {itf}",
                   f"ip route add default via {int_to_ip(s.gateway)} dev {itf}"]
+    # lo too: an agent may have added addresses to it or changed its MTU or ARP flag
     lines += ["sysctl -qw net.ipv4.icmp_echo_ignore_all=0",
-              "ip link set lo up", "tc qdisc del dev lo root 2>/dev/null"]
+              "ip -4 addr flush dev lo", "ip addr add 127.0.0.1/8 dev lo",
+              "ip link set dev lo up mtu 65536 arp on", "tc qdisc del dev lo root 2>/dev/null"]
     return "\n".join(lines)
 
 
@@ -217,10 +208,14 @@ class MininetBackend:
 
     def __init__(self, *, probe_timeout: float = 0.2, command_timeout: float = 10.0,
                  state_dir: Path | None = None, probe: str = "socket",
-                 interface_labels: bool | None = None):
+                 interface_labels: bool | None = None,
+                 missing_programs: frozenset[str] = frozenset()):
         """``probe="socket"`` sends the echo requests from raw sockets opened in each node's
         namespace (one process, fast); ``probe="ping"`` runs ``ping -c1 -W<t>`` per pair.
-        ``interface_labels``: router interface aliases (None: off in compat, on otherwise)."""
+        ``interface_labels``: router interface aliases (None: off in compat, on otherwise).
+        ``missing_programs``: tools treated as not installed (a compat profile), for the
+        faults and the agent alike."""
+        self.missing_programs = frozenset(missing_programs)
         if probe not in ("socket", "ping"):
             raise ValueError("probe must be 'socket' or 'ping'")
         self.probe = probe
@@ -381,8 +376,8 @@ class MininetBackend:
         prog = cmd.argv[0]
         if prog == "echo":
             res = echo_cmd(None, list(cmd.argv), "")
-        elif prog not in ALLOWED or shutil.which(prog) is None:
-            return CommandResult(f"bash: {prog}: command not found\n", 127, INVALID)
+        elif prog not in ALLOWED or prog in self.missing_programs or shutil.which(prog) is None:
+            return not_found(prog)
         else:
             try:
                 p = nodeexec.run_argv(pid, list(cmd.argv), self.command_timeout,
@@ -393,7 +388,7 @@ class MininetBackend:
                 return CommandResult(out + f"netarena: command timed out after "
                                      f"{self.command_timeout:g} s (killed)\n", 124, TIMEOUT)
             res = CommandResult(p.stdout or "", p.returncode,
-                                _classify(p.returncode, p.stdout or ""))
+                                classify(prog, p.returncode, p.stdout or ""))
         if cmd.redirect is None or res.status != 0:
             return res
         return self._redirect(pid, cmd, res)

@@ -29,9 +29,10 @@ class SimState:
 
     @classmethod
     def build(cls, scenario: Scenario, *, probe_timeout: float = 0.2,
-              command_timeout: float = 10.0, labels: bool | None = None) -> "SimState":
+              command_timeout: float = 10.0, labels: bool | None = None,
+              missing_programs: frozenset[str] = frozenset()) -> "SimState":
         """``labels``: interface aliases (None: :func:`~netarena_gym.routing.topology.labels_for`
-        the scenario's level)."""
+        the scenario's level); ``missing_programs``: tools absent from the image."""
         labels = labels_for(scenario.level, labels)
         spec = TopologySpec.from_dict(scenario.params["topology"])
         net, lay = build_network(spec, labels=labels)
@@ -41,7 +42,8 @@ class SimState:
             f = Fault.from_dict(fd)
             for cmd in f.commands():
                 log.append((f.router, cmd,
-                            executor.run(net, switches, f.router, cmd, command_timeout)))
+                            executor.run(net, switches, f.router, cmd, command_timeout,
+                                         missing_programs)))
         return cls(net, lay, ReachabilityOracle(net, probe_timeout), switches, log, labels)
 
 
@@ -57,7 +59,11 @@ class SimBackend:
     capabilities = SIM_CAPABILITIES
 
     def __init__(self, *, probe_timeout: float = 0.2, command_timeout: float = 10.0,
-                 interface_labels: bool | None = None):
+                 interface_labels: bool | None = None,
+                 missing_programs: frozenset[str] = frozenset()):
+        """``missing_programs``: tools absent from the image (a compat profile); faults
+        and agent commands that call them get bash's ``command not found``."""
+        self.missing_programs = frozenset(missing_programs)
         self.probe_timeout = probe_timeout
         self.command_timeout = command_timeout
         self.interface_labels = interface_labels
@@ -71,7 +77,8 @@ class SimBackend:
             prebuilt = None
         self.state = prebuilt or SimState.build(scenario, probe_timeout=self.probe_timeout,
                                                 command_timeout=self.command_timeout,
-                                                labels=labels)
+                                                labels=labels,
+                                                missing_programs=self.missing_programs)
 
     def reset_to_baseline(self) -> None:
         if self.scenario is not None:
@@ -89,7 +96,8 @@ class SimBackend:
         """``action``: ``{"machine": <node name>, "command": <shell line>}``."""
         s = self.state
         machine, command = action["machine"], action["command"]
-        return executor.run(s.net, s.switches, machine, command, self.command_timeout)
+        return executor.run(s.net, s.switches, machine, command, self.command_timeout,
+                            self.missing_programs)
 
     def observe(self) -> np.ndarray:
         """The probe matrix; the probe round also refills the neighbour caches."""

@@ -1,0 +1,101 @@
+"""The simulator proven against Mininet through the env: the same seeds draw the same
+scenarios, and the same actions give the same matrices, result kinds, rewards, ``info``
+and (for diagnostics) normalised outputs. Needs root and Mininet (CI runs it as root)."""
+import json
+
+import pytest
+
+from netarena_gym.routing.backends.mininet import requirements_missing
+from netarena_gym.routing.differential import (
+    EnvPair, expert_commands, grammar_commands, random_commands, run_both, wrong_fixes)
+from netarena_gym.routing.faults import METHODS, Fault
+from netarena_gym.routing.generator import RoutingGenerator
+
+from .conftest import scenario
+
+pytestmark = [pytest.mark.mininet,
+              pytest.mark.skipif(bool(requirements_missing()),
+                                 reason=f"mininet backend needs {requirements_missing()}")]
+
+
+@pytest.fixture(scope="module")
+def real():
+    from netarena_gym.routing.backends.mininet import MininetBackend
+    b = MininetBackend(probe_timeout=0.1)
+    yield b
+    b.close()
+
+
+def test_seed_draws_the_same_scenario_as_on_the_simulator(real):
+    for level in (1, 2, 3):
+        sim, mn = RoutingGenerator(level), RoutingGenerator(level, capabilities=real.capabilities)
+        for seed in range(50):
+            assert sim.generate(seed).scenario == mn.generate(seed).scenario
+
+
+def test_issue_example_reward_is_the_same(real):
+    pair = EnvPair(1, real)
+    flushed = Fault("remove_ip", 1, "r0", {"interface": "r0-eth2"})
+    cmd = "ip route replace 192.168.2.0/24 dev r0-eth2 proto kernel scope link src 192.168.2.1"
+    rep = run_both(scenario([flushed], {"hosts": [[1, 1]], "parents": []}), [("r0", cmd)], pair)
+    assert rep.agree, [d.__dict__ for d in rep.diffs]
+
+
+def test_agentbeats_profile_on_mininet(real):
+    """iptables absent on Mininet too: the same inert faults and not-found answers."""
+    try:
+        pair = EnvPair("compat", real, compat_profile="agentbeats")
+        f = Fault("drop_traffic_to_from_subnet", 2, "r0", {"subnet": "192.168.1.0/24"})
+        g = Fault("disable_routing", 1, "r0", {})
+        sc = scenario([f, g], {"hosts": [[2, 2]], "parents": []}, level="compat")
+        rep = run_both(sc, [("r0", "iptables -S"), ("r0", "sysctl -w net.ipv4.ip_forward=1")], pair)
+        assert rep.agree and rep.steps == 2, [d.__dict__ for d in rep.diffs]
+    finally:
+        real.missing_programs = frozenset()
+
+
+PLAN = [(1, 30), (2, 30), ("compat", 20), (3, 20)]  # (level, scenarios): 3 sequences each
+
+
+def _pairs(real):
+    for level, n in PLAN:
+        topo = None if level == 3 else {"subnets": 3, "hosts": 2}
+        g = RoutingGenerator(level, capabilities=real.capabilities, topology=topo,
+                             netem_faults="netem" in real.capabilities)
+        yield level, n, g, EnvPair(level, real)
+
+
+def test_differential_sim_vs_mininet(real):
+    """>= 300 episodes across all levels and fault types: expert, catalogue and wrong-fix
+    sequences; every aspect (matrix, kind and status, reward, info, episode end,
+    normalised diagnostics) compared after every step."""
+    episodes, failures, seen = 0, [], set()
+    for level, n, g, pair in _pairs(real):
+        for seed in range(n):
+            sc = g.generate(seed).scenario
+            seen |= {(f["type"], f["method"]) for f in sc.faults}
+            for cmds in (expert_commands(sc), random_commands(sc, 5, seed), wrong_fixes(sc, 5, seed)):
+                rep = run_both(sc, cmds, pair)
+                episodes += 1
+                if not rep.agree:
+                    failures.append({"scenario": rep.scenario, "diff": rep.diffs[0].__dict__})
+    assert episodes >= 300
+    assert not failures, json.dumps(failures[:2], indent=1)[:4000]
+    expected = {(t, m) for t, ms in METHODS.items() for m, spec in ms.items()
+                if spec.needs <= real.capabilities}
+    assert expected <= seen
+
+
+@pytest.mark.xfail(strict=False, reason="simulator gaps the grammar agent found (not modelled "
+                   "yet: ip neigh del, sysctl net.ipv4.conf.IFACE.* keys, arp's usage text); "
+                   "see NOTES-rcompat.md")
+def test_differential_grammar_sequences_sim_vs_mininet(real):
+    """Random agents over the full command grammar, every aspect compared."""
+    failures = []
+    for level, n, g, pair in _pairs(real):
+        for seed in range(min(n, 10)):
+            sc = g.generate(seed).scenario
+            rep = run_both(sc, grammar_commands(sc, 8, seed), pair)
+            if not rep.agree:
+                failures.append({"scenario": rep.scenario, "diff": rep.diffs[0].__dict__})
+    assert not failures, json.dumps(failures[:3], indent=1)[:4000]
