@@ -9,7 +9,7 @@ import pytest
 
 from netarena_gym.routing.backends.mininet import requirements_missing
 from netarena_gym.routing.backends.sim import SimBackend
-from netarena_gym.routing.differential import normalise, run_both
+from netarena_gym.routing.differential import EnvPair, normalise, run_both
 from netarena_gym.routing.faults import Fault
 
 from .conftest import SMALL, scenario
@@ -63,25 +63,34 @@ def real():
     b.close()
 
 
+def both(sc, cmds, real):
+    """The harness on one scenario: a simulator env beside an env on the real backend."""
+    pair = EnvPair(sc.level, real)
+    try:
+        return run_both(sc, cmds, pair)
+    finally:
+        pair.close()
+
+
 def agree(rep):
     assert rep.agree, [(d.step, d.command, d.what, d.sim, d.real) for d in rep.diffs]
 
 
 def test_route_via_own_address(real):
-    agree(run_both(scenario([WRONG_MASK], SMALL), OWN_GATEWAY, SimBackend(), real))
+    agree(both(scenario([WRONG_MASK], SMALL), OWN_GATEWAY, real))
 
 
 def test_wrong_routing_table_method_4(real):
-    agree(run_both(scenario([], SMALL), WR4, SimBackend(), real))
+    agree(both(scenario([], SMALL), WR4, real))
 
 
 def test_compat_shows_no_aliases(real):
     sc = scenario([WRONG_MASK], SMALL, level="compat")
     cmds = [("r0", "ip link show"), ("r0", "ip -d addr show"), ("r0", "ip addr show")]
-    agree(run_both(sc, cmds, SimBackend(), real))
+    agree(both(sc, cmds, real))
     assert "alias" not in real.run({"machine": "r0", "command": "ip -d link show"}).output
     sc1 = scenario([WRONG_MASK], SMALL, level=1)
-    agree(run_both(sc1, cmds, SimBackend(), real))
+    agree(both(sc1, cmds, real))
     assert "alias LAN s1 192.168.1.1/24" in real.run({"machine": "r0", "command": "ip link show"}).output
 
 
@@ -108,7 +117,7 @@ def test_neighbour_cache(real, name):
     faults, cmds = NEIGH_SEQUENCES[name]
     sim = SimBackend()
     sc = scenario(faults, SMALL)
-    agree(run_both(sc, cmds, sim, real))  # matrices and outcomes, step by step
+    agree(both(sc, cmds, real))  # matrices and outcomes, step by step
     sim.apply(sc)
     real.apply(sc)
     sim.observe(), real.observe()
