@@ -21,8 +21,8 @@ import gymnasium as gym
 import numpy as np
 
 import netarena_gym  # noqa: F401
-from netarena_gym.agents.episode import play_episode
 from netarena_gym.agents.experts import make_expert
+from netarena_gym.core import benchkit
 
 clock = time.process_time
 
@@ -81,24 +81,6 @@ def throughput(env, seconds: float, seed: int = 0) -> tuple[float, float]:
     return steps / total, steps / in_step
 
 
-def reset_ms(env, n: int) -> float:
-    env.reset(seed=0)
-    t0 = clock()
-    for i in range(n):
-        env.reset(seed=i + 1)
-    return 1000 * (clock() - t0) / n
-
-
-def expert_ms(env, episodes: int) -> float:
-    expert = make_expert(env)
-    secs = decisions = 0
-    for i in range(episodes):
-        r = play_episode(env, expert, seed=i)
-        secs += r.agent_seconds
-        decisions += r.steps
-    return 1000 * secs / max(1, decisions)
-
-
 def nasim(seconds: float) -> dict:
     try:
         import nasim as ns  # noqa: F401
@@ -155,14 +137,15 @@ def main(argv=None) -> dict:
     resets = {}
     for task, (env_id, kw, levels) in RESETS.items():
         for level, goal in levels.items():
-            ms = reset_ms(gym.make(env_id, level=level, **kw), n_reset)
+            ms = benchkit.reset_ms(gym.make(env_id, level=level, **kw), n_reset, clock=clock)
             resets[f"{task}_L{level}"] = ms
             goals[f"reset {task} L{level} <= {goal} ms"] = ms <= goal
     res["reset_ms"] = resets
     experts = {}
     for task, env_id in (("routing", "NetArena-Routing-v0"), ("k8s", "NetArena-K8sPolicy-v0"),
                          ("capacity", "NetArena-CapacityPlanning-v0")):
-        ms = expert_ms(gym.make(env_id, level=1), n_expert)
+        env = gym.make(env_id, level=1)
+        ms = benchkit.decision_ms(env, make_expert(env), n_expert)
         experts[task] = ms
         goals[f"expert {task} <= {EXPERT_GOAL_MS} ms"] = ms <= EXPERT_GOAL_MS
     res["expert_ms_per_decision"] = experts

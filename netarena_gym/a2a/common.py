@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
-import time
 from typing import Any
 
 try:
-    import uvicorn
+    import uvicorn  # noqa: F401 (the extra's server)
     from a2a.helpers import get_message_text
     from a2a.server.request_handlers import DefaultRequestHandler
     from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes
@@ -23,12 +21,7 @@ except ImportError as e:  # pragma: no cover - exercised only without the extra
                       "pip install 'a2a-sdk[http-server]' uvicorn") from e
 
 import netarena_gym
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+from netarena_gym.serve.common import UvicornThread, free_port  # noqa: F401 (re-exported)
 
 
 def make_card(name: str, description: str, url: str, skill_id: str, skill_name: str,
@@ -53,43 +46,13 @@ def build_app(executor, card: AgentCard) -> Starlette:
     return Starlette(routes=routes)
 
 
-class ServerThread:
-    """Run an ASGI app with uvicorn in a daemon thread (tests, notebooks)."""
+class ServerThread(UvicornThread):
+    """An A2A app with uvicorn in a daemon thread (tests, notebooks)."""
+
+    label = "A2A server"
 
     def __init__(self, app, host: str = "127.0.0.1", port: int | None = None):
-        self.host, self.port = host, port or free_port(host)
-        self.server = uvicorn.Server(uvicorn.Config(app, host=self.host, port=self.port,
-                                                    log_level="warning", lifespan="off"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    @classmethod
-    def serving(cls, app_factory, host: str = "127.0.0.1", port: int | None = None):
-        """``app_factory(url) -> app``, for apps whose agent card names their own URL."""
-        port = port or free_port(host)
-        return cls(app_factory(f"http://{host}:{port}"), host, port)
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    def start(self, timeout: float = 20.0) -> "ServerThread":
-        self.thread.start()
-        deadline = time.monotonic() + timeout
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"A2A server on {self.url} did not start")
-            time.sleep(0.01)
-        return self
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
+        super().__init__(app, host, port, lifespan="off")
 
 
 class LoopThread:

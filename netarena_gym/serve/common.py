@@ -26,15 +26,25 @@ def parse_option(text: str) -> tuple[str, object]:
 
 
 class UvicornThread:
-    """Serve an ASGI app with uvicorn in a daemon thread; ``stop()`` shuts it down."""
+    """Serve an ASGI app with uvicorn in a daemon thread; ``stop()`` shuts it down. Shared
+    by every server of the package (OpenEnv, MCP over HTTP, A2A); ``options`` go to
+    ``uvicorn.Config``."""
 
-    def __init__(self, app, host: str = "127.0.0.1", port: int | None = None):
+    label = "server"
+
+    def __init__(self, app, host: str = "127.0.0.1", port: int | None = None, **options):
         import uvicorn
 
         self.host, self.port = host, port or free_port(host)
         self.server = uvicorn.Server(uvicorn.Config(app, host=self.host, port=self.port,
-                                                    log_level="warning", ws="auto"))
+                                                    **{"log_level": "warning", **options}))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @classmethod
+    def serving(cls, app_factory, host: str = "127.0.0.1", port: int | None = None):
+        """``app_factory(url) -> app``, for apps that must know their own URL."""
+        port = port or free_port(host)
+        return cls(app_factory(f"http://{host}:{port}"), host, port)
 
     @property
     def url(self) -> str:
@@ -45,7 +55,7 @@ class UvicornThread:
         deadline = time.monotonic() + timeout
         while not self.server.started:
             if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"server on {self.url} did not start")
+                raise RuntimeError(f"{self.label} on {self.url} did not start")
             time.sleep(0.01)
         return self
 
