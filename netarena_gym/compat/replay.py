@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from netarena_gym.errors import DependencyNotInstalled
+from netarena_gym.eval.progress import Progress
 
 HELP = "replay an upstream NetArena results file through compat mode and report agreement"
 READERS = ("netarena_gym.compat.replay_route", "netarena_gym.compat.replay_k8s",
@@ -287,7 +288,9 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         "the recorded pingall, upstream's default 2)")
     p.add_argument("--hosts-per-subnet", type=int, default=None,
                    help="route: hosts per subnet when the record does not say (default 1)")
-    p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--progress", action="store_true",
+                   help="the progress bar even when stderr is not a terminal")
     return p
 
 
@@ -297,8 +300,18 @@ def run(a: argparse.Namespace) -> int:
     try:
         records = load_records(a.file)
         reader = reader_for(records, a.file)
-        prog = None if a.quiet else _progress
-        report = replay_records(records, reader, opts, a.file, prog)
+        bar: list[Progress] = []
+
+        def prog(done: int, total: int) -> None:
+            if not bar:
+                bar.append(Progress(total, label="compat-replay", unit="case", stats=False,
+                                    enabled=True if a.progress else None))
+            bar[0].update()
+        try:
+            report = replay_records(records, reader, opts, a.file, None if a.quiet else prog)
+        finally:
+            for b in bar:
+                b.close()
     except BadFile as e:
         print(f"compat-replay: {e}", file=sys.stderr)
         return 2
@@ -310,11 +323,6 @@ def run(a: argparse.Namespace) -> int:
     if a.out:
         print(f"differences: {write(report, a.out)}")
     return 0
-
-
-def _progress(done: int, total: int) -> None:
-    end = "\n" if done == total else ""
-    print(f"\rreplayed {done}/{total}", end=end, file=sys.stderr, flush=True)
 
 
 def main(argv: Iterable[str] | None = None) -> int:

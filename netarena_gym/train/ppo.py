@@ -290,7 +290,7 @@ def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_e
           env_kwargs: dict | None = None, history: bool = True, drop: tuple[str, ...] = (),
           subproc: bool = False,
           eval_every: int = 25_000, eval_episodes: int = 100, eval_seed: int = 0,
-          on_record=None):
+          on_record=None, progress_bar: bool = False):
     """Train; returns ``(model, curve_rows)``. ``level``: one level, or one per env.
     Evaluation seeds ``eval_seed + i`` are the ``netarena-gym eval --seed`` ones (a mix is
     evaluated on each of its levels and averaged); training episodes come from the vector
@@ -311,7 +311,8 @@ def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_e
             orig()
             on_record(cb.rows[-1])
         cb.record = record
-    model.learn(total_timesteps=timesteps, callback=cb)
+    # stable-baselines3's own bar (rich, through tqdm.rich): timesteps, rate and time left
+    model.learn(total_timesteps=timesteps, callback=cb, progress_bar=progress_bar)
     if not cb.rows or cb.rows[-1]["timesteps"] < model.num_timesteps:
         cb.record()
     vec.close()

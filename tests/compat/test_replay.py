@@ -93,3 +93,13 @@ def test_normalise_output_and_prefixes():
     obs = "Pingall result:\n...\n\nMachine: r0\nCommand: x\nOutput:\nline1\nline2\n\nSteps left: 3\n"
     assert replay.output_of(obs) == "line1\nline2"
     assert replay.output_of("...\nOutput:\n(no output)\n\nSteps left: 1\n") == ""
+
+
+def test_progress_bar_counts_cases_on_stderr(tmp_path, capsys, route_faithful):
+    f = ur.write_json(tmp_path / "r.json", ur.leaderboard(route_faithful, {"avg_correctness": 1.0}))
+    assert cli.main(["compat-replay", str(f), "--progress"]) == 0
+    captured = capsys.readouterr()
+    assert "compat-replay" in captured.err and "2/2" in captured.err and "case/s" in captured.err
+    assert "2/2" not in captured.out.splitlines()[0]  # the table on stdout stays clean
+    assert cli.main(["compat-replay", str(f), "--quiet"]) == 0
+    assert capsys.readouterr().err == ""

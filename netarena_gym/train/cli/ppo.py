@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -59,7 +60,10 @@ def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--final-episodes", type=int, default=200)
     p.add_argument("--eval-seed", type=int, default=0)
     p.add_argument("--out", default="runs/ppo")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress lines or bar")
+    p.add_argument("--progress", action="store_true",
+                   help="a progress bar (timesteps, rate, time left) even when stderr is not "
+                        "a terminal")
     return p
 
 
@@ -101,7 +105,8 @@ def run(args: argparse.Namespace) -> dict:
                         drop=tuple(k for k in args.drop.split(",") if k),
                         subproc=args.vec == "subproc", eval_every=args.eval_every,
                         eval_episodes=args.eval_episodes, eval_seed=args.eval_seed,
-                        on_record=progress)
+                        on_record=progress,
+                        progress_bar=not args.quiet and (args.progress or sys.stderr.isatty()))
     train_seconds = time.perf_counter() - t0
     model.save(out / "policy.zip")
     title = f"{args.algo} {args.env} level {args.level}"
