@@ -64,14 +64,24 @@ def test_every_invalid_option_is_one_line_naming_it_with_status_2(capsys, argv, 
         assert name in line, (name, line)
 
 
-def test_out_never_creates_a_deep_tree(tmp_path, capsys):
+def test_out_never_creates_a_deep_tree(tmp_path, capsys, monkeypatch):
     deep = tmp_path / "a" / "b"
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")  # the target is outside the working directory
     rc, _, err = run(capsys, "eval", "--env", ROUTING, "--episodes", 1, "--out", deep)
     assert rc == 2 and not (tmp_path / "a").exists() and str(tmp_path / "a") in err
     rc, _, err = run(capsys, "eval", "--env", ROUTING, "--episodes", 1, "--out",
                      tmp_path / "a", "--quiet")
     assert rc == 0 and (tmp_path / "a" / "episodes.jsonl").exists()
     assert f"wrote {tmp_path / 'a' / 'episodes.jsonl'} (1 episodes)" in err
+
+
+def test_out_creates_missing_parents_inside_the_working_directory(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = run(capsys, "eval", "--env", ROUTING, "--episodes", 1, "--out", "runs/expert",
+                     "--quiet")
+    assert rc == 0 and (tmp_path / "runs" / "expert" / "episodes.jsonl").exists()
+    assert "wrote runs/expert/episodes.jsonl" in err
 
 
 def test_help_shows_defaults_and_examples_without_rst(capsys):

@@ -132,19 +132,30 @@ def check_env_options(env_id: str, pairs) -> dict:
 
 
 def out_dir(path: str | Path, option: str = "--out", *, create: bool = True) -> Path:
-    """Create the output directory ``path`` when its parent exists (never a deeper tree:
-    a mistyped path should fail, not scatter directories). ``create=False`` only checks."""
+    """Create the output directory ``path``. Missing parents are created only inside the
+    working directory (``--out runs/expert`` makes ``runs/`` too); elsewhere the parent
+    must exist, so that a mistyped absolute path fails instead of scattering directories.
+    ``create=False`` only checks."""
     p = Path(path)
     if p.is_dir():
         return p
     if p.exists():
         raise UsageError(f"argument {option}: {p} exists and is not a directory")
-    if not p.parent.is_dir():
+    if not p.parent.is_dir() and not _inside(p, Path.cwd()):
         raise UsageError(f"argument {option}: the parent directory {p.parent} does not "
-                         f"exist; create it first (only the last component is created)")
+                         f"exist; create it first (outside the working directory only the "
+                         f"last component is created)")
     if create:
-        p.mkdir()
+        p.mkdir(parents=True)
     return p
+
+
+def _inside(p: Path, root: Path) -> bool:
+    try:
+        p.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True
 
 
 def human_size(n: float) -> str:
