@@ -237,11 +237,17 @@ def evaluator_app(url: str, out: str | None = None):
     return build_app(EvaluatorExecutor(out), card)
 
 
-def agent_app(agent_spec: str, env_id: str, url: str, options: dict | None = None):
+def agent_app(agent_spec: str, env_id: str, url: str, options: dict | None = None, *,
+              max_sessions: int = 256, idle_timeout: float | None = 900.0):
     card = make_card(f"netarena {agent_spec} agent for {env_id}",
                      f"Answers NetArena {env_id} observations with one action as JSON.", url,
                      "netarena_act", "NetArena operator")
-    return build_app(AgentServerExecutor(agent_spec, env_id, options), card)
+    executor = AgentServerExecutor(agent_spec, env_id, options, max_sessions=max_sessions,
+                                   idle_timeout=idle_timeout)
+    executor.sessions.start_reaper()
+    app = build_app(executor, card)
+    app.state.netarena_sessions = executor.sessions
+    return app
 
 
 def _serve(app_factory, host: str, port: int, card_url: str | None) -> None:
