@@ -54,3 +54,38 @@ def test_openenv_server_process():
 def test_missing_extra_names_the_serve_hint():
     with pytest.raises(DependencyNotInstalled, match=r"netarena-gym\[serve\]"):
         require("no_such_module_for_serve", "serve")
+
+
+def test_a2a_server_process():
+    pytest.importorskip("a2a")
+    from tests.serve.test_a2a import A2AEnvClient
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "netarena_gym.cli", "serve", "--protocol", "a2a", "--env",
+         "NetArena-K8sPolicy-v0", "--port", str(port), "--env-option", "max_steps=3"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                card = httpx.get(url + "/.well-known/agent-card.json", timeout=2)
+                if card.status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.3)
+        assert card.json()["supportedInterfaces"][0]["url"] == url
+        c = A2AEnvClient(url)
+        try:
+            assert "Steps left: 3" in c.send({"reset": {"seed": 2}})["observation"]
+        finally:
+            c.close()
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        proc.stderr.close()
