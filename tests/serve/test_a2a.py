@@ -18,9 +18,7 @@ from a2a.client import ClientConfig, create_client  # noqa: E402
 from a2a.helpers import new_data_part, new_text_part  # noqa: E402
 from a2a.types import Message, Role, SendMessageRequest  # noqa: E402
 
-from netarena_gym.a2a.common import ServerThread  # noqa: E402
 from netarena_gym.serve.a2a import build_a2a_app, reply_data  # noqa: E402
-from netarena_gym.serve.sessions import SessionManager  # noqa: E402
 from tests.serve.conftest import ENV_IDS  # noqa: E402
 
 
@@ -53,19 +51,8 @@ class A2AEnvClient:
 
 
 @pytest.fixture
-def serve():
-    made = []
-
-    def start(env_id, **kw):
-        m = SessionManager(env_id, **kw)
-        srv = ServerThread.serving(lambda url: build_a2a_app(m, url)).start()
-        made.append((srv, m))
-        return srv, m
-
-    yield start
-    for srv, m in made:
-        srv.stop()
-        m.close_all()
+def serve(serve_with):
+    return lambda env_id, **kw: serve_with(build_a2a_app, env_id, **kw)
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
