@@ -19,8 +19,10 @@ topology; ``output_dir``, ``benchmark_path`` and ``regenerate_benchmark`` are ac
 ignored (episodes are generated from seeds). Any other key is an invalid request.
 
 **Agent** (``--agent``, a "purple" agent): serves any netarena agent (the expert, an LLM,
-``module:Class``) for one env; one agent instance per A2A ``context_id``, replying with the
-action as bare JSON. It reads the observation from the message metadata when our adapter
+``module:Class``) for one env; one agent instance per A2A ``context_id`` (a session of
+serve's :class:`~netarena_gym.serve.sessions.SessionPool`: its limit, 256 by default, is a
+JSON-RPC ``InvalidRequestError``; idle conversations are closed after 900 s), replying with
+the action as bare JSON. It reads the observation from the message metadata when our adapter
 sent it, else from the text.
 """
 from __future__ import annotations
