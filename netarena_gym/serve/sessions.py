@@ -228,16 +228,23 @@ class SessionPool:
 
     def for_key(self, key: str):
         """The live session bound to the client's ``key``, opened on first use (and
-        again after it was reaped or closed). Raises :class:`SessionLimit` when full."""
-        with self._key_lock:
-            with self._lock:
-                sid = self._by_key.get(key)
-            if sid is not None:
-                try:
-                    return self.get(sid)
-                except UnknownSession:
-                    pass
-            return self.open(key)
+        again after it was reaped or closed). Raises :class:`SessionLimit` when full.
+        Requests of open sessions never wait for another key's (slow) open."""
+        found = self._bound(key)
+        if found is not None:
+            return found
+        with self._key_lock:  # two first requests of one key open one session
+            return self._bound(key) or self.open(key)
+
+    def _bound(self, key: str):
+        with self._lock:
+            sid = self._by_key.get(key)
+        if sid is None:
+            return None
+        try:
+            return self.get(sid)
+        except UnknownSession:  # closed since
+            return None
 
     def _pop(self, sid: str):
         """Remove ``sid`` and its key binding (caller holds ``_lock``)."""
