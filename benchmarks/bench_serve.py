@@ -67,6 +67,12 @@ def window(spans) -> float:
     return max(t1 for _, t1 in spans) - min(t0 for t0, _ in spans)
 
 
+async def gather(client, n: int) -> tuple[list[float], float]:
+    """Run ``client(i)`` for n async clients at once; their latencies and common window."""
+    res = await asyncio.gather(*(client(i) for i in range(n)))
+    return [x for r, _, _ in res for x in r], window([(t0, t1) for _, t0, t1 in res])
+
+
 def inproc(env_id, n, steps):
     action = ACTIONS[env_id]
 
@@ -141,11 +147,7 @@ def mcp(env_id, n, steps):
                 t1 = time.perf_counter()
             return lat, t0, t1
 
-        async def all_clients():
-            res = await asyncio.gather(*(client(i) for i in range(n)))
-            return [x for r, _, _ in res for x in r], window([(t0, t1) for _, t0, t1 in res])
-
-        out = asyncio.run(all_clients())
+        out = asyncio.run(gather(client, n))
     manager.close_all()
     return out
 
@@ -187,11 +189,7 @@ def a2a(env_id, n, steps):
                 await c.close()
             return lat, t0, t1
 
-        async def all_clients():
-            res = await asyncio.gather(*(client(i) for i in range(n)))
-            return [x for r, _, _ in res for x in r], window([(t0, t1) for _, t0, t1 in res])
-
-        out = asyncio.run(all_clients())
+        out = asyncio.run(gather(client, n))
     manager.close_all()
     return out
 
