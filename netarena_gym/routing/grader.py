@@ -167,7 +167,7 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
         # forwarding path
         if record:
             trip.hops.append((node, reply_source(node, src)))
-        if not node.ip_forward:
+        if not node.forwards_on(in_if):
             trip.error, trip.reporter = "Destination Host Unreachable", reply_source(node, src)
             return trip
         if res.kind != "unicast":

@@ -298,8 +298,7 @@ class Node:
                 tuple((t, tuple(r.signature() for r in rs))
                       for t, rs in sorted(self.tables.items())),
                 tuple(r.signature() for r in self.rules),
-                self.sysctl.get("net.ipv4.ip_forward"),
-                self.sysctl.get("net.ipv4.icmp_echo_ignore_all"),
+                tuple(sorted(self.sysctl.items())),
                 self.iptables.signature(),
             )
             self._fp_version = self.version
@@ -317,7 +316,17 @@ class Node:
     def set_sysctl(self, key: str, value: str) -> None:
         if self.sysctl.get(key) != value:
             self.sysctl[key] = value
+            if key == "net.ipv4.ip_forward":  # inet_forward_change: every device follows
+                for k in [k for k in self.sysctl if k.endswith(".forwarding")
+                          and k.startswith("net.ipv4.conf.")]:
+                    del self.sysctl[k]
             self.touch()
+
+    def forwards_on(self, ifname: str) -> bool:
+        """``IN_DEV_FORWARD``: packets arriving on ``ifname`` are forwarded if its
+        ``net.ipv4.conf.IF.forwarding`` is non-zero (unwritten: ``ip_forward``'s value)."""
+        v = self.sysctl.get("net.ipv4.conf." + ifname + ".forwarding")
+        return self.ip_forward if v is None else v != "0"
 
     def local_ips(self) -> frozenset[int]:
         if self._cache_version != self.version:

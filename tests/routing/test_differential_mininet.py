@@ -54,6 +54,32 @@ def test_agentbeats_profile_on_mininet(real):
         real.missing_programs = frozenset()
 
 
+# one sequence per simulator gap the grammar agent found; each runs on one router with three
+# LANs (h1 on r0-eth1, h2 on r0-eth2, r0-eth3 down: the episode never ends), every aspect
+# compared after every step
+GAP_SEQUENCES = {
+    "per-device sysctl keys": [
+        ("r0", "sysctl net.ipv4.conf.r0-eth1"), ("r0", "sysctl net.ipv4.conf.all.accept_source_route"),
+        ("r0", "cat /proc/sys/net/ipv4/conf/r0-eth2/forwarding"),
+        ("r0", "sysctl -w net.ipv4.conf.r0-eth1.forwarding=0"), ("r0", "ip route get 192.168.2.100 from 192.168.1.100 iif r0-eth1"),
+        ("r0", "sysctl -n net.ipv4.conf.r0-eth1.forwarding"), ("h1", "sysctl net.ipv4.conf.h1-eth0.forwarding"),
+        ("r0", "sysctl -w net.ipv4.conf.r0-eth2.tag=3"), ("r0", "sysctl -w net.ipv4.conf.lo.mc_forwarding=1"),
+        ("r0", "sysctl net.ipv4.conf.eth9.forwarding"),
+        ("r0", "sysctl -w net.ipv4.ip_forward=0"), ("r0", "sysctl -w net.ipv4.ip_forward=1"),
+        ("r0", "sysctl net.ipv4.conf.default.forwarding")],
+}
+
+
+@pytest.mark.parametrize("gap", sorted(GAP_SEQUENCES))
+def test_gap_sequences_agree(real, gap):
+    pair = EnvPair(1, real)
+    aside = Fault("disable_interface", 2, "r0", {"interface": "r0-eth3"})  # keeps it running
+    sc = scenario([aside], {"hosts": [[1, 1, 1]], "parents": []})
+    cmds = GAP_SEQUENCES[gap]
+    rep = run_both(sc, cmds, pair)
+    assert rep.steps == len(cmds) and rep.agree, [d.__dict__ for d in rep.diffs]
+
+
 PLAN = [(1, 30), (2, 30), ("compat", 20), (3, 20)]  # (level, scenarios): 3 sequences each
 
 
