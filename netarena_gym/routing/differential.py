@@ -26,7 +26,7 @@ from netarena_gym.routing.topology import Layout, TopologySpec
 DIAGNOSTIC = re.compile(
     r"^(ip( -\S+)* (a|addr|address|l|link|r|route|ru|rule|n|neigh)( show| list)?( dev \S+)?$"
     r"|iptables -S|iptables -L -n|iptables -L -n -v|tc qdisc show|sysctl( -n)? net\.ipv4\.\S+$"
-    r"|ip route get \S+|route -n|cat /proc/sys/net/ipv4/\S+$|cat /proc/net/arp$|arp -n$)")
+    r"|ip route get \S+|route -n|cat /proc/sys/net/ipv4/\S+$|arp -x$)")
 
 _RULES = [
     (re.compile(r"([0-9a-f]{2}:){5}[0-9a-f]{2}"), "MAC"),

@@ -67,6 +67,7 @@ GAP_SEQUENCES = {
         ("r0", "sysctl net.ipv4.conf.eth9.forwarding"),
         ("r0", "sysctl -w net.ipv4.ip_forward=0"), ("r0", "sysctl -w net.ipv4.ip_forward=1"),
         ("r0", "sysctl net.ipv4.conf.default.forwarding")],
+    "arp usage text": [("r0", "arp -x"), ("r0", "arp --bogus"), ("h1", "arp -i"), ("r0", "arp -n")],
 }
 
 

@@ -249,6 +249,34 @@ def route_command(ctx: CommandContext, argv: list[str], stdin: str) -> CommandRe
 
 
 # ------------------------------------------------------------------------------- arp
+# net-tools 2.10 arp: the usage text after a command-line complaint (exit 3)
+_ARP_USAGE = (
+    'Usage:\n'
+    '  arp [-vn]  [<HW>] [-i <if>] [-a] [<hostname>]             <-Display ARP cache\n'
+    '  arp [-v]          [-i <if>] -d  <host> [pub]               <-Delete ARP entry\n'
+    '  arp [-vnD] [<HW>] [-i <if>] -f  [<filename>]            <-Add entry from file\n'
+    '  arp [-v]   [<HW>] [-i <if>] -s  <host> <hwaddr> [temp]            <-Add entry\n'
+    "  arp [-v]   [<HW>] [-i <if>] -Ds <host> <if> [netmask <nm>] pub          <-''-\n"
+    '\n'
+    '        -a                       display (all) hosts in alternative (BSD) style\n'
+    '        -e                       display (all) hosts in default (Linux) style\n'
+    '        -s, --set                set a new ARP entry\n'
+    '        -d, --delete             delete a specified entry\n'
+    '        -v, --verbose            be verbose\n'
+    "        -n, --numeric            don't resolve names\n"
+    '        -i, --device             specify network interface (e.g. eth0)\n'
+    '        -D, --use-device         read <hwaddr> from given device\n'
+    '        -A, -p, --protocol       specify protocol family\n'
+    '        -f, --file               read new entries from file or from /etc/ethers\n'
+    '\n'
+    "  <HW>=Use '-H <hw>' to specify hardware address type. Default: ether\n"
+    '  List of possible hardware types (which support ARP):\n'
+    '    ash (Ash) ether (Ethernet) ax25 (AMPR AX.25) \n'
+    '    netrom (AMPR NET/ROM) rose (AMPR ROSE) arcnet (ARCnet) \n'
+    '    dlci (Frame Relay DLCI) fddi (Fiber Distributed Data Interface) hippi (HIPPI) \n'
+    '    irda (IrLAP) x25 (generic X.25) eui64 (Generic EUI-64) \n'
+)
+
 _ARP_HEADER = "Address                  HWtype  HWaddress           Flags Mask            Iface\n"
 
 
@@ -289,20 +317,23 @@ def arp_command(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResu
         a = args.pop(0)
         if a in ("-i", "--device"):
             if not args:
-                return CommandResult("arp: option requires an argument -- 'i'\n", 255,
-                                     INVALID)
+                return CommandResult("arp: option requires an argument -- 'i'\n" + _ARP_USAGE,
+                                     3, INVALID)
             dev = args.pop(0)
         elif a in ("-d", "--delete"):
             return _arp_delete(ctx, args + (["-i", dev] if dev is not None else []))
         elif a in ("-s", "-f", "--set", "--file"):
             return CommandResult(f"netarena: arp {a} is not supported by the simulator\n", 1,
                                  INVALID)
+        elif a.startswith("--") and a not in ("--numeric", "--verbose", "--use-device"):
+            return CommandResult(f"arp: unrecognized option '{a}'\n" + _ARP_USAGE, 3, INVALID)
         elif a.startswith("-") and len(a) > 1:
             for ch in a[1:]:
                 if ch == "a":
                     bsd = True
                 elif ch not in "nevD":
-                    return CommandResult(f"arp: invalid option -- '{ch}'\n", 255, INVALID)
+                    return CommandResult(f"arp: invalid option -- '{ch}'\n" + _ARP_USAGE, 3,
+                                         INVALID)
         else:
             host = a
     entries = neigh.entries(ctx.net, ctx.node)
