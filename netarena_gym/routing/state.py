@@ -239,6 +239,8 @@ class Node:
         self.rules: list[Rule] = default_rules()
         self.sysctl: dict[str, str] = dict(DEFAULT_SYSCTL)
         self.iptables = Iptables()
+        # permanent neighbour entries (``ip neigh add``): (device, address) -> MAC
+        self.static_neigh: dict[tuple[str, int], str] = {}
         self.version = 0
         self._next_ifindex = 1
         self._cache_version = -1
@@ -300,6 +302,7 @@ class Node:
                 tuple(r.signature() for r in self.rules),
                 tuple(sorted(self.sysctl.items())),
                 self.iptables.signature(),
+                tuple(sorted(self.static_neigh.items())),
             )
             self._fp_version = self.version
         return self._fingerprint
@@ -628,8 +631,8 @@ class Network:
             res = self._nb_cache[key]
         except KeyError:
             res = self._nb_cache[key] = self._resolve(node, ifname, ip)
-        if self.arp_log is not None:
-            self.arp_log.append((node, ifname, ip, res))
+        if self.arp_log is not None and (ifname, ip) not in node.static_neigh:
+            self.arp_log.append((node, ifname, ip, res))  # a permanent entry asks no one
         return res
 
     def new_traffic_round(self) -> None:
@@ -640,7 +643,12 @@ class Network:
         self.neigh_forgotten.clear()
 
     def forget_neighbours(self, node: str, ifname: str) -> None:
-        """``neigh_ifdown``: drop ``node``'s explicit entries on ``ifname``."""
+        """``neigh_ifdown``: drop ``node``'s entries on ``ifname``, permanent ones too (the
+        caller touches the node)."""
+        n = self.nodes.get(node)
+        if n is not None and n.static_neigh:
+            for k in [k for k in n.static_neigh if k[0] == ifname]:
+                del n.static_neigh[k]
         t = self.neigh_tables.get(node)
         if t is None:
             self.neigh_forgotten.setdefault(node, set()).add(ifname)
@@ -654,6 +662,13 @@ class Network:
             return None
         seg = self.segment_of.get((node.name, ifname))
         if seg is None:
+            return None
+        mac = node.static_neigh.get((ifname, ip)) if node.static_neigh else None
+        if mac is not None:  # the frame goes to whoever owns the MAC, whatever its address
+            for pname, pif in self.segments[seg]:
+                pitf = self.nodes[pname].interfaces[pif]
+                if pname != node.name and pitf.up and pitf.mac == mac:
+                    return self.nodes[pname], pif
             return None
         for pname, pif in self.segments[seg]:
             if pname == node.name and pif == ifname:

@@ -67,6 +67,20 @@ GAP_SEQUENCES = {
         ("r0", "sysctl net.ipv4.conf.eth9.forwarding"),
         ("r0", "sysctl -w net.ipv4.ip_forward=0"), ("r0", "sysctl -w net.ipv4.ip_forward=1"),
         ("r0", "sysctl net.ipv4.conf.default.forwarding")],
+    "ip neigh add/replace/del": [
+        ("r0", "ip neigh add 192.168.1.100 lladdr 02:00:00:00:00:01 dev r0-eth1"),
+        ("r0", "ip neigh replace 192.168.1.100 lladdr 02:00:00:00:00:01 dev r0-eth1"),
+        ("r0", "ip neigh show dev r0-eth1"), ("r0", "cat /proc/net/arp | grep 0x6"),
+        ("r0", "ip neigh add 192.168.2.7 lladdr 02:00:00:00:00:07 dev r0-eth2"),
+        ("r0", "ip neigh add 192.168.2.8 dev r0-eth2"),
+        ("r0", "ip neigh add 192.168.2.9 lladdr zz dev r0-eth2"),
+        ("r0", "ip neigh add 192.168.2.9 lladdr 02:00:00:00:00 dev r0-eth2"),
+        ("r0", "ip neigh add 192.168.2.9 lladdr 02:00:00:00:00:09 dev eth9"),
+        ("r0", "ip neigh del 192.168.2.9 dev r0-eth2"), ("r0", "ip neigh del 192.168.2.9"),
+        ("r0", "ip neigh flush all"), ("r0", "arp -n -i r0-eth1"),
+        ("r0", "ip neigh change 192.168.2.9 lladdr 02:00:00:00:00:09 dev r0-eth2"),
+        ("r0", "ip neigh flush dev r0-eth2 nud permanent"),
+        ("r0", "ip neigh del 192.168.1.100 dev r0-eth1"), ("h1", "ip neigh del 192.168.1.1 dev h1-eth0")],
     "arp usage text": [("r0", "arp -x"), ("r0", "arp --bogus"), ("h1", "arp -i"), ("r0", "arp -n")],
 }
 

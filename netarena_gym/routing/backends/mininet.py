@@ -92,7 +92,8 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
              "while read -r spec; do ip rule del pref 0 $spec; done",
              "ip rule flush", "ip rule add pref 32766 lookup main",
              "ip rule add pref 32767 lookup default",
-             "ip route flush table main", "ip route flush table default", "ip neigh flush all"]
+             "ip route flush table main", "ip route flush table default",
+             "ip neigh flush all nud all"]  # permanent entries too
     if node.startswith("r"):
         addrs = {}
         for s in lay.subnets:

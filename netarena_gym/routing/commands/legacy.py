@@ -283,11 +283,14 @@ _ARP_HEADER = "Address                  HWtype  HWaddress           Flags Mask  
 def _arp_row(e: NeighEntry) -> str:
     if e.mac is None:
         return f"{int_to_ip(e.ip):<23.23}  {'':<8.8}{'(incomplete)':<20.20}{'':<6.6}{'':<15.15} {e.dev}\n"
-    return f"{int_to_ip(e.ip):<23.23}  {'ether':<8.8}{e.mac:<20.20}{'C':<6.6}{'':<15.15} {e.dev}\n"
+    flags = "CM" if e.state == "PERMANENT" else "C"
+    return f"{int_to_ip(e.ip):<23.23}  {'ether':<8.8}{e.mac:<20.20}{flags:<6.6}{'':<15.15} {e.dev}\n"
 
 
 def _arp_bsd(e: NeighEntry) -> str:
     hw = "<incomplete>" if e.mac is None else f"{e.mac} [ether]"
+    if e.state == "PERMANENT":
+        hw += " PERM"
     return f"? ({int_to_ip(e.ip)}) at {hw} on {e.dev}\n"
 
 
