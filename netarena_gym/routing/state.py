@@ -103,6 +103,7 @@ class Interface:
     qdisc: Qdisc | None = None
     peer_ifindex: int | None = None  # veth peer, printed as ``name@ifN``
     loopback: bool = False
+    noarp: bool = False  # ``ip link set IF arp off``: neither resolves nor answers ARP
     # the other end when it is another node's interface (transit links); LAN interfaces
     # face a switch port, which is always up
     peer: "Interface | None" = field(default=None, repr=False, compare=False)
@@ -128,7 +129,7 @@ class Interface:
         return False
 
     def signature(self) -> tuple:
-        return (self.name, self.mtu, self.up, self.promisc,
+        return (self.name, self.mtu, self.up, self.promisc, self.noarp,
                 tuple((a.ip, a.plen) for a in self.addresses), self.alias,
                 self.qdisc.signature() if self.qdisc else None)
 
@@ -359,10 +360,15 @@ class Node:
         return itf
 
     def set_link(self, name: str, *, up: bool | None = None, mtu: int | None = None,
-                 promisc: bool | None = None, alias: str | None = None) -> bool:
+                 promisc: bool | None = None, alias: str | None = None,
+                 noarp: bool | None = None) -> bool:
         """Change link attributes like ``ip link set``. Returns True if anything changed."""
         itf = self.interfaces[name]
         changed = False
+        if noarp is not None and itf.noarp != noarp:
+            itf.noarp = noarp
+            changed = True
+            self._forget_neighbours(name)  # NETDEV_CHANGE of IFF_NOARP: neigh_changeaddr
         if mtu is not None and itf.mtu != mtu:
             itf.mtu = mtu
             changed = True
@@ -631,8 +637,9 @@ class Network:
             res = self._nb_cache[key]
         except KeyError:
             res = self._nb_cache[key] = self._resolve(node, ifname, ip)
-        if self.arp_log is not None and (ifname, ip) not in node.static_neigh:
-            self.arp_log.append((node, ifname, ip, res))  # a permanent entry asks no one
+        if (self.arp_log is not None and (ifname, ip) not in node.static_neigh
+                and not node.interfaces[ifname].noarp):
+            self.arp_log.append((node, ifname, ip, res))  # permanent or NOARP: asks no one
         return res
 
     def new_traffic_round(self) -> None:
@@ -660,6 +667,8 @@ class Network:
         itf = node.interfaces.get(ifname)
         if itf is None or not itf.up:
             return None
+        if itf.noarp and (ifname, ip) not in node.static_neigh:
+            return None  # NUD_NOARP: frames go to the device's own MAC, which no one takes
         seg = self.segment_of.get((node.name, ifname))
         if seg is None:
             return None
@@ -675,7 +684,7 @@ class Network:
                 continue
             peer = self.nodes[pname]
             pitf = peer.interfaces[pif]
-            if pitf.up and ip in peer.local_ips():
+            if pitf.up and not pitf.noarp and ip in peer.local_ips():
                 return peer, pif
         return None
 

@@ -81,6 +81,12 @@ GAP_SEQUENCES = {
         ("r0", "ip neigh change 192.168.2.9 lladdr 02:00:00:00:00:09 dev r0-eth2"),
         ("r0", "ip neigh flush dev r0-eth2 nud permanent"),
         ("r0", "ip neigh del 192.168.1.100 dev r0-eth1"), ("h1", "ip neigh del 192.168.1.1 dev h1-eth0")],
+    "arp off": [
+        ("r0", "ip link set r0-eth2 arp off"), ("r0", "ip link show r0-eth2"), ("r0", "ip -br link"),
+        ("r0", "arp -n -i r0-eth2"), ("r0", "ip link set r0-eth2 arp on"),
+        ("r0", "ifconfig r0-eth1 -arp"), ("r0", "ip link show dev r0-eth1"),
+        ("h1", "ip link set h1-eth0 arp off"), ("r0", "ifconfig r0-eth1 arp"),
+        ("h1", "ifconfig h1-eth0 arp"), ("r0", "ip link set lo arp off"), ("r0", "ip link show lo")],
     "arp usage text": [("r0", "arp -x"), ("r0", "arp --bogus"), ("h1", "arp -i"), ("r0", "arp -n")],
 }
 

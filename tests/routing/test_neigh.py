@@ -207,3 +207,22 @@ def test_proc_net_arp_lists_unresolved_entries_with_zero_flags(sim):
     assert out(sim, "cat /proc/net/arp") == (
         "IP address       HW type     Flags       HW address            Mask     Device\n"
         "192.168.1.50     0x1         0x0         00:00:00:00:00:00     *        r0-eth1\n")
+
+
+def test_arp_off_stops_resolving_and_answering_on_the_device(sim):
+    # Linux: IFF_NOARP neighbours get NUD_NOARP with the device's own MAC (no one takes
+    # the frames) and arp_rcv drops requests heard on it; the flag change flushes the
+    # device's entries (neigh_changeaddr); /proc/net/arp and ip neigh hide NOARP entries
+    out(sim, "ip link set r0-eth2 arp off")
+    assert "<BROADCAST,MULTICAST,NOARP,UP,LOWER_UP>" in out(sim, "ip link show r0-eth2")
+    assert out(sim, "ifconfig r0-eth2").startswith(
+        "r0-eth2: flags=4291<UP,BROADCAST,RUNNING,NOARP,MULTICAST>  mtu 1500\n")
+    assert not pair(sim, "h2", "r0") and not pair(sim, "h2", "h1") and not pair(sim, "h1", "h2")
+    assert pair(sim, "h2", "h3") and pair(sim, "h1", "h4")  # the LAN itself, other ports
+    assert "r0-eth2" not in out(sim, "ip neigh show") + out(sim, "arp -n")
+    out(sim, "ifconfig r0-eth2 arp")
+    assert pair(sim, "h2", "h1") and "NOARP" not in out(sim, "ip link show r0-eth2")
+    out(sim, "ifconfig r0-eth2 -arp")
+    assert not pair(sim, "h2", "h1")
+    out(sim, "ip link set dev r0-eth2 arp on")
+    assert pair(sim, "h2", "h1")
