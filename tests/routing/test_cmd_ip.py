@@ -196,7 +196,7 @@ def test_link_set_several_settings(net):
     itf = net.nodes["r0"].interfaces["r0-eth1"]
     assert (itf.mtu, itf.promisc, itf.alias) == (1400, True, "uplink to s1")
     out = ok(net, "r0", "ip link show r0-eth1")
-    assert "<BROADCAST,MULTICAST,PROMISC,UP,LOWER_UP> mtu 1400 " in out
+    assert "<BROADCAST,MULTICAST,NOARP,PROMISC,UP,LOWER_UP> mtu 1400 " in out
     assert out.endswith("    alias uplink to s1\n")
 
 
