@@ -546,3 +546,34 @@ def test_changes_bump_versions_and_reads_do_not(net):
     assert node.version == v
     ok(net, "r0", "ip route add 10.0.0.0/8 via 172.16.0.2")
     assert node.version > v
+
+
+# ------------------------------------------------------------------------------- -color
+def _esc(text: str) -> str:
+    return text.replace("{", "\x1b[").replace("}", "m")
+
+
+def test_color_as_iproute2_prints_it(net):
+    # iproute2 6.1.0 `ip -c` on Mininet (same configuration), "{N}" standing for ESC[Nm
+    assert ok(net, "h1", "ip -c route") == _esc(
+        "default via {35}192.168.1.1 {0}dev {36}h1-eth0 {0}\n"
+        "{35}192.168.1.0/24 {0}dev {36}h1-eth0 {0}proto kernel scope link src "
+        "{35}192.168.1.100 {0}\n")
+    assert ok(net, "r0", "ip -c -br addr show dev r0-eth1") == _esc(
+        "{36}r0-eth1@if100    {0}{32}UP             {0}{35}192.168.1.1{0}/24 \n")
+    assert ok(net, "r0", "ip -c -o addr show dev r0-eth1") == _esc(
+        "2: r0-eth1    inet {35}192.168.1.1{0}/24 brd {35}192.168.1.255 {0}scope global "
+        "r0-eth1\\       valid_lft forever preferred_lft forever\n")
+    head = ok(net, "r0", "ip -c link show r0-eth1").splitlines()[:2]
+    assert head == [_esc("2: {36}r0-eth1@if100: {0}<BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 "
+                         "qdisc noqueue state {32}UP {0}mode DEFAULT group default qlen 1000"),
+                    _esc("    link/ether {33}02:00:00:00:01:01{0} brd {33}ff:ff:ff:ff:ff:ff{0} "
+                         "link-netnsid 0")]
+    ok(net, "r0", "ip link set r0-eth2 down")
+    assert _esc("state {31}DOWN {0}group") in ok(net, "r0", "ip -color addr show r0-eth2")
+    # rules are never coloured; auto (no terminal) and never are plain
+    assert ok(net, "r0", "ip -c rule") == ok(net, "r0", "ip rule")
+    assert ok(net, "r0", "ip -color=auto route") == ok(net, "r0", "ip -c=never route") == \
+        ok(net, "r0", "ip route")
+    assert run(net, "r0", "ip -c=bogus link").output == (
+        'Option "-c=bogus" is unknown, try "ip -help".\n')

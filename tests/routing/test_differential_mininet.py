@@ -87,6 +87,14 @@ GAP_SEQUENCES = {
         ("r0", "ifconfig r0-eth1 -arp"), ("r0", "ip link show dev r0-eth1"),
         ("h1", "ip link set h1-eth0 arp off"), ("r0", "ifconfig r0-eth1 arp"),
         ("h1", "ifconfig h1-eth0 arp"), ("r0", "ip link set lo arp off"), ("r0", "ip link show lo")],
+    "ip -c": [
+        ("r0", "ip -c addr"), ("r0", "ip -c link"), ("r0", "ip -c route"), ("r0", "ip -c -br addr"),
+        ("r0", "ip -c -br link"), ("r0", "ip -c -o addr"), ("r0", "ip -c -o link"), ("r0", "ip -c -d link"),
+        ("r0", "ip -c route get 192.168.2.100"), ("r0", "ip -c rule"), ("h1", "ip -c r"),
+        ("r0", "ip -c route show table local"), ("r0", "ip -color=auto addr"), ("r0", "ip -c=never link"),
+        ("r0", "ip -c=bogus link"), ("r0", "ip -color=always -4 a show dev r0-eth1"),
+        ("r0", "ip neigh add 192.168.2.7 lladdr 02:00:00:00:00:07 dev r0-eth2"),
+        ("r0", "ip -c neigh show nud permanent"), ("r0", "ip -c route get 192.168.1.100 from 192.168.2.100 iif r0-eth2")],
     "arp usage text": [("r0", "arp -x"), ("r0", "arp --bogus"), ("h1", "arp -i"), ("r0", "arp -n")],
 }
 

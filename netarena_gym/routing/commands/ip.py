@@ -10,6 +10,7 @@ from __future__ import annotations
 from netarena_gym.shell.parser import INVALID, OK, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.ip_addr import do_ipaddr
+from netarena_gym.routing.commands.ip_color import color_mode, colorize
 from netarena_gym.routing.commands.ip_common import (
     ArgReader, IpExit, IpOpts, matches, unsupported)
 from netarena_gym.routing.commands.ip_link import do_iplink
@@ -58,7 +59,7 @@ _GLOBAL_OPTS = (
     ("-resolve", "ignore"), ("-oneline", "oneline"), ("-timestamp", "ignore"),
     ("-tshort", "ignore"), ("-Version", "version"), ("-force", "ignore"),
     ("-batch", "unsupported"), ("-brief", "brief"), ("-json", "unsupported"),
-    ("-pretty", "ignore"), ("-rcvbuf", "arg"), ("-color", "ignore"), ("-help", "help"),
+    ("-pretty", "ignore"), ("-rcvbuf", "arg"), ("-color", "color"), ("-help", "help"),
     ("-netns", "unsupported"), ("-Numeric", "ignore"), ("-all", "ignore"),
     ("=-echo", "ignore"))
 
@@ -121,6 +122,12 @@ def _parse_options(argv: list[str]) -> tuple[IpOpts, int]:
         if opt.startswith("--"):
             opt = opt[1:]
         kind = _global_option(opt)
+        if kind == "color":
+            mode = color_mode(opt.partition("=")[2] if "=" in opt else None)
+            if mode is None:
+                kind = None
+            else:
+                opts.color = mode
         if kind in ("arg", "family"):
             i += 1
             if i >= len(argv):
@@ -146,6 +153,8 @@ def _parse_options(argv: list[str]) -> tuple[IpOpts, int]:
             raise IpExit(VERSION, 0, OK)
         elif kind == "help":
             raise _usage()
+        elif kind == "color":
+            pass
         elif kind == "unsupported":
             raise unsupported(f'"ip {opt}"')
         elif kind is None:
@@ -162,6 +171,13 @@ def _run(ctx: CommandContext, argv: list[str]) -> CommandResult:
     obj = next((o for o in _OBJECTS if matches(word, o)), None)
     if obj is None:
         return CommandResult(f'Object "{word}" is unknown, try "ip help".\n', 1, INVALID)
+    res = _object(ctx, obj, opts, rest)
+    if opts.color and res.status == 0 and res.output:
+        return CommandResult(colorize(obj, res.output, opts.brief), res.status, res.kind)
+    return res
+
+
+def _object(ctx: CommandContext, obj: str, opts: IpOpts, rest: list[str]) -> CommandResult:
     node = ctx.node
     if obj == "address":
         return do_ipaddr(node, opts, rest)

@@ -44,6 +44,7 @@ class IpOpts:
     details: int = 0
     oneline: bool = False
     brief: bool = False
+    color: bool = False  # -c: ANSI colours (ip_color)
 
     @property
     def sl(self) -> str:
