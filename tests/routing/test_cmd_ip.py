@@ -577,3 +577,16 @@ def test_color_as_iproute2_prints_it(net):
         ok(net, "r0", "ip route")
     assert run(net, "r0", "ip -c=bogus link").output == (
         'Option "-c=bogus" is unknown, try "ip -help".\n')
+
+
+def test_a_neighbours_address_on_a_host_swallows_the_replies_to_it():
+    # Linux: h3's reply to 192.168.2.100 (h2's address, now also h3's) is delivered locally
+    from netarena_gym.routing.grader import echo, pair_ok
+    net = build_network(SPEC)[0]
+    h2, h3 = net.nodes["h2"], net.nodes["h3"]
+    assert pair_ok(net, h2, net.probe_ip["h3"], 1.0)
+    ok(net, "h3", "ip addr add 192.168.2.100/24 dev h3-eth0")
+    assert not pair_ok(net, h2, net.probe_ip["h3"], 1.0)
+    out = echo(net, h2, net.probe_ip["h3"])
+    assert (out.ok, out.error) == (False, "timeout")
+    assert pair_ok(net, h3, net.probe_ip["h2"], 1.0)  # local to h3 now

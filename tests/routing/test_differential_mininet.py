@@ -55,8 +55,8 @@ def test_agentbeats_profile_on_mininet(real):
 
 
 # one sequence per simulator gap the grammar agent found; each runs on one router with three
-# LANs (h1 on r0-eth1, h2 on r0-eth2, r0-eth3 down: the episode never ends), every aspect
-# compared after every step
+# LANs (h1 on r0-eth1, h2 on r0-eth2, r0-eth3 down: the episode never ends; h1 and h2 on
+# r0-eth1 for the duplicate address), every aspect compared after every step
 GAP_SEQUENCES = {
     "per-device sysctl keys": [
         ("r0", "sysctl net.ipv4.conf.r0-eth1"), ("r0", "sysctl net.ipv4.conf.all.accept_source_route"),
@@ -95,6 +95,9 @@ GAP_SEQUENCES = {
         ("r0", "ip -c=bogus link"), ("r0", "ip -color=always -4 a show dev r0-eth1"),
         ("r0", "ip neigh add 192.168.2.7 lladdr 02:00:00:00:00:07 dev r0-eth2"),
         ("r0", "ip -c neigh show nud permanent"), ("r0", "ip -c route get 192.168.1.100 from 192.168.2.100 iif r0-eth2")],
+    "duplicate address on a LAN": [
+        ("h2", "ip addr add 192.168.1.100/24 dev h2-eth0"), ("h2", "ip -br addr"),
+        ("h1", "ping -c 1 -W 1 192.168.1.101"), ("h2", "ip addr del 192.168.1.100/24 dev h2-eth0")],
     "arp usage text": [("r0", "arp -x"), ("r0", "arp --bogus"), ("h1", "arp -i"), ("r0", "arp -n")],
 }
 
@@ -103,7 +106,8 @@ GAP_SEQUENCES = {
 def test_gap_sequences_agree(real, gap):
     pair = EnvPair(1, real)
     aside = Fault("disable_interface", 2, "r0", {"interface": "r0-eth3"})  # keeps it running
-    sc = scenario([aside], {"hosts": [[1, 1, 1]], "parents": []})
+    hosts = [2, 1, 1] if gap.startswith("duplicate") else [1, 1, 1]
+    sc = scenario([aside], {"hosts": [hosts], "parents": []})
     cmds = GAP_SEQUENCES[gap]
     rep = run_both(sc, cmds, pair)
     assert rep.steps == len(cmds) and rep.agree, [d.__dict__ for d in rep.diffs]
