@@ -30,7 +30,7 @@ DIAGNOSTIC = re.compile(
 
 _RULES = [
     (re.compile(r"([0-9a-f]{2}:){5}[0-9a-f]{2}"), "MAC"),
-    (re.compile(r"@if\d+"), "@ifN"),
+    (re.compile(r"@if\d+ *"), lambda m: "@ifN" + (" " if m[0].endswith(" ") else "")),
     (re.compile(r"link-netnsid \d+"), "link-netnsid N"),
     (re.compile(r" +allmulti \d+ "), " "),
     (re.compile(r"\b(REACHABLE|STALE|DELAY|PROBE)$", re.M), "NUD"),  # kernel timers
@@ -44,6 +44,10 @@ _RULES = [
     (re.compile(r"refcnt \d+"), "refcnt N"),
     (re.compile(r"^# .*$", re.M), "#"),
     (re.compile(r"\[\d+:\d+\]"), "[P:B]"),
+    # -j: IPv6 addresses, the veth peer's index
+    (re.compile(r'\{"family":"inet6"[^{}]*\},?|\{"local":"[0-9a-f]*:[0-9a-f:]*","prefixlen":\d+\},?'), ""),
+    (re.compile(r",\]"), "]"),
+    (re.compile(r'"link_index":\d+'), '"link_index":N'),
     # -br IPv6 (the observation shows an escape character as "?")
     (re.compile(r" (?:[\x1b?]\[34m)?[0-9a-f:]*:[0-9a-f:]*(?:[\x1b?]\[0m)?/\d+"), ""),
     (re.compile(r"^ +\d+( +\d+)+ *$", re.M), "    COUNTERS"),  # ip -s statistics rows

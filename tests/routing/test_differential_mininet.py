@@ -98,6 +98,15 @@ GAP_SEQUENCES = {
     "duplicate address on a LAN": [
         ("h2", "ip addr add 192.168.1.100/24 dev h2-eth0"), ("h2", "ip -br addr"),
         ("h1", "ping -c 1 -W 1 192.168.1.101"), ("h2", "ip addr del 192.168.1.100/24 dev h2-eth0")],
+    "ip -j": [
+        ("r0", "ip -j addr"), ("r0", "ip -j -br addr"), ("r0", "ip -j link"), ("r0", "ip -j -br link"),
+        ("r0", "ip -j route"), ("r0", "ip -j route show table local"), ("r0", "ip -j rule"),
+        ("r0", "ip -j -4 addr show dev r0-eth1"), ("h1", "ip -j r"), ("r0", "ip -j neigh show dev r0-eth9"),
+        ("r0", "ip -j link set r0-eth1 mtu 1500"), ("r0", "ip -j rule add prohibit pref 5"),
+        ("r0", "ip -j route add blackhole 10.8.0.0/16"), ("r0", "ip -j route add 10.9.0.0/16 via 192.168.1.100 metric 7"),
+        ("r0", "ip -j route"), ("r0", "ip -j ru"), ("r0", "ip -j rule del pref 5"),
+        ("r0", "ip neigh add 192.168.2.7 lladdr 02:00:00:00:00:07 dev r0-eth2"),
+        ("r0", "ip -j neigh show nud permanent"), ("r0", "ip -j -br a show dev r0-eth3")],
     "arp usage text": [("r0", "arp -x"), ("r0", "arp --bogus"), ("h1", "arp -i"), ("r0", "arp -n")],
 }
 

@@ -45,6 +45,7 @@ class IpOpts:
     oneline: bool = False
     brief: bool = False
     color: bool = False  # -c: ANSI colours (ip_color)
+    json: bool = False  # -j: JSON listings (ip_json)
 
     @property
     def sl(self) -> str:
