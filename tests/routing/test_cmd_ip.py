@@ -639,3 +639,17 @@ def test_json_listings_as_iproute2_prints_them(net):
         '"state":["PERMANENT"]}]\n')
     assert run(net, "r0", "ip -j -s link").output.startswith("netarena:")
     assert run(net, "r0", "ip -j route get 192.168.1.100").output.startswith("netarena:")
+
+
+def test_a_packet_whose_source_is_a_local_address_is_dropped():
+    # Linux (fib_validate_source, accept_local 0): r0 given h2's address on another port
+    # drops whatever h2 sends it; r0 itself now "reaches" h2's address locally
+    from netarena_gym.routing.grader import pair_ok
+    net = build_network(SPEC)[0]
+    h1, h2 = net.nodes["h1"], net.nodes["h2"]
+    assert pair_ok(net, h2, net.probe_ip["h1"], 1.0)
+    ok(net, "r0", "ip addr change 192.168.2.100/24 dev r0-eth1")
+    assert not pair_ok(net, h2, net.probe_ip["h1"], 1.0)
+    assert not pair_ok(net, h2, net.probe_ip["r0"], 1.0)
+    assert pair_ok(net, net.nodes["r0"], net.probe_ip["h2"], 1.0)
+    assert pair_ok(net, h1, net.probe_ip["r0"], 1.0)

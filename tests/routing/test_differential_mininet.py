@@ -107,6 +107,10 @@ GAP_SEQUENCES = {
         ("r0", "ip -j route"), ("r0", "ip -j ru"), ("r0", "ip -j rule del pref 5"),
         ("r0", "ip neigh add 192.168.2.7 lladdr 02:00:00:00:00:07 dev r0-eth2"),
         ("r0", "ip -j neigh show nud permanent"), ("r0", "ip -j -br a show dev r0-eth3")],
+    "a host's address on a router port": [
+        ("r0", "ip addr change 192.168.2.100/24 dev r0-eth1"), ("r0", "ip route"),
+        ("h2", "ping -c 1 -W 1 192.168.1.100"), ("r0", "ip addr del 192.168.2.100/24 dev r0-eth1"),
+        ("r0", "ip addr replace 192.168.1.100/24 dev r0-eth2")],
     "arp usage text": [("r0", "arp -x"), ("r0", "arp --bogus"), ("h1", "arp -i"), ("r0", "arp -n")],
 }
 
