@@ -26,7 +26,7 @@ from netarena_gym.routing.topology import Layout, TopologySpec
 DIAGNOSTIC = re.compile(
     r"^(ip( -\S+)* (a|addr|address|l|link|r|route|ru|rule|n|neigh)( show| list)?( dev \S+)?$"
     r"|iptables -S|iptables -L -n|iptables -L -n -v|tc qdisc show|sysctl( -n)? net\.ipv4\.\S+$"
-    r"|ip route get \S+|route -n|cat /proc/sys/net/ipv4/\S+$|arp -x$)")
+    r"|ip route get \S+|route -n|cat /proc/sys/net/ipv4/\S+$|arp -x$|route -[hz]$)")
 
 _RULES = [
     (re.compile(r"([0-9a-f]{2}:){5}[0-9a-f]{2}"), "MAC"),
@@ -47,7 +47,7 @@ _RULES = [
     # -j: IPv6 addresses, the veth peer's index
     (re.compile(r'\{"family":"inet6"[^{}]*\},?|\{"local":"[0-9a-f]*:[0-9a-f:]*","prefixlen":\d+\},?'), ""),
     (re.compile(r",\]"), "]"),
-    (re.compile(r'"link_index":\d+'), '"link_index":N'),
+    (re.compile(r'"link_(index|netnsid)":\d+'), r'"link_\1":N'),
     # -br IPv6 (the observation shows an escape character as "?")
     (re.compile(r" (?:[\x1b?]\[34m)?[0-9a-f:]*:[0-9a-f:]*(?:[\x1b?]\[0m)?/\d+"), ""),
     (re.compile(r"^ +\d+( +\d+)+ *$", re.M), "    COUNTERS"),  # ip -s statistics rows

@@ -148,9 +148,6 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
         if size > node.interfaces[in_if].mtu:  # veth drops frames above the receiver's MTU
             trip.error = "timeout"
             return trip
-        if src in node.local_ips():  # martian source: fib_validate_source, accept_local 0
-            trip.error = "timeout"
-            return trip
         res = node.lookup(dst, src, in_if)
         if res.kind == "local":
             v, how = _filter(node, "INPUT", src, dst, proto, in_if, None, icmp_type)

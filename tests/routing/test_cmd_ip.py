@@ -641,9 +641,10 @@ def test_json_listings_as_iproute2_prints_them(net):
     assert run(net, "r0", "ip -j route get 192.168.1.100").output.startswith("netarena:")
 
 
-def test_a_packet_whose_source_is_a_local_address_is_dropped():
-    # Linux (fib_validate_source, accept_local 0): r0 given h2's address on another port
-    # drops whatever h2 sends it; r0 itself now "reaches" h2's address locally
+def test_a_hosts_address_on_a_router_port_cuts_the_host_off():
+    # Linux: r0 given h2's address on another port delivers every reply to h2 locally (it
+    # also drops h2's packets as martians, which the model leaves out: the result is the
+    # same); r0 itself now "reaches" h2's address locally
     from netarena_gym.routing.grader import pair_ok
     net = build_network(SPEC)[0]
     h1, h2 = net.nodes["h1"], net.nodes["h2"]

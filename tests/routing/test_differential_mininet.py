@@ -111,6 +111,8 @@ GAP_SEQUENCES = {
         ("r0", "ip addr change 192.168.2.100/24 dev r0-eth1"), ("r0", "ip route"),
         ("h2", "ping -c 1 -W 1 192.168.1.100"), ("r0", "ip addr del 192.168.2.100/24 dev r0-eth1"),
         ("r0", "ip addr replace 192.168.1.100/24 dev r0-eth2")],
+    "route usage text": [("r0", "route -z"), ("r0", "route -h"), ("r0", "route add"),
+                         ("r0", "route add -net 10.0.0.1 netmask 255.0.0.0 dev r0-eth1")],
     "arp usage text": [("r0", "arp -x"), ("r0", "arp --bogus"), ("h1", "arp -i"), ("r0", "arp -n")],
 }
 

@@ -37,6 +37,11 @@ ROUTE_USAGE = (
     "    inet (DARPA Internet) inet6 (IPv6) ax25 (AMPR AX.25) \n"
     "    netrom (AMPR NET/ROM) rose (AMPR ROSE) ipx (Novell IPX) \n"
     "    ddp (Appletalk DDP) x25 (CCITT X.25) \n")
+# usage() writes the address-family list to stderr, the rest to stdout; through a pipe (how
+# every backend runs a tool, 2>&1) the unbuffered stderr comes first. Debian's net-tools
+# 2.10 route then exits 0.
+_ROUTE_AF_LIST = "".join(ROUTE_USAGE.splitlines(keepends=True)[-3:])
+ROUTE_USAGE_PIPED = _ROUTE_AF_LIST + ROUTE_USAGE[:-len(_ROUTE_AF_LIST)]
 INET_ROUTE_USAGE = (
     "Usage: inet_route [-vF] del {-host|-net} Target[/prefix] [gw Gw] [metric M] [[dev] If]\n"
     "       inet_route [-vF] add {-host|-net} Target[/prefix] [gw Gw] [metric M]\n"
@@ -171,9 +176,13 @@ def _parse_inet_route(args: list[str]) -> tuple[RouteReq, bool] | str:
 
 
 def _route_modify(node: Node, action: str, args: list[str]) -> CommandResult:
+    if args in ([], ["-net"], ["-host"]):  # no target: usage, and net-tools exits 0
+        return CommandResult(INET_ROUTE_USAGE, 0, INVALID)
     parsed = _parse_inet_route(args)
     if isinstance(parsed, str):
         status = E_USAGE if parsed.startswith("Usage") else E_OPTERR
+        if parsed.startswith("route: netmask"):  # then usage(E_OPTERR)
+            parsed += INET_ROUTE_USAGE
         return CommandResult(parsed, status, INVALID)
     q, reject = parsed
     tag = "SIOCADDRT" if action == "add" else "SIOCDELRT"
@@ -218,15 +227,15 @@ def _route_options(args: list[str]) -> tuple[bool, CommandResult | None]:
             if ch == "n":
                 numeric = True
             elif ch in "h":
-                return numeric, CommandResult(ROUTE_USAGE, E_USAGE, INVALID)
+                return numeric, CommandResult(ROUTE_USAGE_PIPED, 0, INVALID)
             elif ch == "V":
                 return numeric, CommandResult("net-tools 2.10\n", 5, OK)
             elif ch in "eCN6":
                 return numeric, CommandResult(f"netarena: route -{ch} is not supported by the "
                                               "simulator\n", 1, INVALID)
             elif ch not in "vF4":
-                return numeric, CommandResult(f"route: invalid option -- '{ch}'\n{ROUTE_USAGE}",
-                                              E_OPTERR, INVALID)
+                return numeric, CommandResult(
+                    f"route: invalid option -- '{ch}'\n{ROUTE_USAGE_PIPED}", 0, INVALID)
     return numeric, None
 
 
