@@ -679,14 +679,20 @@ class Network:
                 if pname != node.name and pitf.up and pitf.mac == mac:
                     return self.nodes[pname], pif
             return None
+        other = None  # an owner of ``ip`` on another of its interfaces (arp_ignore=0)
         for pname, pif in self.segments[seg]:
             if pname == node.name and pif == ifname:
                 continue
             peer = self.nodes[pname]
             pitf = peer.interfaces[pif]
             if pitf.up and not pitf.noarp and ip in peer.local_ips():
-                return peer, pif
-        return None
+                if any(a.ip == ip for a in pitf.addresses):
+                    return peer, pif
+                if other is None:
+                    other = (peer, pif)
+        # both answer and the first reply wins; on Mininet the interface that carries the
+        # address answers first
+        return other
 
     def fingerprint(self) -> tuple:
         return tuple(n.fingerprint() for n in self.nodes.values())

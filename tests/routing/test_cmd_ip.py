@@ -654,3 +654,15 @@ def test_a_hosts_address_on_a_router_port_cuts_the_host_off():
     assert not pair_ok(net, h2, net.probe_ip["r0"], 1.0)
     assert pair_ok(net, net.nodes["r0"], net.probe_ip["h2"], 1.0)
     assert pair_ok(net, h1, net.probe_ip["r0"], 1.0)
+
+
+def test_arp_for_an_address_two_nodes_own_goes_to_the_interface_carrying_it():
+    # r0 answers ARP for any of its addresses (arp_ignore 0), so on s2 both h2 and r0 answer
+    # for 192.168.2.100 once r0-eth1 has it; on Mininet h2's reply wins
+    net = build_network(SPEC)[0]
+    ok(net, "r0", "ip addr add 192.168.2.100/24 dev r0-eth1")
+    hop = net.neighbor(net.nodes["h3"], "h3-eth0", 0xC0A80264)
+    assert (hop[0].name, hop[1]) == ("h2", "h2-eth0")
+    ok(net, "h2", "ip addr flush dev h2-eth0")
+    hop = net.neighbor(net.nodes["h3"], "h3-eth0", 0xC0A80264)
+    assert (hop[0].name, hop[1]) == ("r0", "r0-eth2")

@@ -97,7 +97,9 @@ GAP_SEQUENCES = {
         ("r0", "ip -c neigh show nud permanent"), ("r0", "ip -c route get 192.168.1.100 from 192.168.2.100 iif r0-eth2")],
     "duplicate address on a LAN": [
         ("h2", "ip addr add 192.168.1.100/24 dev h2-eth0"), ("h2", "ip -br addr"),
-        ("h1", "ping -c 1 -W 1 192.168.1.101"), ("h2", "ip addr del 192.168.1.100/24 dev h2-eth0")],
+        ("h1", "ping -c 1 -W 1 192.168.1.101"), ("h2", "ip addr del 192.168.1.100/24 dev h2-eth0"),
+        # r0 answers ARP for it too, from another port; h1, which carries it, answers first
+        ("r0", "ip addr add 192.168.1.100/24 dev r0-eth2"), ("h2", "ping -c 1 -W 1 192.168.1.100")],
     "ip -j": [
         ("r0", "ip -j addr"), ("r0", "ip -j -br addr"), ("r0", "ip -j link"), ("r0", "ip -j -br link"),
         ("r0", "ip -j route"), ("r0", "ip -j route show table local"), ("r0", "ip -j rule"),
