@@ -34,6 +34,14 @@ def _flush_report(opts: IpOpts, n: int) -> str:
             "*** Flush is complete after 1 round ***\n")
 
 
+def _once(args: ArgReader, key: str, current: str | None) -> str:
+    """The value after ``key``; a second one is ``duparg``."""
+    v = args.next()
+    if current is not None:
+        raise duparg(key, v)
+    return v
+
+
 def _show(net: Network, node: Node, opts: IpOpts, args: ArgReader, flush: bool) -> CommandResult:
     if flush and not args:
         raise IpExit("Flush requires arguments.\n", 1, INVALID)
@@ -43,10 +51,7 @@ def _show(net: Network, node: Node, opts: IpOpts, args: ArgReader, flush: bool) 
     while args:
         a = args.take()
         if a == "dev":
-            v = args.next()
-            if dev is not None:
-                raise duparg("dev", v)
-            dev = v
+            dev = _once(args, "dev", dev)
         elif a == "nud":
             v = args.next().lower()
             if v == "all":
@@ -106,10 +111,7 @@ def _modify(net: Network, node: Node, opts: IpOpts, args: ArgReader, mode: str) 
     while args:
         a = args.take()
         if matches(a, "lladdr"):
-            v = args.next()
-            if lla is not None:
-                raise duparg("lladdr", v)
-            lla = v
+            lla = _once(args, "lladdr", lla)
         elif a == "nud":
             v = args.next().lower()
             if v not in NUD_STATES:
