@@ -7,7 +7,8 @@ exit status, the reward and its components, ``info`` (every key but ``backend`` 
 ``extra``, which names the backend's capabilities; ``info`` holds no timings), whether the
 episode ended, and, for diagnostic commands, the output once normalised (MAC addresses,
 interface indexes, counters, timings, IPv6 lines and kernel-build details that the
-simulator does not model). Command sequences come from the expert, from random agents over
+simulator does not model; neighbour listings compared as sets of lines, the kernel's hash
+order not being modelled). Command sequences come from the expert, from random agents over
 the catalogue (:func:`random_commands`) and over the full command grammar
 (:func:`grammar_commands`), and from a corpus of plausible wrong fixes.
 """
@@ -27,6 +28,9 @@ DIAGNOSTIC = re.compile(
     r"^(ip( -\S+)* (a|addr|address|l|link|r|route|ru|rule|n|neigh)( show| list)?( dev \S+)?$"
     r"|iptables -S|iptables -L -n|iptables -L -n -v|tc qdisc show|sysctl( -n)? net\.ipv4\.\S+$"
     r"|ip route get \S+|route -n|cat /proc/sys/net/ipv4/\S+$|arp -x$|route -[hz]$)")
+
+# the kernel lists neighbours in hash order, which the simulator does not model
+UNORDERED = re.compile(r"^ip( -\S+)* (n|neigh|neighbor|neighbour)( show| list)?( dev \S+)?$")
 
 _RULES = [
     (re.compile(r"([0-9a-f]{2}:){5}[0-9a-f]{2}"), "MAC"),
@@ -152,6 +156,8 @@ def run_both(scenario: Scenario, commands: list[tuple[str, str]], pair: EnvPair,
                                       f"{kb[0]} {kb[1]}\n{out_b}"))
         elif compare_outputs and DIAGNOSTIC.match(cmd):
             na, nb = normalise(out_a), normalise(out_b)
+            if UNORDERED.match(cmd):
+                na, nb = "\n".join(sorted(na.splitlines())), "\n".join(sorted(nb.splitlines()))
             if na != nb:
                 rep.diffs.append(StepDiff(k, machine, cmd, "output", na, nb))
         _compare_matrix(rep, k, machine, cmd, oa, ob)
