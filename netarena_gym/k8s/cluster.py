@@ -13,7 +13,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from netarena_gym.k8s.state_patches import clone
 from netarena_gym.k8s.grader import Cluster, PolicyEngine
 from netarena_gym.k8s.state import Store
 from netarena_gym.k8s.state_validation import apply_defaults, decode_spec
@@ -135,7 +134,7 @@ class BaseCluster:
                 if len(self._canon) > 4096:
                     self._canon.clear()
                 self._canon[key] = canon
-            st.insert_policy(self.namespace, clone(canon))
+            st.insert_policy(self.namespace, dict(canon))  # the spec is shared, never changed
         st.version = 0
         return st
 

@@ -60,6 +60,9 @@ def compact(obj) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+_SPEC_CACHE: dict = {}
+
+
 class Store:
     """Objects by (resource, namespace, name). ``version`` changes on every write. Writes
     replace objects, never change them in place, so stores may share objects."""
@@ -71,6 +74,7 @@ class Store:
         self.ticks = 0
         self.end_port = end_port
         self._uid = 0
+        self.token = object()  # this store's identity: (token, version) names a state
 
     # ----------------------------------------------------------------- clock
     @property
@@ -183,8 +187,7 @@ class Store:
                 raise DecodeError(f"metadata.{k}: expected a map of strings")
             if v:  # a JSON null in a map of strings decodes to ""
                 meta[k] = {a: ("" if b is None else b) for a, b in v.items()}
-        shape = apply_defaults(decode_spec(body.get("spec"), end_port=self.end_port, keep_empty=True))
-        spec = drop_empty(shape)
+        shape, spec, spec_errs = self._canonical_spec(body.get("spec"))
         obj_name = md.get("name") if isinstance(md.get("name"), str) else ""
         if old is not None:
             if obj_name and obj_name != old["metadata"]["name"]:
@@ -198,11 +201,27 @@ class Store:
         if old is None:
             errs.extend(validate_name(obj_name))
         errs.extend(validate_metadata(meta))
-        errs.extend(validate_spec(spec, end_port=self.end_port))
+        errs.extend(spec_errs)
         if errs:
             raise Invalid("NetworkPolicy", obj_name, errs)
         return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
                 "metadata": {"name": obj_name, **meta}, "spec": spec, "_shape": shape}
+
+    def _canonical_spec(self, raw) -> tuple:
+        """(shape, spec, validation errors) of a raw NetworkPolicy spec, as
+        :meth:`canonical_policy` computes them; kept per (spec text, ``end_port``) in a
+        process-wide cache (the results are shared: stored objects are never changed in
+        place). A spec that does not decode raises, uncached."""
+        key = (repr(raw), self.end_port)
+        hit = _SPEC_CACHE.get(key)
+        if hit is None:
+            shape = apply_defaults(decode_spec(raw, end_port=self.end_port, keep_empty=True))
+            spec = drop_empty(shape)
+            hit = (shape, spec, tuple(validate_spec(spec, end_port=self.end_port)))
+            if len(_SPEC_CACHE) >= 4096:
+                _SPEC_CACHE.clear()
+            _SPEC_CACHE[key] = hit
+        return hit
 
     def create_policy(self, ns: str, body) -> dict:
         if not self.namespace_exists(ns):

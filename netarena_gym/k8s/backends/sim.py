@@ -3,7 +3,7 @@
 ``apply(scenario)`` builds the in-memory API server with the scenario's faulty policies;
 ``run({"command": ..., "stdin": ...})`` executes one agent command line (allow-list,
 shell, simulated kubectl); ``observe()`` evaluates the probe set with the policy engine
-(cached until an object changes); ``objects()`` is the cluster as the engine reads it.
+(incremental, cached until an object changes; one engine across resets); ``objects()`` is the cluster as the engine reads it.
 
 The agent is held to the same RBAC as on a real cluster (:mod:`netarena_gym.k8s.rbac`):
 reads the Role does not allow (another namespace, ``-A``, cluster-scoped kinds) answer
@@ -59,7 +59,9 @@ class SimBackend:
         self.store = base.build_store(pols, end_port=self.end_port)
         self.kubectl = Kubectl(self.store, self.namespace)
         self.probe_set = base.probe_set
-        self.engine = PolicyEngine(base.probe_set.probes, self.namespace)
+        if self.engine is None or self.engine.probes != base.probe_set.probes \
+                or self.engine.namespace != self.namespace:
+            self.engine = PolicyEngine(base.probe_set.probes, self.namespace)
 
     def reset_to_baseline(self) -> None:
         if self.scenario is not None:
@@ -98,7 +100,7 @@ class SimBackend:
         ob = st.objects
         return Cluster(list(ob["namespaces"].values()), list(ob["pods"].values()),
                        list(ob["services"].values()), list(ob["networkpolicies"].values()),
-                       st.version)
+                       (st.token, st.version), frozen=True)
 
     def observe(self) -> np.ndarray:
         """Probe outcomes (True: the connection succeeds), in probe-set order."""
