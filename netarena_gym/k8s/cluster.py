@@ -8,7 +8,6 @@ generator's observability check)."""
 from __future__ import annotations
 
 import copy
-import json
 from functools import lru_cache
 
 import numpy as np
@@ -91,23 +90,24 @@ class BaseCluster:
                                     "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
         self.engine = PolicyEngine(self.probe_set.probes, namespace)
         self._snapshot = None
-        self._canon: dict = {}   # manifest JSON -> canonical stored policy
-        self._specs: dict = {}   # manifest JSON -> policy as the engine reads it
+        self._all_pods = self.pods + [self.dns_pod]
+        self._canon: dict = {}   # manifest (repr) -> canonical stored policy
+        self._specs: dict = {}   # manifest (repr) -> policy as the engine reads it
 
     def outcomes(self, policies: dict[str, dict]) -> np.ndarray:
         pols = []
         for m in policies.values():
-            key = json.dumps(m, sort_keys=True)
+            key = repr(m)  # a cache key only: exact (types and order) and faster than JSON
             hit = self._specs.get(key)
             if hit is None:
                 if len(self._specs) > 4096:
                     self._specs.clear()
                 hit = self._specs[key] = {"metadata": {"name": m["metadata"]["name"],
-                                                       "namespace": self.namespace,
-                                                       "resourceVersion": key},
+                                                       "namespace": self.namespace},
                                           "spec": canonical_spec(m)}
             pols.append(hit)
-        c = Cluster(self.namespaces, self.pods + [self.dns_pod], self.services, pols, None)
+        # frozen: these objects are never changed, so the engine keys its caches by identity
+        c = Cluster(self.namespaces, self._all_pods, self.services, pols, None, frozen=True)
         return self.engine.evaluate(c) == self.expected
 
     def build_store(self, policies: dict[str, dict], *, end_port: bool = True) -> Store:
@@ -122,7 +122,7 @@ class BaseCluster:
             st.objects[res] = dict(items)
         st.rv, st._uid = rv, uid
         for m in policies.values():
-            key = json.dumps(m, sort_keys=True)
+            key = repr(m)
             canon = self._canon.get(key)
             if canon is None:
                 body = dict(m)

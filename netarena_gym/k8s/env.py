@@ -194,7 +194,7 @@ class K8sPolicyEnv(NetArenaEnv):
         return {p["metadata"]["name"]: p for p in self.backend.objects().policies}
 
     def _fill_catalogue(self) -> None:
-        self._cat_builder.fill(self.catalogue, self._policies(), force=self.metrics.steps == 0)
+        self._cat_builder.fill(self.catalogue, self._policies())
 
     def _features(self) -> dict[str, np.ndarray]:
         return self._feat.arrays(self._actual, self._policies())

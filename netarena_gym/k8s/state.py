@@ -13,6 +13,7 @@ import copy
 import json
 import time
 import uuid
+from functools import lru_cache
 from netarena_gym.k8s.state_validation import (
     DecodeError, FieldError, Invalid, apply_defaults, decode_spec, drop_empty, validate_metadata,
     validate_name, validate_spec)
@@ -61,6 +62,12 @@ def compact(obj) -> str:
 
 
 _SPEC_CACHE: dict = {}
+
+
+@lru_cache(maxsize=4096)
+def _uid_text(n: int) -> str:
+    """The uid of the ``n``-th object a store creates (a fixed version-4 UUID)."""
+    return str(uuid.UUID(int=(0x5EED << 96) | n, version=4))
 
 
 class Store:
@@ -112,7 +119,7 @@ class Store:
 
     def _new_meta(self, resource: str, ns: str, md: dict) -> dict:
         self._uid += 1
-        out = {"name": md["name"], "uid": str(uuid.UUID(int=(0x5EED << 96) | self._uid, version=4)),
+        out = {"name": md["name"], "uid": _uid_text(self._uid),
                "resourceVersion": self._next_rv(), "creationTimestamp": timestamp(EPOCH)}
         if KINDS[resource][2]:
             out["namespace"] = ns
