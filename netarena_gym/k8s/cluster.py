@@ -19,7 +19,7 @@ from netarena_gym.k8s import state_defaults
 from netarena_gym.k8s.state import EPOCH, timestamp
 from netarena_gym.k8s.workload import (
     NODE_NAME, deployment_manifests, deployment_status, endpoints_manifest, load_workload, pod_ips,
-    pod_owner, pod_status, replicaset_status, service_addresses)
+    Workload, pod_owner, pod_status, replicaset_status, service_addresses)
 
 NODE = NODE_NAME
 DNS_POD = {"apiVersion": "v1", "kind": "Pod",
@@ -45,15 +45,16 @@ class BaseCluster:
     """Everything but the policies, for one namespace; ``outcomes(policies)`` runs the
     engine over manifests and returns "probe behaves as intended" per probe."""
 
-    def __init__(self, namespace: str, probes: str):
-        wl = load_workload()
+    def __init__(self, namespace: str, probes: str, wl: Workload | None = None):
+        """``wl``: the app (default: Online Boutique, :func:`load_workload`)."""
+        wl = wl if wl is not None else load_workload()
         self.namespace = namespace
         self.probe_set = wl.probe_sets[probes]
         self.expected = np.array(self.probe_set.expected, dtype=bool)
         self.pods, self.services, self.namespaces = [], [], []
         when = timestamp(EPOCH)
         self.controllers = deployment_manifests(list(wl.pods))
-        for p, (_, rs), ip in zip(wl.pods, self.controllers, pod_ips()):
+        for p, (_, rs), ip in zip(wl.pods, self.controllers, pod_ips(len(wl.pods))):
             q = copy.deepcopy(p)
             q["metadata"]["namespace"] = namespace
             q["metadata"]["ownerReferences"] = pod_owner(rs["metadata"]["name"], "")
@@ -163,6 +164,15 @@ class BaseCluster:
             st.load("endpoints", ns, endpoints_manifest(s, pods))
         st.load("services", "kube-system", self.dns_service)
         return st.objects, st.rv, st._uid
+
+
+def store_cluster(st: Store) -> Cluster:
+    """The objects of a simulator store as the policy engine reads them: versioned by the
+    store's identity and version, and frozen (the store replaces objects, never changes one)."""
+    ob = st.objects
+    return Cluster(list(ob["namespaces"].values()), list(ob["pods"].values()),
+                   list(ob["services"].values()), list(ob["networkpolicies"].values()),
+                   (st.token, st.version), frozen=True)
 
 
 @lru_cache(maxsize=16)

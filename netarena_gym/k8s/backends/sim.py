@@ -21,7 +21,7 @@ from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS
 from netarena_gym.k8s.commands.cmdline import BOOL_FLAGS, VALUE_FLAGS, UsageError, parse, resource_args
 from netarena_gym.k8s.faults import apply_fault
 from netarena_gym.k8s.commands.kubectl import Kubectl
-from netarena_gym.k8s.cluster import base_cluster
+from netarena_gym.k8s.cluster import base_cluster, store_cluster
 from netarena_gym.k8s.grader import Cluster, PolicyEngine
 from netarena_gym.k8s.rbac import denials
 from netarena_gym.k8s.workload import load_workload
@@ -96,11 +96,7 @@ class SimBackend:
         return CommandResult(out + msg, 1, ERROR)
 
     def objects(self) -> Cluster:
-        st = self.store
-        ob = st.objects
-        return Cluster(list(ob["namespaces"].values()), list(ob["pods"].values()),
-                       list(ob["services"].values()), list(ob["networkpolicies"].values()),
-                       (st.token, st.version), frozen=True)
+        return store_cluster(self.store)
 
     def observe(self) -> np.ndarray:
         """Probe outcomes (True: the connection succeeds), in probe-set order."""
