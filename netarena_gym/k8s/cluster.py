@@ -176,5 +176,7 @@ def store_cluster(st: Store) -> Cluster:
 
 
 @lru_cache(maxsize=16)
-def base_cluster(namespace: str, probes: str) -> BaseCluster:
-    return BaseCluster(namespace, probes)
+def base_cluster(namespace: str, probes: str, app: str = "boutique") -> BaseCluster:
+    """The base cluster of ``app`` (see :func:`~netarena_gym.k8s.workload_large.workload_for`)."""
+    from netarena_gym.k8s.workload_large import workload_for
+    return BaseCluster(namespace, probes, workload_for(app))

@@ -15,8 +15,10 @@ def test_generated_app_is_deterministic_and_large():
     assert len(a.apps) == 121 and len(a.services) == 120
     ps = a.probe_sets["full"]
     assert len(ps) == 121 * 120 - 120 and 120 < sum(ps.expected) < len(ps) // 10
-    # some Services target a named container port, and their policies admit by name
-    assert any(isinstance(tp, str) for _, tp in a.target_ports.values())
+    # a layered call graph: every Service but the gateway has callers among the apps,
+    # and some services call several others
+    callers = {s for allowed in a.allowed.values() for s in allowed}
+    assert callers == set(a.service_apps) and max(len(v) for v in a.allowed.values()) >= 4
 
 
 def test_baseline_policies_give_the_intended_connectivity():

@@ -24,14 +24,14 @@ from netarena_gym.k8s.commands.kubectl import Kubectl
 from netarena_gym.k8s.cluster import base_cluster, store_cluster
 from netarena_gym.k8s.grader import Cluster, PolicyEngine
 from netarena_gym.k8s.rbac import denials
-from netarena_gym.k8s.workload import load_workload
+from netarena_gym.k8s.workload_large import workload_for
 
 _LONG = {v: k for k, v in {**VALUE_FLAGS, **BOOL_FLAGS}.items() if k.startswith("--")}
 
 
 def scenario_policies(scenario: Scenario) -> dict[str, dict]:
     """The faulty policy manifests of a scenario (baseline + faults, in order)."""
-    pols = load_workload().policy_manifests()
+    pols = workload_for(scenario.params.get("app", "boutique")).policy_manifests()
     for f in scenario.faults:
         apply_fault(pols, f)
     return pols
@@ -54,7 +54,8 @@ class SimBackend:
         """``prebuilt``: the generator's policies for this scenario (else rebuilt from it)."""
         self.scenario = scenario
         self.namespace = scenario.params.get("namespace", "default")
-        base = base_cluster(self.namespace, scenario.params.get("probes", "full"))
+        base = base_cluster(self.namespace, scenario.params.get("probes", "full"),
+                            scenario.params.get("app", "boutique"))
         pols = prebuilt if prebuilt is not None else scenario_policies(scenario)
         self.store = base.build_store(pols, end_port=self.end_port)
         self.kubectl = Kubectl(self.store, self.namespace)
