@@ -47,6 +47,7 @@ class CatalogueBuilder:
         self.block = len(FIXED) + 2 * (len(wl.apps) - 1)
         self._rv: dict[str, object] = {}   # app -> the spec its block was rendered from
         self._cat: Catalogue | None = None
+        self._memo: dict = {}   # app -> {id(spec): (spec, rendered block)}
         self._extras: list | None = None
         self._static = {app: self._static_entries(app) for app in wl.apps}
 
@@ -67,7 +68,13 @@ class CatalogueBuilder:
                 continue
             self._rv[app] = spec
             base = ai * self.block
-            for j, (entry, valid) in enumerate(self._entries(app, obj)):
+            memo = self._memo.setdefault(app, {})
+            hit = memo.get(id(spec))
+            if hit is None or hit[0] is not spec:
+                if len(memo) >= 64:
+                    memo.clear()
+                hit = memo[id(spec)] = (spec, self._entries(app, obj))
+            for j, (entry, valid) in enumerate(hit[1]):
                 cat.set(base + j, entry, valid)
         extras = sorted(n for n in policies if n not in self._static)[:EXTRA_SLOTS]
         if extras != self._extras:
