@@ -286,5 +286,19 @@ def _freeze(v):
     return (t.__name__, v)
 
 
+_NORMS: dict = {}
+
+
+def _norm_of(spec: dict) -> tuple:
+    """:func:`_norm`, memoised by the spec's text (specs repeat across decisions)."""
+    key = repr(spec)
+    hit = _NORMS.get(key)
+    if hit is None:
+        if len(_NORMS) >= 4096:
+            _NORMS.clear()
+        hit = _NORMS[key] = _norm(spec)
+    return hit
+
+
 def _same(a: dict, b: dict) -> bool:
-    return a == b or _norm(a) == _norm(b)
+    return a == b or _norm_of(a) == _norm_of(b)
