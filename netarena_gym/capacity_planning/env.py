@@ -40,7 +40,7 @@ from netarena_gym.capacity_planning.catalogue import DiscreteView
 from netarena_gym.capacity_planning.features import spaces_dict
 from netarena_gym.capacity_planning.commands.sandbox import (MAX_CODE_CHARS, Limits, extract_code,
                                                             upstream_source)
-from netarena_gym.capacity_planning.commands.tools import decode_action
+from netarena_gym.capacity_planning.commands.tools import WRITES, decode_action
 from netarena_gym.capacity_planning.config import CapacityPlanningConfig
 from netarena_gym.capacity_planning.expert import CapacityPlanningExpert
 from netarena_gym.capacity_planning.grader import UNGRADED
@@ -295,7 +295,8 @@ class CapacityPlanningEnv(NetArenaEnv):
     def _after_step(self, action, result) -> None:
         if self.interface != "code":
             self.view.saw(action if isinstance(action, dict) else None, self.graph)
-            self.view.refresh(self.graph)
+            if isinstance(action, dict) and action.get("tool") in WRITES:
+                self.view.refresh(self.graph)  # only a write can change which entries apply
 
     def _connectivity(self) -> np.ndarray:
         """The backend's outcome vector, ``[correct]`` (safety is the verdict's list)."""

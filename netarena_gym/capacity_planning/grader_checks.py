@@ -202,7 +202,10 @@ def upstream_verdict(graph: Graph, diff: Diff | None = None,
 
 
 def _upstream(graph, scope) -> tuple[bool, str]:
-    for k in scope.changed:
+    # sets in a fixed order, so that the first failure (the message) does not depend on
+    # Python's string hashing (PYTHONHASHSEED)
+    changed = sorted(scope.changed, key=repr)
+    for k in changed:
         a = graph.attrs(k)
         if a is None:
             continue
@@ -211,7 +214,7 @@ def _upstream(graph, scope) -> tuple[bool, str]:
         if not t or not isinstance(items, (list, tuple)) or any(x not in KINDS for x in items):
             return False, f"Node {describe(k)} has an invalid type {t!r}"
     edges = []
-    for a, z in scope.edges:
+    for a, z in sorted(scope.edges, key=repr):
         if graph.attrs(a) is not None and z in graph.children(a):
             edges.append((a, z, graph.children(a)[z]))
     for a, z, et in edges:
@@ -224,18 +227,18 @@ def _upstream(graph, scope) -> tuple[bool, str]:
             tz = [tz] if isinstance(tz, str) else list(tz)
             if not may_contain(ta, tz):
                 return False, f"Invalid hierarchy: {describe(a)} cannot contain {describe(z)}"
-    live = [k for k in scope.touched if graph.attrs(k) is not None]
+    live = [k for k in sorted(scope.touched, key=repr) if graph.attrs(k) is not None]
     for k in live:
         if not graph.children(k) and not graph.parents(k):
             return False, f"Found isolated node {describe(k)}"
-    for k in scope.changed:  # upstream reads the attribute: a port without one fails too
+    for k in changed:  # upstream reads the attribute: a port without one fails too
         a = graph.attrs(k)
         if a is not None and _has(a.get("type"), PORT):
             if CAPACITY not in a:
                 return False, f"Port {describe(k)} has no {CAPACITY} attribute"
             if a[CAPACITY] == 0:
                 return False, f"Port {describe(k)} has zero capacity"
-    for k in live + list(scope.near):
+    for k in live + sorted(scope.near, key=repr):
         a = graph.attrs(k)
         if a is not None and _has(a.get("type"), SWITCH) and not any(
                 _has(graph.attrs(z).get("type"), PORT) for z in graph.children(k)):

@@ -7,8 +7,9 @@ updated graph"; one closing sentence states what to return.
 """
 from __future__ import annotations
 
+import copy
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from netarena_gym.capacity_planning.kinds import (
@@ -173,6 +174,21 @@ def _op(name: str, g: dict) -> dict:
     return op
 
 
+def _plain(v):
+    """A deep copy of data made of dicts, lists, tuples and scalars (other values are
+    deep-copied), as ``dataclasses.asdict`` copies a field."""
+    t = type(v)
+    if t is dict:
+        return {_plain(k): _plain(x) for k, x in v.items()}
+    if t is list:
+        return [_plain(x) for x in v]
+    if t is tuple:
+        return tuple(_plain(x) for x in v)
+    if t in (str, int, float, bool) or v is None:
+        return v
+    return copy.deepcopy(v)
+
+
 @dataclass
 class Query:
     """One question with its ground truth (data, computed when it was generated)."""
@@ -189,10 +205,14 @@ class Query:
         return f"capacity planning, level-{self.level}, {self.template}"
 
     def to_dict(self, with_answer: bool = True) -> dict:
-        d = asdict(self)
+        """A deep copy as plain data (what ``dataclasses.asdict`` gives, without its
+        per-value deep copies; ``with_answer=False`` leaves the ground truth out)."""
+        d = {"template": self.template, "level": _plain(self.level), "text": self.text,
+             "ops": _plain(self.ops), "answer_type": self.answer_type}
+        if with_answer:
+            d["ground_truth"] = _plain(self.ground_truth)
+        d["flags"] = _plain(self.flags)
         d["label"] = self.label
-        if not with_answer:
-            d.pop("ground_truth")
         return d
 
     @classmethod

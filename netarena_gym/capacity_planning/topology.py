@@ -271,7 +271,11 @@ class TopologySpec:
         return cls(**d)
 
     def key(self) -> tuple:
-        return tuple(sorted((k, repr(v)) for k, v in self.to_dict().items()))
+        k = self.__dict__.get("_key")
+        if k is None:  # a frozen spec's key never changes: computed once
+            k = tuple(sorted((k, repr(v)) for k, v in self.to_dict().items()))
+            object.__setattr__(self, "_key", k)
+        return k
 
 
 def _draw_capacities(spec: TopologySpec, n_switches: int) -> np.ndarray:

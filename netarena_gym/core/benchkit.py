@@ -41,11 +41,33 @@ def reset_ms(env, n: int = 200, clock=time.perf_counter) -> float:
     return 1000 * (clock() - t0) / n
 
 
-def decision_ms(env, agent, episodes: int = 100) -> float:
-    """Mean milliseconds an agent takes per decision over ``episodes`` episodes."""
+def decision_ms(env, agent, episodes: int = 100, clock=None) -> float:
+    """Mean milliseconds an agent takes per decision over ``episodes`` episodes: the
+    episode loop's wall-clock ``agent_seconds``, or with ``clock`` (e.g.
+    ``time.process_time``) the agent's ``act`` timed on that clock."""
     secs = decisions = 0
+    timed = agent if clock is None else _Timed(agent, clock)
     for i in range(episodes):
-        r = play_episode(env, agent, seed=i)
-        secs += r.agent_seconds
+        r = play_episode(env, timed, seed=i)
+        secs += r.agent_seconds if clock is None else 0.0
         decisions += r.steps
+    if clock is not None:
+        secs = timed.seconds
     return 1000 * secs / max(1, decisions)
+
+
+class _Timed:
+    """An agent whose ``act`` calls are timed on ``clock`` (everything else delegated)."""
+
+    def __init__(self, agent, clock):
+        self._agent, self._clock, self.seconds = agent, clock, 0.0
+
+    def act(self, observation, info):
+        t0 = self._clock()
+        try:
+            return self._agent.act(observation, info)
+        finally:
+            self.seconds += self._clock() - t0
+
+    def __getattr__(self, name):
+        return getattr(self._agent, name)

@@ -14,7 +14,7 @@ the base class needs from a task is :class:`netarena_gym.core.protocols.Task`.
 """
 from __future__ import annotations
 
-import copy
+import json
 import re
 import signal
 import threading
@@ -299,6 +299,7 @@ class NetArenaEnv(gym.Env):
         self._transcript = []
         self._fill_catalogue()
         self._record = self._scenario_record(scenario)
+        self._record_text = json.dumps(self._record)  # info["scenario"]: a fresh copy per step
         self._done = False
         info = self._info(None, self.reward_config.zero(), 0)
         return self._observation(), info
@@ -396,7 +397,7 @@ class NetArenaEnv(gym.Env):
             "timeouts": int(self.metrics.timeouts),
             "reward_components": dict(comps),
             "action_mask": self.catalogue.mask.copy(),
-            "scenario": copy.deepcopy(self._record),
+            "scenario": json.loads(self._record_text),  # a plain JSON record; faster than deepcopy
             "backend": str(getattr(getattr(self, "backend", None), "name", self.backend_name)),
             "extra": self._info_extra(),
         }

@@ -8,7 +8,7 @@ Per app policy X (apps in intent order), with X's Service target port P:
 ``ingress ports -> P/TCP``; ``drop rules without ports``; ``drop namespaceSelectors``;
 ``allow S`` and ``disallow S`` for every other app S. Then ``list policies`` and
 ``delete <extra policy>`` for up to ``EXTRA_SLOTS`` policies not named after an app.
-A block is re-rendered only when its policy's resourceVersion changes.
+A block is re-rendered only when its policy's spec changes (a new object).
 """
 from __future__ import annotations
 
@@ -37,27 +37,44 @@ def _peer_json(app: str) -> str:
     return '{"podSelector":{"matchLabels":{"app":"%s"}}}' % app
 
 
+_MISSING = object()       # the app's policy does not exist
+_MISSING_KEY = object()   # the block was never rendered
+
+
 class CatalogueBuilder:
     def __init__(self, wl: Workload):
         self.wl = wl
         self.block = len(FIXED) + 2 * (len(wl.apps) - 1)
-        self._rv: dict[str, object] = {}
+        self._rv: dict[str, object] = {}   # app -> the spec its block was rendered from
+        self._cat: Catalogue | None = None
+        self._memo: dict = {}   # app -> {id(spec): (spec, rendered block)}
         self._extras: list | None = None
         self._static = {app: self._static_entries(app) for app in wl.apps}
 
     def fill(self, cat: Catalogue, policies: dict[str, dict], force: bool = False) -> None:
+        """Render the blocks whose policy changed since the last fill of ``cat``: a block is
+        a function of its policy's spec alone, and stored specs are never changed in place,
+        so the spec object itself (kept here) says whether to re-render. ``force``: rewrite
+        every slot (the catalogue was changed elsewhere)."""
         wl = self.wl
-        if force:
+        if force or cat is not self._cat:
+            self._cat = cat
             self._rv = {}
             self._extras = None
         for ai, app in enumerate(wl.apps):
             obj = policies.get(app)
-            rv = None if obj is None else obj["metadata"].get("resourceVersion", id(obj))
-            if app in self._rv and self._rv[app] == rv:
+            spec = _MISSING if obj is None else obj.get("spec")
+            if self._rv.get(app, _MISSING_KEY) is spec:
                 continue
-            self._rv[app] = rv
+            self._rv[app] = spec
             base = ai * self.block
-            for j, (entry, valid) in enumerate(self._entries(app, obj)):
+            memo = self._memo.setdefault(app, {})
+            hit = memo.get(id(spec))
+            if hit is None or hit[0] is not spec:
+                if len(memo) >= 64:
+                    memo.clear()
+                hit = memo[id(spec)] = (spec, self._entries(app, obj))
+            for j, (entry, valid) in enumerate(hit[1]):
                 cat.set(base + j, entry, valid)
         extras = sorted(n for n in policies if n not in self._static)[:EXTRA_SLOTS]
         if extras != self._extras:

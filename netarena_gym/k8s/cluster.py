@@ -8,12 +8,10 @@ generator's observability check)."""
 from __future__ import annotations
 
 import copy
-import json
 from functools import lru_cache
 
 import numpy as np
 
-from netarena_gym.k8s.state_patches import clone
 from netarena_gym.k8s.grader import Cluster, PolicyEngine
 from netarena_gym.k8s.state import Store
 from netarena_gym.k8s.state_validation import apply_defaults, decode_spec
@@ -21,7 +19,7 @@ from netarena_gym.k8s import state_defaults
 from netarena_gym.k8s.state import EPOCH, timestamp
 from netarena_gym.k8s.workload import (
     NODE_NAME, deployment_manifests, deployment_status, endpoints_manifest, load_workload, pod_ips,
-    pod_owner, pod_status, replicaset_status, service_addresses)
+    Workload, pod_owner, pod_status, replicaset_status, service_addresses)
 
 NODE = NODE_NAME
 DNS_POD = {"apiVersion": "v1", "kind": "Pod",
@@ -47,15 +45,16 @@ class BaseCluster:
     """Everything but the policies, for one namespace; ``outcomes(policies)`` runs the
     engine over manifests and returns "probe behaves as intended" per probe."""
 
-    def __init__(self, namespace: str, probes: str):
-        wl = load_workload()
+    def __init__(self, namespace: str, probes: str, wl: Workload | None = None):
+        """``wl``: the app (default: Online Boutique, :func:`load_workload`)."""
+        wl = wl if wl is not None else load_workload()
         self.namespace = namespace
         self.probe_set = wl.probe_sets[probes]
         self.expected = np.array(self.probe_set.expected, dtype=bool)
         self.pods, self.services, self.namespaces = [], [], []
         when = timestamp(EPOCH)
         self.controllers = deployment_manifests(list(wl.pods))
-        for p, (_, rs), ip in zip(wl.pods, self.controllers, pod_ips()):
+        for p, (_, rs), ip in zip(wl.pods, self.controllers, pod_ips(len(wl.pods))):
             q = copy.deepcopy(p)
             q["metadata"]["namespace"] = namespace
             q["metadata"]["ownerReferences"] = pod_owner(rs["metadata"]["name"], "")
@@ -92,23 +91,24 @@ class BaseCluster:
                                     "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
         self.engine = PolicyEngine(self.probe_set.probes, namespace)
         self._snapshot = None
-        self._canon: dict = {}   # manifest JSON -> canonical stored policy
-        self._specs: dict = {}   # manifest JSON -> policy as the engine reads it
+        self._all_pods = self.pods + [self.dns_pod]
+        self._canon: dict = {}   # manifest (repr) -> canonical stored policy
+        self._specs: dict = {}   # manifest (repr) -> policy as the engine reads it
 
     def outcomes(self, policies: dict[str, dict]) -> np.ndarray:
         pols = []
         for m in policies.values():
-            key = json.dumps(m, sort_keys=True)
+            key = repr(m)  # a cache key only: exact (types and order) and faster than JSON
             hit = self._specs.get(key)
             if hit is None:
                 if len(self._specs) > 4096:
                     self._specs.clear()
                 hit = self._specs[key] = {"metadata": {"name": m["metadata"]["name"],
-                                                       "namespace": self.namespace,
-                                                       "resourceVersion": key},
+                                                       "namespace": self.namespace},
                                           "spec": canonical_spec(m)}
             pols.append(hit)
-        c = Cluster(self.namespaces, self.pods + [self.dns_pod], self.services, pols, None)
+        # frozen: these objects are never changed, so the engine keys its caches by identity
+        c = Cluster(self.namespaces, self._all_pods, self.services, pols, None, frozen=True)
         return self.engine.evaluate(c) == self.expected
 
     def build_store(self, policies: dict[str, dict], *, end_port: bool = True) -> Store:
@@ -123,7 +123,7 @@ class BaseCluster:
             st.objects[res] = dict(items)
         st.rv, st._uid = rv, uid
         for m in policies.values():
-            key = json.dumps(m, sort_keys=True)
+            key = repr(m)
             canon = self._canon.get(key)
             if canon is None:
                 body = dict(m)
@@ -135,7 +135,7 @@ class BaseCluster:
                 if len(self._canon) > 4096:
                     self._canon.clear()
                 self._canon[key] = canon
-            st.insert_policy(self.namespace, clone(canon))
+            st.insert_policy(self.namespace, dict(canon))  # the spec is shared, never changed
         st.version = 0
         return st
 
@@ -166,6 +166,17 @@ class BaseCluster:
         return st.objects, st.rv, st._uid
 
 
+def store_cluster(st: Store) -> Cluster:
+    """The objects of a simulator store as the policy engine reads them: versioned by the
+    store's identity and version, and frozen (the store replaces objects, never changes one)."""
+    ob = st.objects
+    return Cluster(list(ob["namespaces"].values()), list(ob["pods"].values()),
+                   list(ob["services"].values()), list(ob["networkpolicies"].values()),
+                   (st.token, st.version), frozen=True)
+
+
 @lru_cache(maxsize=16)
-def base_cluster(namespace: str, probes: str) -> BaseCluster:
-    return BaseCluster(namespace, probes)
+def base_cluster(namespace: str, probes: str, app: str = "boutique") -> BaseCluster:
+    """The base cluster of ``app`` (see :func:`~netarena_gym.k8s.workload_large.workload_for`)."""
+    from netarena_gym.k8s.workload_large import workload_for
+    return BaseCluster(namespace, probes, workload_for(app))

@@ -18,3 +18,4 @@ class K8sPolicyConfig(EnvConfig):
     end_port: bool = True
     kubeconfig: str | None = None
     agent_user: object = "nobody"
+    app: str = "boutique"

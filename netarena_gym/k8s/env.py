@@ -32,9 +32,10 @@ from netarena_gym.k8s.features import FeatureBuilder, feature_spaces
 from netarena_gym.k8s.generator import K8sGenerator
 from netarena_gym.k8s.render import mismatch_report
 from netarena_gym.k8s.backends.sim import SimBackend
-from netarena_gym.k8s.workload import load_workload
+from netarena_gym.k8s.workload_large import APPS, workload_for
 
 BACKENDS = ("sim", "kubernetes")
+LARGE_TEXT_CHARS = 4_000_000  # text observation and tool output limits with app="large"
 MAX_STDIN = 65536
 
 
@@ -91,7 +92,10 @@ class K8sPolicyEnv(NetArenaEnv):
     shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
     per tool run), ``step_timeout`` (wall-clock budget of one step; 5 s on the simulator, none on a real cluster);
     then the task's own: ``probe_set`` ("full"|"compat"), ``probe_mode`` ("policy"|"live"), ``namespace``, ``fault_types``, ``allowed_verbs``, ``initial_report``, ``end_port``, ``kubeconfig``, ``agent_user`` (the unprivileged user the
-    agent's kubectl runs as on the real backend when the grader is root; default ``"nobody"``). Unknown keys given to ``from_config`` raise
+    agent's kubectl runs as on the real backend when the grader is root; default ``"nobody"``),
+    ``app`` (``"boutique"``, the default, or ``"large"``: a generated app of 120 services,
+    :mod:`netarena_gym.k8s.workload_large`, on the simulator at levels 1-3, with text limits
+    of 4,000,000 characters). Unknown keys given to ``from_config`` raise
     ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`.
 
     ## Version History
@@ -119,14 +123,22 @@ class K8sPolicyEnv(NetArenaEnv):
                  namespace: str | None = None, fault_types: tuple[str, ...] | None = None,
                  allowed_verbs=DEFAULT_VERBS, initial_report: bool = True,
                  end_port: bool = True, kubeconfig: str | None = None,
-                 agent_user: str | int | None = "nobody"):
+                 agent_user: str | int | None = "nobody", app: str = "boutique"):
         self.config = K8sPolicyConfig(**{k: v for k, v in locals().items()
                                   if k in K8sPolicyConfig.field_names()})
         if level not in self.levels:
             raise InvalidConfig(f"level must be one of {self.levels}, got {level!r}")
         if probe_mode not in ("policy", "live"):
             raise InvalidConfig(f"probe_mode must be 'policy' or 'live', got {probe_mode!r}")
-        self.wl = load_workload()
+        if app not in APPS:
+            raise InvalidConfig(f"app must be one of {APPS}, got {app!r}")
+        if app != "boutique" and (level == "compat" or backend != "sim"):
+            raise InvalidConfig(f"app={app!r} runs on the simulator at levels 1-3 (compat and "
+                                "the real backend are Online Boutique's)")
+        self.app = app
+        self.wl = workload_for(app)
+        if app != "boutique":  # kubectl's JSON of a large app is long: room for it in the text
+            self.max_output_chars = self.max_obs_chars = LARGE_TEXT_CHARS
         self.probes_name = probe_set or ("compat" if level == "compat" else "full")
         if self.probes_name not in self.wl.probe_sets:
             raise InvalidConfig(f"probe_set must be one of {sorted(self.wl.probe_sets)}, "
@@ -146,7 +158,7 @@ class K8sPolicyEnv(NetArenaEnv):
         else:
             raise InvalidConfig(f"backend must be one of {BACKENDS}, got {backend!r}")
         self.generator = K8sGenerator(level, probes=self.probes_name, namespace=ns,
-                                      fault_types=fault_types)
+                                      fault_types=fault_types, app=app)
         self.expected = np.array(self.probe_set.expected, dtype=bool)
         self._cat_builder = cat_mod.CatalogueBuilder(self.wl)
         self._feat = FeatureBuilder(self.wl, self.probe_set)
@@ -172,6 +184,9 @@ class K8sPolicyEnv(NetArenaEnv):
         return gen.scenario
 
     def _apply(self, scenario: Scenario) -> None:
+        if scenario.params.get("app", "boutique") != self.app:
+            raise ValueError(f"scenario is for app {scenario.params.get('app', 'boutique')!r}, "
+                             f"this env runs {self.app!r}")
         if scenario.params.get("probes", self.probes_name) != self.probes_name:
             raise ValueError(f"scenario uses probe set {scenario.params.get('probes')!r}, this env "
                              f"{self.probes_name!r}")
@@ -194,7 +209,7 @@ class K8sPolicyEnv(NetArenaEnv):
         return {p["metadata"]["name"]: p for p in self.backend.objects().policies}
 
     def _fill_catalogue(self) -> None:
-        self._cat_builder.fill(self.catalogue, self._policies(), force=self.metrics.steps == 0)
+        self._cat_builder.fill(self.catalogue, self._policies())
 
     def _features(self) -> dict[str, np.ndarray]:
         return self._feat.arrays(self._actual, self._policies())

@@ -159,7 +159,9 @@ def plan(objs: dict, seen: frozenset) -> list[tuple[str, frozenset]]:
     base = [o for o in pods] + [dns]
 
     def run(policies: list) -> np.ndarray:
-        return engine.evaluate(Cluster([], base, svcs, policies, None)).copy()
+        # frozen: nothing here changes these objects, so the engine keeps each policy's
+        # contribution by identity while candidates are scored and rescored
+        return engine.evaluate(Cluster([], base, svcs, policies, None, frozen=True)).copy()
 
     actual = run(pols)
     index = {(p.source, p.service, p.port): i for i, p in enumerate(probes)}
@@ -245,23 +247,58 @@ def _report(probes, out, expected) -> frozenset:
                      for i, p in enumerate(probes) if out[i] != expected[i])
 
 
-def _norm(spec: dict) -> str:
-    """A canonical text of a spec: defaults filled, empty lists dropped, peers and ports in
-    a fixed order (their order does not matter to the semantics)."""
-    s = clone(spec)
+def _norm(spec: dict) -> tuple:
+    """A canonical form of a spec: defaults filled, empty lists dropped, peers and ports in
+    a fixed order (their order does not matter to the semantics); two specs are the same
+    policy when their forms are equal (scalars keep their JSON type: 1, 1.0 and true differ)."""
+    s = dict(spec)
     for key, peer_key in (("ingress", "from"), ("egress", "to")):
         if not s.get(key):
             s.pop(key, None)
-        for r in s.get(key, ()):
-            for p in r.get("ports", ()):
-                p.setdefault("protocol", "TCP")
-            for k in (peer_key, "ports"):
-                if k in r:
-                    r[k] = sorted(r[k], key=lambda x: json.dumps(x, sort_keys=True))
+            continue
+        rules = []
+        for r in s[key]:
+            r = dict(r)
+            if "ports" in r:
+                r["ports"] = _Sorted({**p, "protocol": p.get("protocol", "TCP")} for p in r["ports"])
+            if peer_key in r:
+                r[peer_key] = _Sorted(r[peer_key])
+            rules.append(r)
+        s[key] = rules
     if not s.get("podSelector"):
         s["podSelector"] = {}
-    return json.dumps(s, sort_keys=True)
+    return _freeze(s)
+
+
+class _Sorted(list):
+    """A list whose order does not count."""
+
+
+def _freeze(v):
+    """Hashable, ordered form of JSON data that compares as the JSON texts would."""
+    t = type(v)
+    if t is dict:
+        return ("d", tuple(sorted((k, _freeze(x)) for k, x in v.items())))
+    if t is _Sorted:
+        return ("l", tuple(sorted(_freeze(x) for x in v)))
+    if t is list:
+        return ("l", tuple(_freeze(x) for x in v))
+    return (t.__name__, v)
+
+
+_NORMS: dict = {}
+
+
+def _norm_of(spec: dict) -> tuple:
+    """:func:`_norm`, memoised by the spec's text (specs repeat across decisions)."""
+    key = repr(spec)
+    hit = _NORMS.get(key)
+    if hit is None:
+        if len(_NORMS) >= 4096:
+            _NORMS.clear()
+        hit = _NORMS[key] = _norm(spec)
+    return hit
 
 
 def _same(a: dict, b: dict) -> bool:
-    return _norm(a) == _norm(b)
+    return a == b or _norm_of(a) == _norm_of(b)

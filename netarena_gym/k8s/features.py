@@ -23,6 +23,9 @@ def feature_spaces(wl: Workload, probes: ProbeSet) -> dict:
             "policy_peers": spaces.MultiBinary([slots, len(wl.apps)])}
 
 
+_NONE = object()  # no policy in this slot
+
+
 class FeatureBuilder:
     def __init__(self, wl: Workload, probes: ProbeSet):
         self.wl, self.probes = wl, probes
@@ -32,25 +35,40 @@ class FeatureBuilder:
         self.app_index = {a: i for i, a in enumerate(wl.apps)}
 
     def clear(self) -> None:
-        """Forget cached rows: resourceVersions restart with every episode's store."""
+        """Forget cached rows (they are keyed by the spec object, so this is only memory)."""
         self._cache.clear()
+        self._feats = np.zeros((self.slots, len(POLICY_FEATURES)), np.float32)
+        self._peers = np.zeros((self.slots, len(self.wl.apps)), np.int8)
+        self._slot_spec: list = [_NONE] * self.slots
 
     def arrays(self, actual: np.ndarray, policies: dict[str, dict]) -> dict:
-        feats = np.zeros((self.slots, len(POLICY_FEATURES)), np.float32)
-        peers = np.zeros((self.slots, len(self.wl.apps)), np.int8)
+        """The arrays for these policies: a row is recomputed when its policy's spec is a
+        new object (stored specs are never changed in place), the rest are kept."""
+        if not hasattr(self, "_feats"):
+            self.clear()
+        feats, peers, slot_spec = self._feats, self._peers, self._slot_spec
         extras = sorted(n for n in policies if n not in self.app_index)[:EXTRA_SLOTS]
-        for slot, name in [(i, a) for i, a in enumerate(self.wl.apps)] + \
-                [(len(self.wl.apps) + k, n) for k, n in enumerate(extras)]:
-            obj = policies.get(name)
-            if obj is None:
+        names = list(self.wl.apps) + extras + [None] * (EXTRA_SLOTS - len(extras))
+        for slot, name in enumerate(names):
+            obj = policies.get(name) if name is not None else None
+            spec = _NONE if obj is None else obj.get("spec")
+            key = (name, spec)
+            old = slot_spec[slot]
+            if old is not _NONE and old[0] == name and old[1] is spec:
                 continue
-            rv = obj["metadata"].get("resourceVersion")
+            if obj is None:
+                if old is _NONE:
+                    continue
+                feats[slot], peers[slot] = 0, 0
+                slot_spec[slot] = _NONE
+                continue
             hit = self._cache.get(name)
-            if hit is None or hit[0] != rv:
-                hit = self._cache[name] = (rv,) + self._row(name, obj)
+            if hit is None or hit[0] is not spec:
+                hit = self._cache[name] = (spec,) + self._row(name, obj)
             feats[slot], peers[slot] = hit[1], hit[2]
+            slot_spec[slot] = key
         return {"expected": self.expected.copy(), "actual": actual.astype(np.int8),
-                "policy_features": feats, "policy_peers": peers}
+                "policy_features": feats.copy(), "policy_peers": peers.copy()}
 
     def _row(self, name: str, obj: dict):
         spec = obj.get("spec") or {}

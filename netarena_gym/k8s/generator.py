@@ -28,6 +28,7 @@ from netarena_gym.core.seeding import choice, draw_seed, rng_from_seed, sample
 from netarena_gym.k8s.faults import NEW_TYPES, TYPES, UPSTREAM_TYPES, apply_fault
 from netarena_gym.k8s.cluster import BaseCluster, base_cluster
 from netarena_gym.k8s.workload import load_workload
+from netarena_gym.k8s.workload_large import workload_for
 
 MAX_RESAMPLES = 200
 LEVELS = (1, 2, 3, "compat")
@@ -106,16 +107,25 @@ class K8sGenerator:
     """Draws scenarios for one level on a probe set (``"full"`` or ``"compat"``)."""
 
     def __init__(self, level=1, *, probes: str | None = None, namespace: str = "default",
-                 fault_types: tuple[str, ...] | None = None):
+                 fault_types: tuple[str, ...] | None = None, app: str = "boutique"):
         if level not in LEVELS:
             raise ValueError(f"level must be one of {LEVELS}")
         self.level = level
         self.probes = probes or ("compat" if level == "compat" else "full")
         if self.probes not in ("full", "compat"):
             raise ValueError("probes must be 'full' or 'compat'")
+        if app != "boutique" and (level == "compat" or self.probes != "full"):
+            raise ValueError("compat (level and probes) is upstream's Online Boutique only")
         self.namespace = namespace
-        self.wl = load_workload()
-        self.base: BaseCluster = base_cluster(namespace, self.probes)
+        self.app = app
+        self.wl = workload_for(app)
+        self.base: BaseCluster = base_cluster(namespace, self.probes, app)
+        # where faults go: upstream's Online Boutique targets, or every app with a Service
+        self.targets = TARGETS if app == "boutique" else self.wl.service_apps
+        self._port_names = {} if app == "boutique" else {
+            p["metadata"]["name"]: {cp["name"] for c in p["spec"]["containers"]
+                                    for cp in c.get("ports") or () if cp.get("name")}
+            for p in self.wl.pods}
         allowed = TYPES if level != "compat" else UPSTREAM_TYPES
         if fault_types is not None:
             bad = set(fault_types) - set(TYPES)
@@ -138,8 +148,10 @@ class K8sGenerator:
                 continue
             pols = self.check(faults)
             if pols is not None:
-                sc = Scenario(task="k8s", level=self.level,
-                              params={"namespace": self.namespace, "probes": self.probes},
+                params = {"namespace": self.namespace, "probes": self.probes}
+                if self.app != "boutique":  # Online Boutique's records stay as they were
+                    params["app"] = self.app
+                sc = Scenario(task="k8s", level=self.level, params=params,
                               faults=tuple(faults), seed=seed,
                               meta={"category": category_name([f["type"] for f in faults])})
                 return Generated(sc, pols)
@@ -209,16 +221,18 @@ class K8sGenerator:
     def _draw_fault(self, r, t: str) -> dict:
         compat = self.level == "compat"
         if t == "remove_ingress":
-            pol = choice(r, REMOVE_INGRESS_COMPAT if compat else TARGETS)
+            pol = choice(r, REMOVE_INGRESS_COMPAT if compat else self.targets)
             return {"type": t, "policy": pol}
         if t == "add_ingress":
-            pol = choice(r, TARGETS + (("frontend",) if compat else ()))
-            return {"type": t, "policy": pol, "apps": sample(r, ADD_INGRESS_PEERS[pol], 2)}
+            pol = choice(r, tuple(self.targets) + (("frontend",) if compat else ()))
+            peers = ADD_INGRESS_PEERS[pol] if self.app == "boutique" else \
+                [a for a in self.wl.apps if a != pol]
+            return {"type": t, "policy": pol, "apps": sample(r, peers, 2)}
         if t == "change_port":
-            pol = choice(r, TARGETS)
+            pol = choice(r, self.targets)
             return {"type": t, "policy": pol, "port": int(r.integers(1, 65536))}
         if t == "change_protocol":
-            return {"type": t, "policy": choice(r, TARGETS), "protocol": choice(r, ("UDP", "SCTP"))}
+            return {"type": t, "policy": choice(r, self.targets), "protocol": choice(r, ("UDP", "SCTP"))}
         if t == "add_egress":
             if compat:
                 src = choice(r, tuple(ADD_EGRESS_PEERS))
@@ -228,7 +242,7 @@ class K8sGenerator:
                 apps = sample(r, [a for a in self.wl.apps if a != src], 2)
             return {"type": t, "policy": src, "apps": apps}
         if t == "wrong_selector":
-            pol = choice(r, TARGETS)
+            pol = choice(r, self.targets)
             if r.random() < 0.5:
                 value = _typo(r, pol)
             else:
@@ -236,8 +250,8 @@ class K8sGenerator:
             return {"type": t, "policy": pol, "value": value}
         if t in ("remove_peer", "namespace_selector"):
             pols = self.wl.policy_manifests()
-            cands = [p for p in TARGETS
-                     if len(pols[p]["spec"]["ingress"][0]["from"]) >= (2 if t == "remove_peer" else 1)]
+            cands = [p for p in self.targets if pols[p]["spec"].get("ingress")
+                     and len(pols[p]["spec"]["ingress"][0]["from"]) >= (2 if t == "remove_peer" else 1)]
             pol = choice(r, cands)
             peers = [x["podSelector"]["matchLabels"]["app"] for x in pols[pol]["spec"]["ingress"][0]["from"]]
             f = {"type": t, "policy": pol, "app": choice(r, peers)}
@@ -248,10 +262,11 @@ class K8sGenerator:
             return {"type": t, "name": choice(r, DENY_NAMES),
                     "types": list(choice(r, (("Ingress",), ("Ingress", "Egress"))))}
         if t == "policy_types":
-            return {"type": t, "policy": choice(r, TARGETS), "types": ["Egress"]}
+            return {"type": t, "policy": choice(r, self.targets), "types": ["Egress"]}
         if t == "wrong_port_name":
-            pol = choice(r, TARGETS)
-            names = [n for n in PORT_NAMES if not (n == "grpc" and pol == "currencyservice")]
+            pol = choice(r, self.targets)
+            names = [n for n in PORT_NAMES if not (n == "grpc" and pol == "currencyservice")
+                     and n not in self._port_names.get(pol, ())]  # a name the pod has is no fault
             return {"type": t, "policy": pol, "name": choice(r, names)}
         raise ValueError(f"unknown fault type {t!r}")
 

@@ -13,6 +13,7 @@ import copy
 import json
 import time
 import uuid
+from functools import lru_cache
 from netarena_gym.k8s.state_validation import (
     DecodeError, FieldError, Invalid, apply_defaults, decode_spec, drop_empty, validate_metadata,
     validate_name, validate_spec)
@@ -60,6 +61,15 @@ def compact(obj) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+_SPEC_CACHE: dict = {}
+
+
+@lru_cache(maxsize=4096)
+def _uid_text(n: int) -> str:
+    """The uid of the ``n``-th object a store creates (a fixed version-4 UUID)."""
+    return str(uuid.UUID(int=(0x5EED << 96) | n, version=4))
+
+
 class Store:
     """Objects by (resource, namespace, name). ``version`` changes on every write. Writes
     replace objects, never change them in place, so stores may share objects."""
@@ -71,6 +81,7 @@ class Store:
         self.ticks = 0
         self.end_port = end_port
         self._uid = 0
+        self.token = object()  # this store's identity: (token, version) names a state
 
     # ----------------------------------------------------------------- clock
     @property
@@ -108,7 +119,7 @@ class Store:
 
     def _new_meta(self, resource: str, ns: str, md: dict) -> dict:
         self._uid += 1
-        out = {"name": md["name"], "uid": str(uuid.UUID(int=(0x5EED << 96) | self._uid, version=4)),
+        out = {"name": md["name"], "uid": _uid_text(self._uid),
                "resourceVersion": self._next_rv(), "creationTimestamp": timestamp(EPOCH)}
         if KINDS[resource][2]:
             out["namespace"] = ns
@@ -183,8 +194,7 @@ class Store:
                 raise DecodeError(f"metadata.{k}: expected a map of strings")
             if v:  # a JSON null in a map of strings decodes to ""
                 meta[k] = {a: ("" if b is None else b) for a, b in v.items()}
-        shape = apply_defaults(decode_spec(body.get("spec"), end_port=self.end_port, keep_empty=True))
-        spec = drop_empty(shape)
+        shape, spec, spec_errs = self._canonical_spec(body.get("spec"))
         obj_name = md.get("name") if isinstance(md.get("name"), str) else ""
         if old is not None:
             if obj_name and obj_name != old["metadata"]["name"]:
@@ -198,11 +208,27 @@ class Store:
         if old is None:
             errs.extend(validate_name(obj_name))
         errs.extend(validate_metadata(meta))
-        errs.extend(validate_spec(spec, end_port=self.end_port))
+        errs.extend(spec_errs)
         if errs:
             raise Invalid("NetworkPolicy", obj_name, errs)
         return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
                 "metadata": {"name": obj_name, **meta}, "spec": spec, "_shape": shape}
+
+    def _canonical_spec(self, raw) -> tuple:
+        """(shape, spec, validation errors) of a raw NetworkPolicy spec, as
+        :meth:`canonical_policy` computes them; kept per (spec text, ``end_port``) in a
+        process-wide cache (the results are shared: stored objects are never changed in
+        place). A spec that does not decode raises, uncached."""
+        key = (repr(raw), self.end_port)
+        hit = _SPEC_CACHE.get(key)
+        if hit is None:
+            shape = apply_defaults(decode_spec(raw, end_port=self.end_port, keep_empty=True))
+            spec = drop_empty(shape)
+            hit = (shape, spec, tuple(validate_spec(spec, end_port=self.end_port)))
+            if len(_SPEC_CACHE) >= 4096:
+                _SPEC_CACHE.clear()
+            _SPEC_CACHE[key] = hit
+        return hit
 
     def create_policy(self, ns: str, body) -> dict:
         if not self.namespace_exists(ns):

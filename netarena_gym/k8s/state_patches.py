@@ -115,12 +115,43 @@ def _remove(doc, toks: list[str]):
     raise PatchFailed("missing path")
 
 
+def _own(doc, toks: list[str], owned: set):
+    """Copy-on-write: make the root and every container on the way to ``toks``'s parent
+    copies made by this patch (recorded in ``owned``), so that changing the parent never
+    changes ``doc``'s original; returns the (possibly new) root. A path that does not
+    resolve stops the copying (the operation then fails as before)."""
+    if isinstance(doc, (dict, list)) and id(doc) not in owned:
+        doc = dict(doc) if isinstance(doc, dict) else list(doc)
+        owned.add(id(doc))
+    cur = doc
+    for t in toks[:-1]:
+        if isinstance(cur, dict):
+            if t not in cur:
+                break
+            child, key = cur[t], t
+        elif isinstance(cur, list):
+            if not t.isdigit() or (len(t) > 1 and t[0] == "0") or int(t) >= len(cur):
+                break
+            key = int(t)
+            child = cur[key]
+        else:
+            break
+        if isinstance(child, (dict, list)) and id(child) not in owned:
+            child = dict(child) if isinstance(child, dict) else list(child)
+            owned.add(id(child))
+            cur[key] = child
+        cur = child
+    return doc
+
+
 def json_patch(doc, patch) -> object:
-    """Apply an RFC 6902 patch to a deep copy of ``doc``."""
+    """Apply an RFC 6902 patch to a copy of ``doc`` (``doc`` is never changed: the
+    containers an operation changes are copied first, the rest is shared)."""
     if not isinstance(patch, list):
         raise PatchMalformed("json: cannot unmarshal " + _go_kind(patch)
                              + " into Go value of type jsonpatch.Patch")
-    doc = clone(doc)
+    owned: set = set()
+    doc = _own(doc, [], owned)
     for op in patch:
         if not isinstance(op, dict):
             raise PatchMalformed("json: cannot unmarshal " + _go_kind(op)
@@ -130,8 +161,9 @@ def json_patch(doc, patch) -> object:
         if kind == "add":
             if "value" not in op:
                 raise PatchFailed("missing value")
-            doc = _add(doc, toks, clone(op["value"]))
+            doc = _add(_own(doc, toks, owned), toks, clone(op["value"]))
         elif kind == "remove":
+            doc = _own(doc, toks, owned)
             _remove(doc, toks)
         elif kind == "replace":
             if "value" not in op:
@@ -140,6 +172,7 @@ def json_patch(doc, patch) -> object:
             if not toks:
                 doc = clone(op["value"])
             else:
+                doc = _own(doc, toks, owned)
                 par = _parent(doc, toks)
                 if isinstance(par, dict):
                     par[toks[-1]] = clone(op["value"])
@@ -151,10 +184,11 @@ def json_patch(doc, patch) -> object:
             if kind == "move":
                 if toks[:len(src)] == src and len(toks) > len(src):
                     raise PatchFailed("cannot move a value into itself")
+                doc = _own(doc, src, owned)
                 _remove(doc, src)
             else:
                 value = clone(value)
-            doc = _add(doc, toks, value)
+            doc = _add(_own(doc, toks, owned), toks, value)
         elif kind == "test":
             if "value" not in op:
                 raise PatchFailed("missing value")

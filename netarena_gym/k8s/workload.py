@@ -293,7 +293,8 @@ def service_addresses(namespace: str, services: list[dict] | None = None) -> dic
     return out
 
 
-def pod_ips() -> list[str]:
-    """The pods' addresses, in workload order (status only: nothing allocates pod IPs on
-    the bundled server)."""
-    return [f"10.244.0.{10 + i}" for i in range(len(load_workload().pods))]
+def pod_ips(n: int | None = None) -> list[str]:
+    """The addresses of the first ``n`` pods (default: the workload's), in workload order
+    (status only: nothing allocates pod IPs on the bundled server): 10.244.0.10 onwards."""
+    n = len(load_workload().pods) if n is None else n
+    return [f"10.244.{(10 + i) // 256}.{(10 + i) % 256}" for i in range(n)]

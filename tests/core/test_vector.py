@@ -39,3 +39,35 @@ def test_vector_env_runs_300_steps_with_autoreset(env_id, interface, mode):
         assert episodes >= 2
     finally:
         envs.close()
+
+
+@pytest.mark.parametrize("env_id", ["NetArena-Routing-v0", "NetArena-K8sPolicy-v0",
+                                    "NetArena-CapacityPlanning-v0"])
+def test_async_shared_memory_matches_single_envs(env_id):
+    """``AsyncVectorEnv`` with 2 workers and ``shared_memory=True`` over the discrete
+    interface: the arrays that come through shared memory equal those of two single envs
+    seeded alike and given the same actions (until one of them ends its episode)."""
+    make = lambda: gym.make(env_id, interface="discrete")  # noqa: E731
+    envs = gym.vector.AsyncVectorEnv([make, make], shared_memory=True)
+    singles = [make(), make()]
+    try:
+        obs, info = envs.reset(seed=[5, 6])
+        ref = [e.reset(seed=s) for e, s in zip(singles, (5, 6))]
+        rng = np.random.default_rng(0)
+        for _ in range(4):
+            for i, (o, _) in enumerate(ref):
+                for k, v in o.items():
+                    assert np.array_equal(obs[k][i], v), (k, i)
+            acts = [int(rng.choice(np.flatnonzero(ref[i][1]["action_mask"]))) for i in range(2)]
+            obs, rew, term, trunc, info = envs.step(np.array(acts))
+            ref = []
+            for i, e in enumerate(singles):
+                o, r, t, tr, inf = e.step(acts[i])
+                assert rew[i] == r and term[i] == t and trunc[i] == tr
+                ref.append((o, inf))
+            if (term | trunc).any():
+                break
+    finally:
+        envs.close()
+        for e in singles:
+            e.close()

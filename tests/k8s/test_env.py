@@ -109,3 +109,24 @@ def test_random_agent_runs_on_both_interfaces():
         env = gym.make(ENV_ID, level=3, interface=interface)
         res = play_episode(env, RandomAgent(env, seed=1), seed=9)
         assert res.steps >= 1
+
+
+def test_large_app_option():
+    """``app="large"``: the generated 120-service app, replayable from its record; Online
+    Boutique's records do not change; compat and the real backend refuse it."""
+    from netarena_gym.errors import InvalidConfig
+    env = gym.make(ENV_ID, level=2, interface="discrete", app="large")
+    obs, info = env.reset(seed=4)
+    assert info["scenario"]["params"]["app"] == "large"
+    assert obs["actual"].shape == (121 * 120 - 120,) and env.action_space.n > 20000
+    again = gym.make(ENV_ID, level=2, interface="discrete", app="large")
+    obs2, _ = again.reset(options={"scenario": info["scenario"]})
+    assert (obs2["actual"] == obs["actual"]).all()
+    with pytest.raises(ValueError, match="app"):
+        gym.make(ENV_ID, level=2).reset(options={"scenario": info["scenario"]})
+    _, boutique = gym.make(ENV_ID, level=2).reset(seed=4)
+    assert "app" not in boutique["scenario"]["params"]
+    for kw in ({"app": "huge"}, {"app": "large", "level": "compat"},
+               {"app": "large", "backend": "kubernetes"}):
+        with pytest.raises(InvalidConfig):
+            gym.make(ENV_ID, **{"level": 1, **kw})

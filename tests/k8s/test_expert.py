@@ -37,3 +37,14 @@ def test_expert_uses_only_observations():
         obs, r, term, trunc, info = env.step(x)
         if term:
             break
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_expert_is_perfect_on_the_large_app(level):
+    """The generated 120-service app (``app="large"``): the same expert, from observations
+    only, solves every episode safely."""
+    env = gym.make(ENV_ID, level=level, app="large")
+    results = [play_episode(env, K8sExpert(), seed=7000 + i) for i in range(12)]
+    failures = [r.scenario for r in results if not (r.correct and r.safe)]
+    assert not failures, failures[:3]
+    assert all(r.scenario["params"]["app"] == "large" for r in results)

@@ -31,6 +31,7 @@ from netarena_gym.capacity_planning.kinds import CONTAINS, KIND_SET, KINDS, natu
 from netarena_gym.capacity_planning.state import Graph, GraphError
 
 TOOLS = ("get_node", "list_children", "add_node", "remove_node", "set_attr", "answer")
+WRITES = ("add_node", "remove_node", "set_attr")  # the tools that may change the graph
 OPTIONAL = ("node", "kind", "name", "parent", "parent_kind", "attrs", "key", "value", "answer")
 IDENTITY_ATTRS = ("name", "type")
 MAX_JSON = 600

@@ -3,7 +3,7 @@
 ``apply(scenario)`` builds the in-memory API server with the scenario's faulty policies;
 ``run({"command": ..., "stdin": ...})`` executes one agent command line (allow-list,
 shell, simulated kubectl); ``observe()`` evaluates the probe set with the policy engine
-(cached until an object changes); ``objects()`` is the cluster as the engine reads it.
+(incremental, cached until an object changes; one engine across resets); ``objects()`` is the cluster as the engine reads it.
 
 The agent is held to the same RBAC as on a real cluster (:mod:`netarena_gym.k8s.rbac`):
 reads the Role does not allow (another namespace, ``-A``, cluster-scoped kinds) answer
@@ -21,17 +21,17 @@ from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS
 from netarena_gym.k8s.commands.cmdline import BOOL_FLAGS, VALUE_FLAGS, UsageError, parse, resource_args
 from netarena_gym.k8s.faults import apply_fault
 from netarena_gym.k8s.commands.kubectl import Kubectl
-from netarena_gym.k8s.cluster import base_cluster
+from netarena_gym.k8s.cluster import base_cluster, store_cluster
 from netarena_gym.k8s.grader import Cluster, PolicyEngine
 from netarena_gym.k8s.rbac import denials
-from netarena_gym.k8s.workload import load_workload
+from netarena_gym.k8s.workload_large import workload_for
 
 _LONG = {v: k for k, v in {**VALUE_FLAGS, **BOOL_FLAGS}.items() if k.startswith("--")}
 
 
 def scenario_policies(scenario: Scenario) -> dict[str, dict]:
     """The faulty policy manifests of a scenario (baseline + faults, in order)."""
-    pols = load_workload().policy_manifests()
+    pols = workload_for(scenario.params.get("app", "boutique")).policy_manifests()
     for f in scenario.faults:
         apply_fault(pols, f)
     return pols
@@ -54,12 +54,15 @@ class SimBackend:
         """``prebuilt``: the generator's policies for this scenario (else rebuilt from it)."""
         self.scenario = scenario
         self.namespace = scenario.params.get("namespace", "default")
-        base = base_cluster(self.namespace, scenario.params.get("probes", "full"))
+        base = base_cluster(self.namespace, scenario.params.get("probes", "full"),
+                            scenario.params.get("app", "boutique"))
         pols = prebuilt if prebuilt is not None else scenario_policies(scenario)
         self.store = base.build_store(pols, end_port=self.end_port)
         self.kubectl = Kubectl(self.store, self.namespace)
         self.probe_set = base.probe_set
-        self.engine = PolicyEngine(base.probe_set.probes, self.namespace)
+        if self.engine is None or self.engine.probes != base.probe_set.probes \
+                or self.engine.namespace != self.namespace:
+            self.engine = PolicyEngine(base.probe_set.probes, self.namespace)
 
     def reset_to_baseline(self) -> None:
         if self.scenario is not None:
@@ -94,11 +97,7 @@ class SimBackend:
         return CommandResult(out + msg, 1, ERROR)
 
     def objects(self) -> Cluster:
-        st = self.store
-        ob = st.objects
-        return Cluster(list(ob["namespaces"].values()), list(ob["pods"].values()),
-                       list(ob["services"].values()), list(ob["networkpolicies"].values()),
-                       st.version)
+        return store_cluster(self.store)
 
     def observe(self) -> np.ndarray:
         """Probe outcomes (True: the connection succeeds), in probe-set order."""
