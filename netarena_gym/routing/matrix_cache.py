@@ -1,0 +1,186 @@
+"""Incremental pieces of the probe matrix: per-pair results with the nodes each one read,
+and the host equivalence classes, both kept across steps.
+
+A probe ``pair_ok(i -> j)`` is a pure function of the configuration of the nodes its two
+walks touch: the sender, and for every ARP resolution every node on that segment (who
+answers depends on all of them). :class:`PairStore` records that set per pair (from the
+walks' ``Network.arp_log`` records) and keeps a reverse index, so that when a node's
+configuration changes only the pairs that read it are probed again; the others keep their
+result. A store can sit on a read-only *base* (the pairs of a pristine network, see
+:mod:`netarena_gym.routing.pristine`): base pairs stay valid until a node they read changes.
+
+:func:`host_classes` is the class split of :class:`~netarena_gym.routing.grader.ReachabilityOracle`
+(same classes, same order), with the long prefixes of each node memoised by its content.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from netarena_gym.core.ipv4 import mask_of
+from netarena_gym.routing.state import Network, Node
+
+__all__ = ["PairStore", "host_classes", "long_prefixes", "segment_deps"]
+
+
+def segment_deps(net: Network, index: dict[str, int]) -> dict[tuple[str, str], tuple[int, ...]]:
+    """For every attached (node, interface): the indices of every node on its segment."""
+    out = {}
+    for members in net.segments.values():
+        idx = tuple(sorted({index[n] for n, _ in members}))
+        for m in members:
+            out[m] = idx
+    return out
+
+
+class PairStore:
+    """``pair_ok`` results by (source index, destination index) with their dependencies."""
+
+    __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "rdeps", "base", "dead")
+
+    def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
+                 base: "PairStore | None" = None):
+        self.net, self.nodes, self.dsts, self.timeout_s = net, nodes, dsts, timeout_s
+        self.seg = segment_deps(net, {n.name: i for i, n in enumerate(nodes)})
+        self.res: dict[tuple[int, int], bool] = {}
+        self.rdeps: list[list[tuple[int, int]]] = [[] for _ in nodes]
+        self.base = base
+        self.dead: set[tuple[int, int]] = set()  # base pairs no longer valid here
+
+    def invalidate(self, changed) -> set[tuple[int, int]]:
+        """Forget every pair that read one of the ``changed`` node indices; returns them."""
+        out: set[tuple[int, int]] = set()
+        res, base = self.res, self.base
+        for i in changed:
+            own = self.rdeps[i]
+            for p in own:
+                if res.pop(p, None) is not None:
+                    out.add(p)
+            own.clear()
+            if base is not None:
+                for p in base.rdeps[i]:
+                    if p not in self.dead:
+                        self.dead.add(p)
+                        out.add(p)
+        return out
+
+    def get(self, i: int, j: int) -> bool:
+        """The probe ``i -> j`` (computed and recorded when not known). Call inside
+        :meth:`recording`."""
+        p = (i, j)
+        r = self.res.get(p)
+        if r is not None:
+            return r
+        base = self.base
+        if base is not None and p not in self.dead:
+            r = base.res.get(p)
+            if r is not None:
+                return r
+        return self._probe(i, j)
+
+    def _probe(self, i: int, j: int) -> bool:
+        from netarena_gym.routing.grader import pair_ok
+        log = self.net.arp_log
+        log.clear()
+        ok = pair_ok(self.net, self.nodes[i], self.dsts[j], self.timeout_s)
+        deps = {i}
+        seg = self.seg
+        for node, ifname, _ip, _res in log:
+            d = seg.get((node.name, ifname))
+            if d is not None:
+                deps.update(d)
+        p = (i, j)
+        self.res[p] = ok
+        rdeps = self.rdeps
+        for d in deps:
+            rdeps[d].append(p)
+        return ok
+
+    def recording(self) -> "_Recording":
+        """Context in which :meth:`get` may probe (it reads the walks' ARP records)."""
+        return _Recording(self.net)
+
+
+class _Recording:
+    __slots__ = ("net", "saved")
+
+    def __init__(self, net: Network):
+        self.net = net
+
+    def __enter__(self):
+        self.saved, self.net.arp_log = self.net.arp_log, []
+
+    def __exit__(self, *exc):
+        self.net.arp_log = self.saved
+
+
+def long_prefixes(node: Node) -> frozenset[tuple[int, int]]:
+    """Prefixes longer than /24 that ``node``'s configuration names (routes, gateways,
+    sources, rules, filters, its own addresses as /32)."""
+    out: set[tuple[int, int]] = set()
+    for routes in node.tables.values():
+        for rt in routes:
+            if rt.plen > 24:
+                out.add((rt.dst, rt.plen))
+            if rt.gateway is not None:
+                out.add((rt.gateway, 32))
+            if rt.src is not None:
+                out.add((rt.src, 32))
+    for rule in node.rules:
+        for p in (rule.src, rule.dst):
+            if p is not None and p[1] > 24:
+                out.add(p)
+    for chain in node.iptables.chains.values():
+        for ir in chain:
+            for p in (ir.src, ir.dst):
+                if p is not None and p[1] > 24:
+                    out.add(p)
+    for itf in node.interfaces.values():
+        for a in itf.addresses:
+            out.add((a.ip, 32))
+    return frozenset(out)
+
+
+def host_classes(nodes: list[Node], dsts: list[int], seg_of: dict, prefixes_of
+                 ) -> tuple[list[list[int]], np.ndarray]:
+    """Classes of probe targets: hosts never reconfigured (``version == 0``) on the same
+    segment and not told apart by any prefix longer than /24 named anywhere share a class;
+    every other node is alone. ``prefixes_of(i)`` gives node ``i``'s :func:`long_prefixes`."""
+    pristine = [i for i, n in enumerate(nodes) if n.kind == "host" and n.version == 0]
+    named: set[tuple[int, int]] = set()
+    is_pristine = set(pristine)
+    for i in range(len(nodes)):
+        if i not in is_pristine:
+            named |= prefixes_of(i)
+    by24: dict[int, list[int]] = {}
+    for i in pristine:
+        by24.setdefault(dsts[i] >> 8, []).append(i)
+    sig: dict[int, list[int]] = {}
+    q = 0
+    for net_, pl in sorted(named):
+        members = by24.get(net_ >> 8)
+        if not members:
+            continue
+        m = mask_of(pl)
+        net_ &= m
+        inside = [i for i in members if (dsts[i] & m) == net_]
+        if inside:
+            for i in inside:
+                sig.setdefault(i, []).append(q)
+            q += 1
+    groups: dict[tuple, list[int]] = {}
+    order: list[tuple] = []
+    for i, node in enumerate(nodes):
+        if i in is_pristine:
+            key = (seg_of.get((node.name, f"{node.name}-eth0")), tuple(sig.get(i, ())))
+        else:
+            key = ("node", i)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = []
+            order.append(key)
+        g.append(i)
+    classes = [groups[k] for k in order]
+    cls_of = np.empty(len(nodes), dtype=np.intp)
+    for c, members in enumerate(classes):
+        cls_of[members] = c
+    return classes, cls_of
