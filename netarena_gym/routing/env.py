@@ -22,6 +22,7 @@ from netarena_gym.routing.features import FeatureBuilder, feature_spaces
 from netarena_gym.routing.faults import check_supported
 from netarena_gym.routing.generator import RoutingGenerator, level_config
 from netarena_gym.routing.render import pingall_text
+from netarena_gym.routing.shapes import max_links
 from netarena_gym.routing.backends.sim import SimBackend, SimState
 from netarena_gym.routing.views import INSPECT, parse_inspection
 
@@ -131,7 +132,14 @@ class RoutingEnv(NetArenaEnv):
         cfg = level_config(level, topology) if level in (1, 2, 3, "compat") else None
         if cfg is None:
             raise InvalidConfig(f"level must be one of (1, 2, 3, 'compat'), got {level!r}")
-        self.dims = Dims(*cfg.max_dims())
+        self.dims = Dims(*cfg.max_dims(), links=max_links(cfg.shape, cfg.routers[1]))
+        self._large = cfg.routers[1] > 4
+        if self._large:
+            # room for a large router's inspection and the pingall of every node
+            d = self.dims
+            self.max_output_chars = max(6000, 120 * (8 * d.ifaces + d.subnet_slots
+                                                     + d.link_slots + 40))
+            self.max_obs_chars = max(32768, 6 * (d.nodes + 1) ** 2 + 2 * self.max_output_chars)
         self.profile = compat_profile_named(compat_profile)
         self.backend = make_backend(backend, probe_timeout=probe_timeout,
                                     command_timeout=command_timeout,
@@ -150,6 +158,12 @@ class RoutingEnv(NetArenaEnv):
                                        else (5.0 if backend == "sim" else None)))
 
     # ------------------------------------------------------------------ hooks
+    def _default_max_steps(self) -> int:
+        """The level's default; networks of more than four routers add one step per router
+        (an agent inspects each)."""
+        base = super()._default_max_steps()
+        return base + self.dims.routers if self._large else base
+
     def _catalogue_size(self) -> int:
         return self.dims.size
 
@@ -172,7 +186,7 @@ class RoutingEnv(NetArenaEnv):
         lay = self.backend.layout
         if (len(lay.routers) > self.dims.routers
                 or max(len(h) for h in lay.spec.hosts) > self.dims.subnets
-                or max(max(h) for h in lay.spec.hosts) > self.dims.hosts):
+                or max((max(h) for h in lay.spec.hosts if h), default=0) > self.dims.hosts):
             raise ValueError("scenario topology exceeds this env's dimensions; make the env "
                              "with a matching level or topology")
         self._features_builder = (FeatureBuilder(lay, self.dims, self.backend.names)
