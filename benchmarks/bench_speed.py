@@ -27,10 +27,14 @@ from netarena_gym.core import benchkit
 clock = time.process_time
 
 # name -> (env id, make kwargs, goal as a ratio to CartPole with resets)
+ROUTING_64 = {"shape": "tree", "routers": 64, "subnets": 2, "hosts": 2}
 ENVS = {
     "routing_discrete_L1": ("NetArena-Routing-v0", {"level": 1, "interface": "discrete"}, 0.33),
     "routing_text_L1": ("NetArena-Routing-v0", {"level": 1, "interface": "text"}, 0.25),
     "routing_discrete_L3": ("NetArena-Routing-v0", {"level": 3, "interface": "discrete"}, 0.15),
+    # issue 14's scale goal: a step here costs <= 10x a step at L1 (see goals below)
+    "routing_discrete_tree64": ("NetArena-Routing-v0", {"level": 3, "interface": "discrete",
+                                                        "topology": ROUTING_64}, None),
     "k8s_discrete_L1": ("NetArena-K8sPolicy-v0", {"level": 1, "interface": "discrete"}, 0.20),
     "k8s_text_L1": ("NetArena-K8sPolicy-v0", {"level": 1, "interface": "text"}, None),
     "capacity_discrete_L1": ("NetArena-CapacityPlanning-v0", {"level": 1, "interface": "discrete"}, 0.30),
@@ -38,6 +42,7 @@ ENVS = {
 # name -> (env id, kwargs, levels, goal ms per reset)
 RESETS = {
     "routing": ("NetArena-Routing-v0", {}, {1: 1.0, 3: 3.0}),
+    "routing_tree64": ("NetArena-Routing-v0", {"topology": ROUTING_64}, {3: 100.0}),
     "k8s": ("NetArena-K8sPolicy-v0", {}, {1: 1.0, 2: 1.0}),
     "capacity": ("NetArena-CapacityPlanning-v0", {"interface": "text"}, {1: 2.0, 2: 2.0, 3: 2.0, 4: 2.0}),
 }
@@ -130,6 +135,8 @@ def main(argv=None) -> dict:
         e["ratio_step_only"] = e["step_only_per_s"] / cart
         if e["goal"] is not None:
             goals[f"{name} >= {e['goal']}x"] = e["ratio"] >= e["goal"]
+    slow = envs["routing_discrete_L1"]["step_only_per_s"] / envs["routing_discrete_tree64"]["step_only_per_s"]
+    goals["routing step at 64 routers <= 10x L1"] = slow <= 10
     for k in ("frozenlake", "nasim_tiny", "nasim_small"):
         if isinstance(res.get(k), float):
             res[k + "_ratio"] = res[k] / cart

@@ -326,9 +326,12 @@ def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, 
         net.attach(seg, ln.b, ln.b_iface)
     for r in lay.routers:
         node = net.nodes[r]
-        for dst, plen, dev, gw in lay.intended_routes(r):
-            if gw is not None:
-                node.insert_route(Route(dst=dst, plen=plen, dev=dev, gateway=gw, table=MAIN))
+        # the same table insert_route builds one at a time (a stable sort by destination,
+        # prefix length, metric), sorted once
+        node.tables[MAIN].extend(Route(dst=dst, plen=plen, dev=dev, gateway=gw, table=MAIN)
+                                 for dst, plen, dev, gw in lay.intended_routes(r)
+                                 if gw is not None)
+        node._sort_table(MAIN)
     for node in net.nodes.values():
         node.version = 0
         node._cache_version = node._fp_version = -1

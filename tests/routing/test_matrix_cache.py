@@ -7,6 +7,7 @@ from netarena_gym.routing.backends.sim import SimBackend
 from netarena_gym.routing.generator import RoutingGenerator
 from netarena_gym.routing.grader import ReachabilityOracle, pair_ok
 from netarena_gym.routing.catalogue import Dims, fill
+from netarena_gym.routing.shapes import max_links
 from netarena_gym.core.actions import Catalogue
 
 # commands that break things beyond the catalogue: host changes, long prefixes, rules
@@ -53,14 +54,22 @@ def actions(backend, rng, dims):
         yield valid[int(rng.integers(len(valid)))]
 
 
-@pytest.mark.parametrize("level,seeds", [(1, range(5)), (3, range(4)), ("compat", range(2))])
-def test_incremental_matrix_equals_brute_force(level, seeds):
-    gen = RoutingGenerator(level)
-    dims = Dims(*gen.cfg.max_dims())
+FIXED = {"shape": "ring", "routers": 5, "subnets": 2, "hosts": 2}
+
+
+@pytest.mark.parametrize("level,seeds,topology", [(1, range(5), None), (3, range(4), None),
+                                                  ("compat", range(2), None),
+                                                  (3, range(4), FIXED)])
+def test_incremental_matrix_equals_brute_force(level, seeds, topology):
+    """With ``FIXED`` every episode after the first starts from the pristine base."""
+    gen = RoutingGenerator(level, topology=topology)
+    dims = Dims(*gen.cfg.max_dims(), links=max_links(gen.cfg.shape, gen.cfg.routers[1]))
     for seed in seeds:
         sc = gen.generate(seed).scenario
         b = SimBackend()
         b.apply(sc)
+        if topology is not None:
+            assert b.state.oracle.pairs.base is not None
         rng = np.random.default_rng(seed)
         m = b.observe()
         assert (m == brute(b.state.oracle)).all()
