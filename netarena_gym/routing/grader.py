@@ -274,7 +274,9 @@ class ReachabilityOracle:
         self._cache_size = cache_size
         self._last_version = -1
         self._last: np.ndarray | None = None
-        self.pairs = PairStore(net, self._nodes, self._dst, timeout_s, base)
+        # with one router every probe but a host's own reads it: no dependencies to track
+        self.pairs = PairStore(net, self._nodes, self._dst, timeout_s, base,
+                               track=len(net.routers()) > 1)
         self._seen: list[int] | None = None  # state ids the pair store reflects
         self._prefixes: dict[int, frozenset] = {}  # state id -> long prefixes
         self._asm = None  # (reps, seconds, r, intra) of the last assembly
@@ -335,7 +337,7 @@ class ReachabilityOracle:
         k = len(classes)
         with self.pairs.recording():
             asm = self._asm
-            if asm is not None and asm[0] == reps and asm[1] == seconds:
+            if stale is not None and asm is not None and asm[0] == reps and asm[1] == seconds:
                 r, intra = asm[2].copy(), asm[3].copy()
                 pos = {rep: a for a, rep in enumerate(reps)}
                 for i, j in stale:

@@ -35,19 +35,29 @@ def segment_deps(net: Network, index: dict[str, int]) -> dict[tuple[str, str], t
 class PairStore:
     """``pair_ok`` results by (source index, destination index) with their dependencies."""
 
-    __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "rdeps", "base", "dead")
+    __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "rdeps", "base", "dead",
+                 "track")
 
     def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
-                 base: "PairStore | None" = None):
+                 base: "PairStore | None" = None, track: bool = True):
+        """``track=False``: no dependencies are recorded and any change forgets every
+        probe (cheaper where every probe reads the same node, as with one router)."""
         self.net, self.nodes, self.dsts, self.timeout_s = net, nodes, dsts, timeout_s
-        self.seg = segment_deps(net, {n.name: i for i, n in enumerate(nodes)})
+        self.track = track
+        self.seg = segment_deps(net, {n.name: i for i, n in enumerate(nodes)}) if track else {}
         self.res: dict[tuple[int, int], bool] = {}
         self.rdeps: list[list[tuple[int, int]]] = [[] for _ in nodes]
         self.base = base
         self.dead: set[tuple[int, int]] = set()  # base pairs no longer valid here
 
-    def invalidate(self, changed) -> set[tuple[int, int]]:
-        """Forget every pair that read one of the ``changed`` node indices; returns them."""
+    def invalidate(self, changed) -> set[tuple[int, int]] | None:
+        """Forget every pair that read one of the ``changed`` node indices; returns them
+        (None: every pair)."""
+        if not self.track:
+            if changed:
+                self.res.clear()
+                return None
+            return set()
         out: set[tuple[int, int]] = set()
         res, base = self.res, self.base
         for i in changed:
@@ -79,6 +89,9 @@ class PairStore:
 
     def _probe(self, i: int, j: int) -> bool:
         from netarena_gym.routing.grader import pair_ok
+        if not self.track:
+            ok = self.res[(i, j)] = pair_ok(self.net, self.nodes[i], self.dsts[j], self.timeout_s)
+            return ok
         log = self.net.arp_log
         log.clear()
         ok = pair_ok(self.net, self.nodes[i], self.dsts[j], self.timeout_s)
@@ -97,7 +110,7 @@ class PairStore:
 
     def recording(self) -> "_Recording":
         """Context in which :meth:`get` may probe (it reads the walks' ARP records)."""
-        return _Recording(self.net)
+        return _Recording(self.net if self.track else None)
 
 
 class _Recording:
@@ -107,10 +120,12 @@ class _Recording:
         self.net = net
 
     def __enter__(self):
-        self.saved, self.net.arp_log = self.net.arp_log, []
+        if self.net is not None:
+            self.saved, self.net.arp_log = self.net.arp_log, []
 
     def __exit__(self, *exc):
-        self.net.arp_log = self.saved
+        if self.net is not None:
+            self.net.arp_log = self.saved
 
 
 def long_prefixes(node: Node) -> frozenset[tuple[int, int]]:
