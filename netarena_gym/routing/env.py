@@ -97,7 +97,10 @@ class RoutingEnv(NetArenaEnv):
     dict of weights), ``observability`` ("partial"|"full"), ``history`` (previous steps
     shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
     per tool run), ``step_timeout`` (wall-clock budget of one step; 5 s on the simulator, none on Mininet);
-    then the task's own: ``probe_timeout``, ``topology``, ``fault_types``,
+    then the task's own: ``probe_timeout``, ``topology`` (size ranges, and ``shape``:
+    ``"tree"``, ``"ring"`` or ``"leaf-spine"`` networks of up to 64 routers, see
+    :mod:`netarena_gym.routing.shapes`; more than four routers add one step per router
+    to the default ``max_steps``), ``fault_types``,
     ``interface_labels`` (router interface aliases such as ``LAN s3 192.168.3.1/24`` that
     state each port's intended role and address; None, the default: off in compat, whose
     upstream nodes carry none, on at levels 1-3), ``netem_faults``
@@ -113,6 +116,7 @@ class RoutingEnv(NetArenaEnv):
     * v0 (issue 12): ``netem_faults`` and ``compat_profile``; scenario draws no longer depend
       on the backend (netem methods are opt-in at levels 1-3); result kinds come from one
       classification on every backend (``executor.classify``).
+    * v0 (issue 14): ``topology={"shape": ...}`` networks of up to 64 routers.
     """
     config_class = RoutingConfig
     task = "routing"
@@ -186,7 +190,8 @@ class RoutingEnv(NetArenaEnv):
         lay = self.backend.layout
         if (len(lay.routers) > self.dims.routers
                 or max(len(h) for h in lay.spec.hosts) > self.dims.subnets
-                or max((max(h) for h in lay.spec.hosts if h), default=0) > self.dims.hosts):
+                or max((max(h) for h in lay.spec.hosts if h), default=0) > self.dims.hosts
+                or len(lay.links) > self.dims.link_slots):
             raise ValueError("scenario topology exceeds this env's dimensions; make the env "
                              "with a matching level or topology")
         self._features_builder = (FeatureBuilder(lay, self.dims, self.backend.names)

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from netarena_gym.routing.commands.iptables import verdict
-from netarena_gym.routing.matrix_cache import PairStore, host_classes, long_prefixes
+from netarena_gym.routing.matrix_cache import (
+    PairStore, host_classes, long_prefixes, route_changes)
 from netarena_gym.routing.state import Network, Node
 
 PING_PACKET = 84  # IP bytes of a default ping: 56 data + 8 ICMP + 20 IP
@@ -241,14 +242,20 @@ def echo(net: Network, origin: Node, dst: int, *, size: int = PING_PACKET,
 def pair_ok(net: Network, a: Node, dst: int, timeout_s: float) -> bool:
     """Would ``ping -c1 -W<timeout_s>`` from ``a`` to ``dst`` succeed? Any netem loss or
     corruption on the path counts as failure: the oracle asks for reliable reachability."""
+    return probe(net, a, dst, timeout_s)[0]
+
+
+def probe(net: Network, a: Node, dst: int, timeout_s: float) -> tuple[bool, int | None]:
+    """:func:`pair_ok` and the source address the request carried (None: none was sent):
+    every route lookup of the exchange is for ``dst`` or for that address."""
     req = walk(net, a, dst, detail=False)
     if not req.ok:
-        return False
+        return False, req.src
     if req.node is a:
-        return True
+        return True, req.src
     rep = walk(net, req.node, req.src, dst, icmp_type="echo-reply", detail=False)
     return (rep.ok and req.loss == 0.0 and rep.loss == 0.0
-            and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0)
+            and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0), req.src
 
 
 class ReachabilityOracle:
@@ -280,6 +287,8 @@ class ReachabilityOracle:
         self._seen: list[int] | None = None  # state ids the pair store reflects
         self._prefixes: dict[int, frozenset] = {}  # state id -> long prefixes
         self._asm = None  # (reps, seconds, r, intra) of the last assembly
+        self._fps: list[tuple] = []  # state id -> fingerprint
+        self._pristine_fps: dict[int, tuple] | None = None  # routers untouched at the start
 
     def _key(self) -> tuple:
         """One small int per node naming its configuration: negative for a node untouched
@@ -297,6 +306,7 @@ class ReachabilityOracle:
                 if sid is None:
                     sid = len(self._state_ids)
                     self._state_ids[fp] = sid
+                    self._fps.append(fp)
                 self._node_state[i] = (node.version, sid)
             key.append(sid)
         return tuple(key)
@@ -325,8 +335,13 @@ class ReachabilityOracle:
         if seen is None:
             # a fresh store trusts only its base, whose nodes are the pristine ones
             changed = [i for i, s in enumerate(key) if s >= 0]
+            if self.pairs.track:  # routers' pristine content, to tell route-only changes
+                self._pristine_fps = {i: n.fingerprint() for i, n in enumerate(self._nodes)
+                                      if n.kind == "router" and key[i] < 0}
         else:
             changed = [i for i, (a, b) in enumerate(zip(seen, key)) if a != b]
+        changed = [(i, self._changed_prefixes(i, seen[i] if seen else -1 - i, key[i]))
+                   for i in changed]
         stale = self.pairs.invalidate(changed)
         self._seen = list(key)
         classes, cls_of = host_classes(self._nodes, self._dst, self.net.segment_of,
@@ -366,6 +381,23 @@ class ReachabilityOracle:
         np.fill_diagonal(m, True)
         m.flags.writeable = False
         return m
+
+    def _fingerprint_of(self, i: int, sid: int) -> tuple | None:
+        if sid >= 0:
+            return self._fps[sid]
+        fp = (self._pristine_fps or {}).get(i)
+        if fp is None and self.pairs.base is not None:
+            fp = self.pairs.base.nodes[i].fingerprint()  # the same network, pristine
+        return fp
+
+    def _changed_prefixes(self, i: int, old: int, new: int) -> list | None:
+        """The prefixes whose routes differ when only node ``i``'s routing tables changed
+        from state ``old`` to ``new`` (then only lookups inside them can differ); None
+        when anything else changed, or the old content is not known."""
+        a, b = self._fingerprint_of(i, old), self._fingerprint_of(i, new)
+        if a is None or b is None or a[0] != b[0] or a[2:] != b[2:]:
+            return None
+        return route_changes(a[1], b[1])
 
     def _prefixes_of(self, i: int) -> frozenset:
         sid = self._node_state[i][1]

@@ -19,7 +19,30 @@ import numpy as np
 from netarena_gym.core.ipv4 import mask_of
 from netarena_gym.routing.state import Network, Node
 
-__all__ = ["PairStore", "host_classes", "long_prefixes", "segment_deps"]
+__all__ = ["PairStore", "host_classes", "long_prefixes", "segment_deps", "route_changes"]
+
+
+def route_changes(old: tuple, new: tuple) -> list[tuple[int, int]]:
+    """Prefixes ``(net, plen)`` whose routes (in any table, in order) differ between two
+    ``tables`` parts of :meth:`~netarena_gym.routing.state.Node.fingerprint`. A longest
+    prefix match for an address outside all of them finds the same route."""
+    def groups(tables):
+        out: dict[tuple, list] = {}
+        for tid, sigs in tables:
+            for sig in sigs:
+                out.setdefault((tid, sig[0], sig[1]), []).append(sig)
+        return out
+    a, b = groups(old), groups(new)
+    return sorted({(k[1], k[2]) for k in a.keys() | b.keys() if a.get(k) != b.get(k)})
+
+
+def _covered(ip: int | None, prefixes) -> bool:
+    if ip is None:
+        return False
+    for net_, pl in prefixes:
+        if (ip & mask_of(pl)) == net_:
+            return True
+    return False
 
 
 def segment_deps(net: Network, index: dict[str, int]) -> dict[tuple[str, str], tuple[int, ...]]:
@@ -36,7 +59,7 @@ class PairStore:
     """``pair_ok`` results by (source index, destination index) with their dependencies."""
 
     __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "rdeps", "base", "dead",
-                 "track")
+                 "track", "src")
 
     def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
                  base: "PairStore | None" = None, track: bool = True):
@@ -46,29 +69,46 @@ class PairStore:
         self.track = track
         self.seg = segment_deps(net, {n.name: i for i, n in enumerate(nodes)}) if track else {}
         self.res: dict[tuple[int, int], bool] = {}
+        self.src: dict[tuple[int, int], int | None] = {}  # the request's source address
         self.rdeps: list[list[tuple[int, int]]] = [[] for _ in nodes]
         self.base = base
         self.dead: set[tuple[int, int]] = set()  # base pairs no longer valid here
 
     def invalidate(self, changed) -> set[tuple[int, int]] | None:
-        """Forget every pair that read one of the ``changed`` node indices; returns them
-        (None: every pair)."""
+        """Forget every pair that read a changed node; returns them (None: every pair).
+        ``changed``: (node index, prefixes) pairs, ``prefixes`` listing the only routes
+        that changed there (:func:`route_changes`) or None for any other change; then a
+        pair is kept unless its destination or its source address is in one of them."""
         if not self.track:
             if changed:
                 self.res.clear()
                 return None
             return set()
         out: set[tuple[int, int]] = set()
-        res, base = self.res, self.base
-        for i in changed:
+        res, base, dsts = self.res, self.base, self.dsts
+        for i, prefixes in changed:
             own = self.rdeps[i]
-            for p in own:
-                if res.pop(p, None) is not None:
-                    out.add(p)
-            own.clear()
+            if prefixes is None:
+                for p in own:
+                    if res.pop(p, None) is not None:
+                        out.add(p)
+                own.clear()
+            else:
+                keep = []
+                for p in own:
+                    if p not in res:
+                        continue  # forgotten already (a stale entry)
+                    if _covered(dsts[p[1]], prefixes) or _covered(self.src[p], prefixes):
+                        del res[p]
+                        out.add(p)
+                    else:
+                        keep.append(p)
+                own[:] = keep
             if base is not None:
                 for p in base.rdeps[i]:
-                    if p not in self.dead:
+                    if p not in self.dead and (
+                            prefixes is None or _covered(dsts[p[1]], prefixes)
+                            or _covered(base.src[p], prefixes)):
                         self.dead.add(p)
                         out.add(p)
         return out
@@ -88,13 +128,13 @@ class PairStore:
         return self._probe(i, j)
 
     def _probe(self, i: int, j: int) -> bool:
-        from netarena_gym.routing.grader import pair_ok
+        from netarena_gym.routing.grader import pair_ok, probe
         if not self.track:
             ok = self.res[(i, j)] = pair_ok(self.net, self.nodes[i], self.dsts[j], self.timeout_s)
             return ok
         log = self.net.arp_log
         log.clear()
-        ok = pair_ok(self.net, self.nodes[i], self.dsts[j], self.timeout_s)
+        ok, self.src[(i, j)] = probe(self.net, self.nodes[i], self.dsts[j], self.timeout_s)
         deps = {i}
         seg = self.seg
         for node, ifname, _ip, _res in log:

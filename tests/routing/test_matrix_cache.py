@@ -89,20 +89,48 @@ def test_unchanged_pairs_are_not_walked_again(monkeypatch):
     b.apply(gen.generate(3).scenario)
     b.observe()
     first = len(walked)
-    idx = b.state.oracle.index
-    seg = set(b.state.oracle.pairs.seg[("h1", "h1-eth0")])
+    h1 = b.state.oracle.index["h1"]
+    read_h1 = set(b.state.oracle.pairs.rdeps[h1])
     walked.clear()
-    # a change on one host: only probes whose walks read h1's segment are walked again
+    # a change on one host: only probes from or to it (it now has a class of its own) and
+    # probes whose walks read it are walked again
     b.run({"machine": "h1", "command": "ip link set h1-eth0 mtu 1400"})
     b.observe()
     assert walked and len(walked) < first
-    known_before = set()
-    for i, j in walked:
-        assert i in seg or j in seg or i == idx["h1"] or j == idx["h1"] or \
-            (i, j) in b.state.oracle.pairs.res
+    assert all(h1 in p or p in read_h1 for p in walked)
     walked.clear()
     b.run({"machine": "h1", "command": "ip link set h1-eth0 mtu 1500"})
     b.observe()
     b.run({"machine": "h1", "command": "ip link set h1-eth0 mtu 1400"})
     b.observe()  # a state seen before: the whole matrix comes from the content cache
     assert not walked or len(walked) < first
+
+
+def test_a_route_change_walks_again_only_probes_to_or_from_its_prefix(monkeypatch):
+    from netarena_gym.core.scenario import Scenario
+    from netarena_gym.core.ipv4 import in_prefix, ip_to_int
+    from netarena_gym.routing.matrix_cache import PairStore
+    from netarena_gym.routing.shapes import shape_spec
+    spec = shape_spec("ring", [(2,)] * 5)
+    sc = Scenario(task="routing", level=3, params={"topology": spec.to_dict()}, faults=(),
+                  seed=None)
+    b = SimBackend()
+    b.apply(sc)
+    b.observe()
+    store = b.state.oracle.pairs
+    r2 = b.state.oracle.index["r2"]
+    read_r2 = {p for p in store.rdeps[r2] if p in store.res}
+    walked = []
+    real = PairStore._probe
+    monkeypatch.setattr(PairStore, "_probe", lambda self, i, j: walked.append((i, j)) or real(self, i, j))
+    # r2 reaches r0's first subnet through r1; send it the long way round, through r3
+    lay = b.layout
+    via = dict((nb, (itf, gw)) for nb, itf, gw in lay.neighbors("r2"))["r3"]
+    b.run({"machine": "r2", "command": f"ip route replace 192.168.1.0/24 via "
+                                       f"{'172.16.%d.%d' % ((via[1] >> 8) & 255, via[1] & 255)} dev {via[0]}"})
+    m = b.observe()
+    assert m.all()  # a longer path still works
+    net = ip_to_int("192.168.1.0")
+    assert walked and len(walked) < len(read_r2)
+    for i, j in walked:
+        assert in_prefix(store.dsts[j], net, 24) or in_prefix(store.src[(i, j)] or 0, net, 24)
