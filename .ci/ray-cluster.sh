@@ -7,7 +7,10 @@
 # Nodes and driver authenticate with a private token ($NETARENA_RAY_DIR/auth_token, 0600).
 # The head offers {"netarena_root": 1} (Mininet episodes go only there, see
 # netarena_gym.eval.executors.backend_resources), the second node {"worker_b": 1}. Each node
-# has its own --temp-dir under $NETARENA_RAY_DIR (default /tmp/netarena-ray-$UID). stop
+# has its own --temp-dir under $NETARENA_RAY_DIR (default /tmp/netarena-ray-$UID), and the
+# ports a node would otherwise take at a fixed default (the Ray client server, 10001; each
+# dashboard agent, 52365) are PORT+1..PORT+3, so two clusters with their own NETARENA_RAY_PORT
+# and NETARENA_RAY_DIR run side by side; NETARENA_RAY_NODES=1 starts the head only. stop
 # does not use `ray stop` (it would stop every Ray node on the machine): it signals, by PID,
 # only the processes whose command line names one of our two temp dirs (TERM, then KILL).
 set -euo pipefail
@@ -37,12 +40,16 @@ start() {
   export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" RAY_USAGE_STATS_ENABLED=0
   ray start --head --node-ip-address=127.0.0.1 --port="$PORT" --num-cpus="$CPUS" \
     --resources='{"netarena_root": 1}' --temp-dir="$DIR/head" --include-dashboard=false \
+    --ray-client-server-port=$((PORT + 1)) --dashboard-agent-listen-port=$((PORT + 2)) \
     --disable-usage-stats >"$DIR/head.log" 2>&1 || { record head; stop; cat "$DIR/head.log" >&2; exit 1; }
   record head
-  ray start --address="127.0.0.1:$PORT" --node-ip-address=127.0.0.1 --num-cpus="$CPUS" \
-    --resources='{"worker_b": 1}' --temp-dir="$DIR/b" --disable-usage-stats \
-    >"$DIR/b.log" 2>&1 || { record b; stop; cat "$DIR/b.log" >&2; exit 1; }
-  record b
+  if [ "${NETARENA_RAY_NODES:-2}" != 1 ]; then
+    ray start --address="127.0.0.1:$PORT" --node-ip-address=127.0.0.1 --num-cpus="$CPUS" \
+      --resources='{"worker_b": 1}' --temp-dir="$DIR/b" --disable-usage-stats \
+      --dashboard-agent-listen-port=$((PORT + 3)) \
+      >"$DIR/b.log" 2>&1 || { record b; stop; cat "$DIR/b.log" >&2; exit 1; }
+    record b
+  fi
   echo "export NETARENA_RAY_ADDRESS=127.0.0.1:$PORT RAY_AUTH_MODE=token RAY_AUTH_TOKEN_PATH=$DIR/auth_token"
 }
 

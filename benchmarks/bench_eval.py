@@ -3,11 +3,21 @@ and the overhead of the evaluation harness (recording every action and observati
 components, metrics) over bare env stepping with the same expert.
 
     python benchmarks/bench_eval.py [--episodes 200] [--level 1] [--json]
+    python benchmarks/bench_eval.py --ray-nodes 1 2 [--ray-cpus 1] [--env ID] [--episodes 40]
 
 "bare": reset + expert + step, nothing kept. "harness": the evaluator's episode recorder
 (one full JSON-able record per episode) in one process. "eval wN": the whole ``evaluate``
 call (records written to a run directory, summary) with N workers, process start included.
 Each figure is measured in a fresh interpreter (no cache warmed by another measurement).
+
+``--ray-nodes``: episodes/s of ``netarena-gym eval --ray-address ADDRESS`` (the CLI as a
+process, from its start to its exit: Ray connect and actor start included) on a local Ray
+cluster of 1 node, then of 2 nodes, each started for the measurement by
+``.ci/ray-cluster.sh`` in its own temp dir on its own free port (``--ray-cpus`` CPUs per
+node; eval's default of one actor per cluster CPU) and stopped by PID after it. Also
+reported: eval's own wall time (its summary's ``wall_seconds``: Ray connect and actor
+start included, interpreter start not), the nodes the records name (``node_id``), and the
+episodes/s of one actor from the records (episodes over the sum of their times).
 """
 from __future__ import annotations
 
@@ -82,6 +92,48 @@ def _measure(kind: str, env_id: str, level, episodes: int) -> dict:
     return {"eps": eps, "correctness": corr}
 
 
+def ray_cluster_eval(env_id: str, level, episodes: int, nodes: int, cpus: int) -> dict:
+    """One measurement on a fresh local cluster of ``nodes`` nodes (see the module doc)."""
+    from netarena_gym.serve.common import free_port
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    script = os.path.join(root, ".ci", "ray-cluster.sh")
+    with tempfile.TemporaryDirectory(prefix="bench-ray-") as d:
+        env = {**os.environ, "NETARENA_RAY_DIR": os.path.join(d, "ray"),
+               "NETARENA_RAY_PORT": str(free_port()), "NETARENA_RAY_NODES": str(nodes),
+               "NETARENA_RAY_CPUS": str(cpus), "PYTHONPATH": root}
+        started = subprocess.run(["bash", script, "start"], env=env, capture_output=True,
+                                 text=True, timeout=300)
+        try:
+            if started.returncode:
+                raise RuntimeError(f"the cluster did not start: {started.stderr[-2000:]}")
+            for word in started.stdout.split():  # export NETARENA_RAY_ADDRESS=... RAY_AUTH_*=...
+                k, sep, v = word.partition("=")
+                if sep:
+                    env[k] = v
+            out = os.path.join(d, "run")
+            cmd = [sys.executable, "-m", "netarena_gym.cli", "eval", "--env", env_id,
+                   "--agent", "expert", "--level", str(level), "--episodes", str(episodes),
+                   "--ray-address", env["NETARENA_RAY_ADDRESS"], "--out", out, "--quiet",
+                   "--format", "json"]
+            t0 = time.perf_counter()
+            p = subprocess.run(cmd, env=env, cwd=root, check=True, capture_output=True,
+                               text=True, timeout=900)
+            dt = time.perf_counter() - t0
+            summary = json.loads(p.stdout)
+            with open(os.path.join(out, "episodes.jsonl")) as f:
+                recs = [json.loads(line) for line in f]
+        finally:
+            subprocess.run(["bash", script, "stop"], env=env, capture_output=True, timeout=120)
+    busy = sum(float(r["wall_seconds"]) for r in recs)
+    return {"nodes": nodes, "cpus_per_node": cpus, "episodes": len(recs), "wall_s": dt,
+            "eps": len(recs) / dt, "eval_wall_s": summary["wall_seconds"],
+            "eval_eps": len(recs) / summary["wall_seconds"],
+            "nodes_used": len({r.get("node_id") for r in recs}),
+            "correctness": summary["correctness"], "actor_busy_s": busy,
+            "actor_eps": len(recs) / busy if busy else None}
+
+
 def _level(v):
     return int(v) if str(v).isdigit() else v
 
@@ -93,7 +145,27 @@ def main() -> None:
     ap.add_argument("--env", default=None, help="default: every registered env")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--ray-nodes", type=int, nargs="+", default=None,
+                    help="measure eval --ray-address on local clusters of these node counts")
+    ap.add_argument("--ray-cpus", type=int, default=1, help="CPUs per Ray node")
     a = ap.parse_args()
+    if a.ray_nodes:
+        env_id = a.env or "NetArena-Routing-v0"
+        level = _level(a.level) if a.level is not None else 1
+        rows = [ray_cluster_eval(env_id, level, a.episodes, n, a.ray_cpus)
+                for n in a.ray_nodes]
+        if a.json:
+            print(json.dumps(rows, indent=1))
+            return
+        print(f"{env_id} level {level}, expert, {a.episodes} episodes, "
+              f"{a.ray_cpus} CPU(s) per node, {os.cpu_count()} cores on the machine")
+        print(f"{'nodes':>5s} {'used':>5s} {'CLI s':>7s} {'CLI ep/s':>9s} {'eval s':>7s} "
+              f"{'eval ep/s':>10s} {'1 actor ep/s':>13s} {'correct':>8s}")
+        for r in rows:
+            print(f"{r['nodes']:5d} {r['nodes_used']:5d} {r['wall_s']:7.1f} {r['eps']:9.2f} "
+                  f"{r['eval_wall_s']:7.1f} {r['eval_eps']:10.2f} {r['actor_eps']:13.2f} "
+                  f"{r['correctness']:8.2f}")
+        return
     if a.one:
         print(json.dumps(_measure(a.one, a.env, _level(a.level), a.episodes)))
         return

@@ -5,7 +5,7 @@ Targets (issue: routing on real Mininet): reset <= 0.5 s and step <= 0.3 s on a 
 2-subnet network; agreement 100%.
 
     sudo python benchmarks/bench_mininet.py [--episodes 2000] [--skip-largest] [--skip-timings]
-        [--log episodes.jsonl]
+        [--log episodes.jsonl] [--sequences grammar]
 
 The differential campaign runs each scenario with four command sequences (expert, random
 catalogue entries, random commands over the full grammar, plausible wrong fixes) through a
@@ -60,11 +60,14 @@ SEQUENCES = {"expert": lambda sc, seed: expert_commands(sc),
              "wrong_fix": lambda sc, seed: wrong_fixes(sc, 5, seed)}
 
 
-def agreement(b: MininetBackend, episodes: int, log_path: str | None = None) -> dict:
+def agreement(b: MininetBackend, episodes: int, log_path: str | None = None,
+              sequences=tuple(SEQUENCES)) -> dict:
     """Sim vs Mininet through the env (:class:`EnvPair`): per aspect (matrix, outcome,
     reward, info, done, output), the share of episodes with no difference in it. The same
     seeds draw the same scenarios on both (checked for every scenario). With ``log_path``,
-    one JSON line per episode (disagreeing aspects, first difference) as it finishes."""
+    one JSON line per episode (disagreeing aspects, first difference) as it finishes.
+    ``sequences``: which of :data:`SEQUENCES` each scenario runs (all by default)."""
+    chosen = {name: SEQUENCES[name] for name in sequences}
     plan = [(1, {"subnets": 3, "hosts": 2}), (2, {"subnets": 3, "hosts": 2}),
             ("compat", {"subnets": 3, "hosts": 2}), (3, None)]
     pairs = {level: EnvPair(level, b) for level, _ in plan}
@@ -85,7 +88,7 @@ def agreement(b: MininetBackend, episodes: int, log_path: str | None = None) -> 
                 sc = g.generate(seed).scenario
                 scenarios += 1
                 same_scenario += sc == RoutingGenerator(level, topology=topo, netem_faults=netem).generate(seed).scenario
-                for name, make in SEQUENCES.items():
+                for name, make in chosen.items():
                     if done >= episodes:
                         break
                     rep = run_both(sc, make(sc, seed), pairs[level])
@@ -129,7 +132,14 @@ def main() -> None:
     p.add_argument("--skip-largest", action="store_true")
     p.add_argument("--skip-timings", action="store_true")
     p.add_argument("--log", help="append one JSON line per differential episode to this file")
+    p.add_argument("--sequences", default=",".join(SEQUENCES),
+                   help=f"comma-separated command sequences per scenario, of {', '.join(SEQUENCES)} "
+                        "(default: all); e.g. grammar for the full-grammar random agent only")
     a = p.parse_args()
+    seqs = [s for s in a.sequences.split(",") if s]
+    unknown = sorted(set(seqs) - set(SEQUENCES))
+    if unknown or not seqs:
+        p.error(f"--sequences: unknown {unknown}; choose from {', '.join(SEQUENCES)}")
     b = MininetBackend(probe_timeout=0.1)
     try:
         out = {"capabilities": sorted(b.capabilities)}
@@ -138,7 +148,7 @@ def main() -> None:
             if not a.skip_largest:
                 out["largest"] = timings(b, LARGEST, n=3)
         if a.episodes:
-            out["differential"] = agreement(b, a.episodes, a.log)
+            out["differential"] = agreement(b, a.episodes, a.log, seqs)
     finally:
         b.close()
     print(json.dumps(out, indent=1))

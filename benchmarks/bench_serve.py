@@ -1,14 +1,16 @@
 """Steps/s and step latency (p50/p99) through the servers against the in-process env.
 
     python benchmarks/bench_serve.py [--env NetArena-Routing-v0] [--clients 1 8 32]
-        [--steps 30] [--protocols inproc openenv mcp]
+        [--steps 30] [--protocols inproc openenv mcp a2a]
 
 Each client runs one session on loopback: ``reset(seed)`` then ``--steps`` steps of a
 read-only command (routing ``ip route`` on r0, K8s ``kubectl get networkpolicy``, MALT
 ``list_children`` of the root on the text interface), restarting the episode when it ends.
 "inproc": the env in this process, one thread per client. "openenv": openenv-core's
 ``EnvClient`` over the WebSocket ``/ws`` (one env per connection). "mcp": the SDK's
-``Client`` over streamable HTTP with handshake sessions (one env per MCP session). The
+``Client`` over streamable HTTP with handshake sessions (one env per MCP session). "a2a":
+a2a-sdk's client (JSON-RPC, streaming) against ``serve --protocol a2a``, one conversation
+(one env) per client, one message per step. The
 servers run in this process (uvicorn in a thread), so client and server share the CPUs.
 Prints one JSON object: per protocol and client count, steps/s (all clients together),
 p50/p99 step latency in ms.
@@ -63,6 +65,12 @@ def threads(n: int, fn) -> tuple[list[float], float]:
 def window(spans) -> float:
     """From the first client's first step to the last client's last step."""
     return max(t1 for _, t1 in spans) - min(t0 for t0, _ in spans)
+
+
+async def gather(client, n: int) -> tuple[list[float], float]:
+    """Run ``client(i)`` for n async clients at once; their latencies and common window."""
+    res = await asyncio.gather(*(client(i) for i in range(n)))
+    return [x for r, _, _ in res for x in r], window([(t0, t1) for _, t0, t1 in res])
 
 
 def inproc(env_id, n, steps):
@@ -139,11 +147,49 @@ def mcp(env_id, n, steps):
                 t1 = time.perf_counter()
             return lat, t0, t1
 
-        async def all_clients():
-            res = await asyncio.gather(*(client(i) for i in range(n)))
-            return [x for r, _, _ in res for x in r], window([(t0, t1) for _, t0, t1 in res])
+        out = asyncio.run(gather(client, n))
+    manager.close_all()
+    return out
 
-        out = asyncio.run(all_clients())
+
+def a2a(env_id, n, steps):
+    import uuid
+
+    import httpx
+    from a2a.client import ClientConfig, create_client
+    from a2a.helpers import new_data_part
+    from a2a.types import Message, Role, SendMessageRequest
+
+    from netarena_gym.serve.a2a import build_a2a_app, reply_data
+
+    manager = SessionManager(env_id, env_options=OPTIONS.get(env_id, {}), max_sessions=n)
+    with UvicornThread.serving(lambda url: build_a2a_app(manager, url)) as srv:
+        async def client(i):
+            async with httpx.AsyncClient(timeout=600) as http:
+                c = await create_client(srv.url, ClientConfig(streaming=True, httpx_client=http))
+                cid = ""
+
+                async def send(body):
+                    nonlocal cid
+                    msg = Message(role=Role.ROLE_USER, parts=[new_data_part(body)],
+                                  message_id=str(uuid.uuid4()), context_id=cid)
+                    evs = [ev async for ev in c.send_message(SendMessageRequest(message=msg))]
+                    cid = evs[-1].message.context_id
+                    return reply_data(evs)
+
+                await send({"reset": {"seed": i}})
+                lat, t0 = [], time.perf_counter()
+                for _ in range(steps):
+                    t = time.perf_counter()
+                    r = await send({"step": ACTIONS[env_id]})
+                    lat.append(time.perf_counter() - t)
+                    if r.get("done"):
+                        await send({"reset": {"seed": i}})
+                t1 = time.perf_counter()
+                await c.close()
+            return lat, t0, t1
+
+        out = asyncio.run(gather(client, n))
     manager.close_all()
     return out
 
@@ -153,10 +199,10 @@ def main(argv=None) -> int:
     p.add_argument("--env", default="NetArena-Routing-v0", choices=sorted(ACTIONS))
     p.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
     p.add_argument("--steps", type=int, default=30, help="steps per client")
-    p.add_argument("--protocols", nargs="+", default=["inproc", "openenv", "mcp"],
-                   choices=("inproc", "openenv", "mcp"))
+    p.add_argument("--protocols", nargs="+", default=["inproc", "openenv", "mcp", "a2a"],
+                   choices=("inproc", "openenv", "mcp", "a2a"))
     a = p.parse_args(argv)
-    runners = {"inproc": inproc, "openenv": openenv, "mcp": mcp}
+    runners = {"inproc": inproc, "openenv": openenv, "mcp": mcp, "a2a": a2a}
     results = {"env": a.env, "steps_per_client": a.steps, "runs": []}
     for proto in a.protocols:
         for n in a.clients:

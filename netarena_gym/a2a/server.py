@@ -19,26 +19,28 @@ topology; ``output_dir``, ``benchmark_path`` and ``regenerate_benchmark`` are ac
 ignored (episodes are generated from seeds). Any other key is an invalid request.
 
 **Agent** (``--agent``, a "purple" agent): serves any netarena agent (the expert, an LLM,
-``module:Class``) for one env; one agent instance per A2A ``context_id``, replying with the
-action as bare JSON. It reads the observation from the message metadata when our adapter
+``module:Class``) for one env; one agent instance per A2A ``context_id`` (a session of
+serve's :class:`~netarena_gym.serve.sessions.SessionPool`: its limit, 256 by default, is a
+JSON-RPC ``InvalidRequestError``; idle conversations are closed after 900 s), replying with
+the action as bare JSON. It reads the observation from the message metadata when our adapter
 sent it, else from the text.
 """
 from __future__ import annotations
 
 import asyncio
 import json
-from collections import OrderedDict
 
 import gymnasium as gym
 from a2a.helpers import new_data_part, new_task_from_user_message, new_text_message
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.tasks import TaskUpdater
-from a2a.types import InvalidParamsError, TaskState
+from a2a.types import InvalidParamsError, InvalidRequestError, TaskState
 from google.protobuf.json_format import MessageToDict
 
 from netarena_gym.a2a.common import ServerThread, build_app, make_card
 from netarena_gym.agents.episode import jsonable
 from netarena_gym.eval.spec import EvalSpec, parse_level
+from netarena_gym.serve.sessions import PooledSession, SessionLimit, SessionPool
 
 PROMPT_TYPES = {"zeroshot_base": "zeroshot", "zeroshot_cot": "cot", "fewshot_base": "fewshot",
                 "fewshot_cot": "fewshot_cot", "zeroshot": "zeroshot", "cot": "cot",
@@ -165,45 +167,68 @@ class EvaluatorExecutor(AgentExecutor):
         raise NotImplementedError("cancelling an assessment is not supported")
 
 
+class AgentSession(PooledSession):
+    """One conversation's agent instance (a session of the server's :class:`SessionPool`)."""
+
+    def __init__(self, sid: str, make):
+        super().__init__(sid)
+        self._make = make
+        self.agent = None
+        self.steps = 0
+
+    def start(self) -> None:
+        self.agent = self._make()
+        if hasattr(self.agent, "reset"):
+            self.agent.reset()
+
+    def act(self, observation: str, step: int):
+        with self.lock:
+            if step == 0 and self.steps:
+                self.agent.reset()  # a new episode in a reused conversation
+            action = self.agent.act(observation, {})
+            self.steps += 1
+            return action
+
+    def close(self) -> None:
+        agent, self.agent = self.agent, None
+        if agent is not None and hasattr(agent, "close"):
+            agent.close()
+
+
 class AgentServerExecutor(AgentExecutor):
-    """Serves a netarena agent: one instance per conversation (``context_id``)."""
+    """Serves a netarena agent: one instance per conversation (the adapter's episode id,
+    else the A2A ``context_id``), held in a :class:`SessionPool` (its limit, idle timeout
+    and close)."""
 
-    MAX_SESSIONS = 256
-
-    def __init__(self, agent_spec: str, env_id: str, options: dict | None = None):
+    def __init__(self, agent_spec: str, env_id: str, options: dict | None = None, *,
+                 max_sessions: int = 256, idle_timeout: float | None = 900.0):
         from netarena_gym.agents import make_agent
 
         self.env = gym.make(env_id)  # text interface: the agent's prompts and keys
-        self._make = lambda: make_agent(agent_spec, self.env, options=options)
-        self.sessions: OrderedDict[str, object] = OrderedDict()
-        self._lock = asyncio.Lock()
-
-    def _session(self, cid: str):
-        if cid not in self.sessions:
-            agent = self._make()
-            agent.reset()
-            self.sessions[cid] = agent
-            while len(self.sessions) > self.MAX_SESSIONS:
-                self.sessions.popitem(last=False)
-        self.sessions.move_to_end(cid)
-        return self.sessions[cid]
+        self.sessions = SessionPool(
+            lambda sid: AgentSession(sid, lambda: make_agent(agent_spec, self.env,
+                                                             options=options)),
+            max_sessions=max_sessions, idle_timeout=idle_timeout)
 
     async def execute(self, context: RequestContext, event_queue) -> None:
         msg = context.message
         meta = MessageToDict(msg.metadata).get("netarena", {}) if msg is not None else {}
         obs = meta.get("observation") or context.get_user_input()
-        cid = meta.get("episode") or context.context_id or "default"
-        async with self._lock:
-            agent = self._session(cid)
-            if int(meta.get("step", -1)) == 0 and getattr(agent, "_a2a_steps", 0):
-                agent.reset()  # a new episode in a reused conversation
-            action = await asyncio.to_thread(agent.act, obs, {})
-            agent._a2a_steps = getattr(agent, "_a2a_steps", 0) + 1
+        cid = str(meta.get("episode") or context.context_id or "default")
+        try:
+            session = await asyncio.to_thread(self.sessions.for_key, cid)
+        except SessionLimit as e:
+            raise InvalidRequestError(str(e)) from None
+        action = await asyncio.to_thread(session.act, obs, int(meta.get("step", -1)))
         reply = action if isinstance(action, str) else json.dumps(jsonable(action))
         await event_queue.enqueue_event(new_text_message(reply, context_id=context.context_id))
 
     async def cancel(self, context, event_queue) -> None:
         raise NotImplementedError
+
+    def close(self) -> None:
+        self.sessions.close_all()
+        self.env.close()
 
 
 def evaluator_app(url: str, out: str | None = None):
@@ -214,11 +239,17 @@ def evaluator_app(url: str, out: str | None = None):
     return build_app(EvaluatorExecutor(out), card)
 
 
-def agent_app(agent_spec: str, env_id: str, url: str, options: dict | None = None):
+def agent_app(agent_spec: str, env_id: str, url: str, options: dict | None = None, *,
+              max_sessions: int = 256, idle_timeout: float | None = 900.0):
     card = make_card(f"netarena {agent_spec} agent for {env_id}",
                      f"Answers NetArena {env_id} observations with one action as JSON.", url,
                      "netarena_act", "NetArena operator")
-    return build_app(AgentServerExecutor(agent_spec, env_id, options), card)
+    executor = AgentServerExecutor(agent_spec, env_id, options, max_sessions=max_sessions,
+                                   idle_timeout=idle_timeout)
+    executor.sessions.start_reaper()
+    app = build_app(executor, card)
+    app.state.netarena_sessions = executor.sessions
+    return app
 
 
 def _serve(app_factory, host: str, port: int, card_url: str | None) -> None:

@@ -13,7 +13,7 @@ import gymnasium as gym
 
 from netarena_gym.agents.episode import play_episode
 from netarena_gym.agents.factory import make_agent
-from netarena_gym.errors import require
+from netarena_gym.errors import BackendUnavailable, require
 from netarena_gym.eval.spec import EvalSpec, Job
 
 
@@ -152,12 +152,29 @@ def backend_resources(spec: EvalSpec) -> dict[str, float]:
     return {}
 
 
+def ray_capacity(resources: dict, spec: EvalSpec) -> int:
+    """How many one-CPU episode actors a cluster with these total ``resources`` can run at
+    once: its CPUs, and for a backend that needs a custom resource (Mininet's
+    ``netarena_root``) no more than the units of it on offer."""
+    n = int(resources.get("CPU", 1))
+    for name, per_actor in backend_resources(spec).items():
+        n = min(n, int(resources.get(name, 0) // per_actor))
+    if n < 1:
+        need = ", ".join(backend_resources(spec)) or "CPU"
+        raise BackendUnavailable(f"the Ray cluster offers no {need} for {spec.backend} episodes "
+                                 f"(a node offers {ROOT_RESOURCE} when started with "
+                                 f"--resources '{{\"{ROOT_RESOURCE}\": 1}}')")
+    return n
+
+
 def run_ray(spec: EvalSpec, jobs: Iterable[Job], workers: int | None = None,
             address: str | None = None) -> Iterator[dict]:
     """Episodes as calls on Ray actors, each actor owning its envs and agent.
 
     ``address=None`` starts a local Ray; ``"auto"`` or ``"ray://host:10001"`` joins a
-    cluster. Actors = ``workers`` (default: the cluster's CPUs)."""
+    cluster. Actors = ``workers`` (default: the cluster's CPUs), capped at what the cluster
+    can place at once (:func:`ray_capacity`): an actor that can never start would hold its
+    queued episodes forever."""
     ray = require("ray", "ray")
     from ray.util import ActorPool
 
@@ -174,8 +191,7 @@ def run_ray(spec: EvalSpec, jobs: Iterable[Job], workers: int | None = None,
         ray.init(include_dashboard=False, log_to_driver=False, **kw)
         started = True
     try:
-        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        n = min(n, len(jobs))
+        n = min(workers or len(jobs), ray_capacity(ray.cluster_resources(), spec), len(jobs))
         actor_cls = ray.remote(num_cpus=1, resources=backend_resources(spec) or None)(_RayWorker)
         actors = [actor_cls.remote(spec.to_dict()) for _ in range(n)]
         pool = ActorPool(actors)

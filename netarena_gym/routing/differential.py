@@ -7,7 +7,8 @@ exit status, the reward and its components, ``info`` (every key but ``backend`` 
 ``extra``, which names the backend's capabilities; ``info`` holds no timings), whether the
 episode ended, and, for diagnostic commands, the output once normalised (MAC addresses,
 interface indexes, counters, timings, IPv6 lines and kernel-build details that the
-simulator does not model). Command sequences come from the expert, from random agents over
+simulator does not model; neighbour listings compared as sets of lines, the kernel's hash
+order not being modelled). Command sequences come from the expert, from random agents over
 the catalogue (:func:`random_commands`) and over the full command grammar
 (:func:`grammar_commands`), and from a corpus of plausible wrong fixes.
 """
@@ -25,12 +26,15 @@ from netarena_gym.routing.topology import Layout, TopologySpec
 
 DIAGNOSTIC = re.compile(
     r"^(ip( -\S+)* (a|addr|address|l|link|r|route|ru|rule|n|neigh)( show| list)?( dev \S+)?$"
-    r"|iptables -S|iptables -L -n|iptables -L -n -v|tc qdisc show|sysctl net\.ipv4\.ip_forward"
-    r"|ip route get \S+|route -n|cat /proc/sys/net/ipv4/ip_forward)")
+    r"|iptables -S|iptables -L -n|iptables -L -n -v|tc qdisc show|sysctl( -n)? net\.ipv4\.\S+$"
+    r"|ip route get \S+|route -n|cat /proc/sys/net/ipv4/\S+$|arp -x$|route -[hz]$)")
+
+# the kernel lists neighbours in hash order, which the simulator does not model
+UNORDERED = re.compile(r"^ip( -\S+)* (n|neigh|neighbor|neighbour)( show| list)?( dev \S+)?$")
 
 _RULES = [
     (re.compile(r"([0-9a-f]{2}:){5}[0-9a-f]{2}"), "MAC"),
-    (re.compile(r"@if\d+"), "@ifN"),
+    (re.compile(r"@if\d+ *"), lambda m: "@ifN" + (" " if m[0].endswith(" ") else "")),
     (re.compile(r"link-netnsid \d+"), "link-netnsid N"),
     (re.compile(r" +allmulti \d+ "), " "),
     (re.compile(r"\b(REACHABLE|STALE|DELAY|PROBE)$", re.M), "NUD"),  # kernel timers
@@ -44,10 +48,16 @@ _RULES = [
     (re.compile(r"refcnt \d+"), "refcnt N"),
     (re.compile(r"^# .*$", re.M), "#"),
     (re.compile(r"\[\d+:\d+\]"), "[P:B]"),
+    # -j: IPv6 addresses, the veth peer's index
+    (re.compile(r'\{"family":"inet6"[^{}]*\},?|\{"local":"[0-9a-f]*:[0-9a-f:]*","prefixlen":\d+\},?'), ""),
+    (re.compile(r",\]"), "]"),
+    (re.compile(r'"link_(index|netnsid)":\d+'), r'"link_\1":N'),
+    # -br IPv6 (the observation shows an escape character as "?")
+    (re.compile(r" (?:[\x1b?]\[34m)?[0-9a-f:]*:[0-9a-f:]*(?:[\x1b?]\[0m)?/\d+"), ""),
     (re.compile(r"^ +\d+( +\d+)+ *$", re.M), "    COUNTERS"),  # ip -s statistics rows
     (re.compile(r"^ *\d+[KMGT]? +\d+[KMGT]? (?=[A-Z]|\s)", re.M), "    P B "),  # iptables -v
 ]
-_DROP_LINE = re.compile(r"^\s+inet6 |^\s+valid_lft forever preferred_lft forever$"
+_DROP_LINE = re.compile(r"^\s+inet6 |^\d+: \S+\s+inet6 |^\s+valid_lft forever preferred_lft forever$"
                         r"|^\s+veth |^\s+link/loopback")
 
 
@@ -146,6 +156,8 @@ def run_both(scenario: Scenario, commands: list[tuple[str, str]], pair: EnvPair,
                                       f"{kb[0]} {kb[1]}\n{out_b}"))
         elif compare_outputs and DIAGNOSTIC.match(cmd):
             na, nb = normalise(out_a), normalise(out_b)
+            if UNORDERED.match(cmd):
+                na, nb = "\n".join(sorted(na.splitlines())), "\n".join(sorted(nb.splitlines()))
             if na != nb:
                 rep.diffs.append(StepDiff(k, machine, cmd, "output", na, nb))
         _compare_matrix(rep, k, machine, cmd, oa, ob)

@@ -168,7 +168,7 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
         # forwarding path
         if record:
             trip.hops.append((node, reply_source(node, src)))
-        if not node.ip_forward:
+        if not node.forwards_on(in_if):
             trip.error, trip.reporter = "Destination Host Unreachable", reply_source(node, src)
             return trip
         if res.kind != "unicast":
@@ -231,9 +231,8 @@ def echo(net: Network, origin: Node, dst: int, *, size: int = PING_PACKET,
     if responder is origin:
         return PingOutcome(True, s, rtt_ms=BASE_MS, ttl=MAX_TTL)
     rep = walk(net, responder, s, dst, size=size, icmp_type="echo-reply")
-    if not rep.ok:
-        return PingOutcome(False, s, error=rep.error if rep.error != "timeout" else "timeout",
-                           reporter=None)
+    if not rep.ok or rep.node is not origin:  # delivered elsewhere: a duplicate address
+        return PingOutcome(False, s, error=rep.error or "timeout", reporter=None)
     loss = 1.0 - (1.0 - req.loss) * (1.0 - rep.loss)
     return PingOutcome(True, s, rtt_ms=BASE_MS + req.delay_ms + rep.delay_ms, loss=loss,
                        ttl=rep.ttl)
@@ -254,7 +253,7 @@ def probe(net: Network, a: Node, dst: int, timeout_s: float) -> tuple[bool, int 
     if req.node is a:
         return True, req.src
     rep = walk(net, req.node, req.src, dst, icmp_type="echo-reply", detail=False)
-    return (rep.ok and req.loss == 0.0 and rep.loss == 0.0
+    return (rep.ok and rep.node is a and req.loss == 0.0 and rep.loss == 0.0
             and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0), req.src
 
 

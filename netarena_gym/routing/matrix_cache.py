@@ -2,9 +2,9 @@
 and the host equivalence classes, both kept across steps.
 
 A probe ``pair_ok(i -> j)`` is a pure function of the configuration of the nodes its two
-walks touch: the sender, and for every ARP resolution every node on that segment (who
-answers depends on all of them). :class:`PairStore` records that set per pair (from the
-walks' ``Network.arp_log`` records) and keeps a reverse index, so that when a node's
+walks touch: the sender, and for every neighbour resolution every node on that segment
+(who answers depends on all of them). :class:`PairStore` records that set per pair (from
+the walks' ``Network.neighbor`` calls) and keeps a reverse index, so that when a node's
 configuration changes only the pairs that read it are probed again; the others keep their
 result. A store can sit on a read-only *base* (the pairs of a pristine network, see
 :mod:`netarena_gym.routing.pristine`): base pairs stay valid until a node they read changes.
@@ -59,7 +59,7 @@ class PairStore:
     """``pair_ok`` results by (source index, destination index) with their dependencies."""
 
     __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "rdeps", "base", "dead",
-                 "track", "src")
+                 "track", "src", "log")
 
     def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
                  base: "PairStore | None" = None, track: bool = True):
@@ -67,6 +67,7 @@ class PairStore:
         probe (cheaper where every probe reads the same node, as with one router)."""
         self.net, self.nodes, self.dsts, self.timeout_s = net, nodes, dsts, timeout_s
         self.track = track
+        self.log: list[tuple[str, str]] = []  # (node, interface) of each resolution
         self.seg = segment_deps(net, {n.name: i for i, n in enumerate(nodes)}) if track else {}
         self.res: dict[tuple[int, int], bool] = {}
         self.src: dict[tuple[int, int], int | None] = {}  # the request's source address
@@ -132,13 +133,13 @@ class PairStore:
         if not self.track:
             ok = self.res[(i, j)] = pair_ok(self.net, self.nodes[i], self.dsts[j], self.timeout_s)
             return ok
-        log = self.net.arp_log
+        log = self.log
         log.clear()
         ok, self.src[(i, j)] = probe(self.net, self.nodes[i], self.dsts[j], self.timeout_s)
         deps = {i}
         seg = self.seg
-        for node, ifname, _ip, _res in log:
-            d = seg.get((node.name, ifname))
+        for key in log:
+            d = seg.get(key)
             if d is not None:
                 deps.update(d)
         p = (i, j)
@@ -149,23 +150,30 @@ class PairStore:
         return ok
 
     def recording(self) -> "_Recording":
-        """Context in which :meth:`get` may probe (it reads the walks' ARP records)."""
-        return _Recording(self.net if self.track else None)
+        """Context in which :meth:`get` may probe: the network's neighbour resolutions
+        are noted in ``log`` (a recorder shadows ``Network.neighbor`` on the instance)."""
+        return _Recording(self.net if self.track else None, self.log)
 
 
 class _Recording:
-    __slots__ = ("net", "saved")
+    __slots__ = ("net", "log")
 
-    def __init__(self, net: Network):
-        self.net = net
+    def __init__(self, net: Network | None, log: list):
+        self.net, self.log = net, log
 
     def __enter__(self):
-        if self.net is not None:
-            self.saved, self.net.arp_log = self.net.arp_log, []
+        net = self.net
+        if net is not None:
+            resolve, note = net.neighbor, self.log.append
+
+            def neighbor(node, ifname, ip):
+                note((node.name, ifname))
+                return resolve(node, ifname, ip)
+            net.neighbor = neighbor
 
     def __exit__(self, *exc):
         if self.net is not None:
-            self.net.arp_log = self.saved
+            del self.net.neighbor
 
 
 def long_prefixes(node: Node) -> frozenset[tuple[int, int]]:
@@ -192,6 +200,8 @@ def long_prefixes(node: Node) -> frozenset[tuple[int, int]]:
     for itf in node.interfaces.values():
         for a in itf.addresses:
             out.add((a.ip, 32))
+    for _dev, ip in getattr(node, "static_neigh", ()):  # a permanent entry names one host
+        out.add((ip, 32))
     return frozenset(out)
 
 

@@ -17,11 +17,16 @@ Entries exist only where traffic resolved them. The model is deterministic (no c
   and confirms a ``STALE`` one (the kernel's DELAY, PROBE, REACHABLE, settled).
 * The agent's own ``ping`` and ``traceroute`` add to the current round's tables the same
   way; ``ip neigh flush`` and ``arp -d`` delete entries until the next round.
+* ``ip neigh add|replace|change`` makes a ``PERMANENT`` entry (``Node.static_neigh``, part
+  of the configuration): traffic through it asks no one and goes to whoever owns the MAC
+  on the segment (no one: lost); probe rounds and a plain flush keep it; ``nud
+  permanent``/``nud all`` flushes, ``ip neigh del``, ``arp -d``, taking the link down and
+  removing its last address drop it.
 
 Left out: timers (REACHABLE turning STALE after ``base_reachable_time``, INCOMPLETE
 turning FAILED after three solicitations: the model shows the settled states), garbage
-collection (the kernel keeps entries below ``gc_thresh1`` anyway), ``ip neigh
-add/replace``, proxy ARP and ``arp_ignore``/``arp_announce`` other than 0. The kernel lists
+collection (the kernel keeps entries below ``gc_thresh1`` anyway), entries added with a
+``nud`` state other than permanent, proxy ARP and ``arp_ignore``/``arp_announce`` other than 0. The kernel lists
 entries in hash order; the simulator lists them by interface, then address.
 """
 from __future__ import annotations
@@ -32,7 +37,7 @@ from netarena_gym.core.ipv4 import in_prefix
 from netarena_gym.routing.grader import pair_ok
 from netarena_gym.routing.state import NeighEntry, Network, Node
 
-__all__ = ["round_tables", "table", "entries", "recording", "flush", "delete"]
+__all__ = ["round_tables", "table", "entries", "recording", "flush", "delete", "add"]
 
 Table = dict[tuple[str, int], NeighEntry]
 
@@ -118,7 +123,12 @@ def _explicit(net: Network, node: str) -> Table:
 def entries(net: Network, node: Node, ifname: str | None = None) -> list[NeighEntry]:
     """``node``'s entries (optionally on ``ifname`` only), by interface then address."""
     order = {name: i for i, name in enumerate(node.interfaces)}
-    out = [e for e in table(net, node.name).values() if ifname is None or e.dev == ifname]
+    t = table(net, node.name)
+    if node.static_neigh:
+        t = dict(t)
+        for (dev, ip), mac in node.static_neigh.items():
+            t[(dev, ip)] = NeighEntry(ip, dev, mac, "PERMANENT")
+    out = [e for e in t.values() if ifname is None or e.dev == ifname]
     out.sort(key=lambda e: (order.get(e.dev, len(order)), e.ip))
     return out
 
@@ -140,21 +150,51 @@ def recording(net: Network):
 
 
 def flush(net: Network, node: Node, ifname: str | None = None,
-          prefix: tuple[int, int] | None = None) -> int:
-    """``ip neigh flush``: delete the matching entries; returns how many."""
+          prefix: tuple[int, int] | None = None, states: set[str] | None = None) -> int:
+    """``ip neigh flush``: delete the matching entries; returns how many. ``states``
+    (lower-case ``nud`` names): only those; None: every state but ``permanent``."""
+    def hit(dev: str, ip: int, state: str) -> bool:
+        return ((ifname is None or dev == ifname)
+                and (prefix is None or in_prefix(ip, prefix[0], prefix[1]))
+                and (state != "permanent" if states is None else state in states))
     t = _explicit(net, node.name)
-    victims = [k for k, e in t.items()
-               if (ifname is None or e.dev == ifname)
-               and (prefix is None or in_prefix(e.ip, prefix[0], prefix[1]))]
+    victims = [k for k, e in t.items() if hit(e.dev, e.ip, e.state.lower())]
     for k in victims:
         del t[k]
-    return len(victims)
+    perm = [k for k in node.static_neigh if hit(k[0], k[1], "permanent")]
+    for k in perm:
+        del node.static_neigh[k]
+    if perm:
+        node.touch()
+    return len(victims) + len(perm)
 
 
 def delete(net: Network, node: Node, ip: int, ifname: str | None = None) -> bool:
-    """``arp -d``: delete ``ip``'s entry; False if there is none."""
+    """``arp -d`` / ``ip neigh del``: delete ``ip``'s entry, permanent or not; False if
+    there is none."""
     t = _explicit(net, node.name)
     victims = [k for k, e in t.items() if e.ip == ip and (ifname is None or e.dev == ifname)]
     for k in victims:
         del t[k]
-    return bool(victims)
+    perm = [k for k in node.static_neigh if k[1] == ip and (ifname is None or k[0] == ifname)]
+    for k in perm:
+        del node.static_neigh[k]
+    if perm:
+        node.touch()
+    return bool(victims or perm)
+
+
+def add(net: Network, node: Node, ifname: str, ip: int, mac: str, mode: str) -> str | None:
+    """``ip neigh add|replace|change ... nud permanent``: None, or the kernel's refusal
+    (an entry exists for ``add``, none does for ``change``)."""
+    key = (ifname, ip)
+    exists = key in node.static_neigh or key in table(net, node.name)
+    if mode == "add" and exists:
+        return "RTNETLINK answers: File exists"
+    if mode == "change" and not exists:
+        return "RTNETLINK answers: No such file or directory"
+    _explicit(net, node.name).pop(key, None)  # one entry: it becomes the permanent one
+    if node.static_neigh.get(key) != mac:
+        node.static_neigh[key] = mac
+        node.touch()
+    return None

@@ -20,9 +20,8 @@ traceroute; you may chain with ;, && and pipes into grep/head/tail. Shells, sudo
 rm, kill, ip netns and commands on switches are refused and penalised.
 
 Rules: inspect before you change anything; never take away connectivity that works now \
-(a step that breaks a working pair is unsafe); finish in as few steps as you can. Router \
-interfaces carry an alias such as "LAN s3 192.168.3.1/24" or "TRANSIT r1 172.16.0.1/30" \
-that tells their intended role and address.
+(a step that breaks a working pair is unsafe); finish in as few steps as you can. To \
+find what a router interface should be, compare it with the hosts and routers it faces.
 
 Answer with one JSON object and nothing else: {"machine": "<router or host>", "command": \
 "<one shell command>"}"""
@@ -31,13 +30,13 @@ SHOTS = [
     ("The matrix shows h3 and h4 (subnet s2) reach nobody and nobody reaches them; nothing "
      "has been inspected yet.",
      {"machine": "r0", "command": "ip -br addr show; ip route show"}),
-    ("The output showed r0-eth2 with state DOWN and the alias \"LAN s2 192.168.2.1/24\".",
+    ("The output showed r0-eth2, the port of subnet s2, with state DOWN.",
      {"machine": "r0", "command": "ip link set r0-eth2 up"}),
     ("Hosts in different subnets cannot reach each other but each reaches its gateway; "
      "sysctl printed net.ipv4.ip_forward = 0.",
      {"machine": "r0", "command": "sysctl -w net.ipv4.ip_forward=1"}),
     ("iptables -S on r0 printed \"-A FORWARD -s 192.168.1.0/24 -j DROP\".",
      {"machine": "r0", "command": "iptables -D FORWARD -s 192.168.1.0/24 -j DROP"}),
-    ("r0-eth1 has no IPv4 address; its alias is \"LAN s1 192.168.1.1/24\".",
+    ("r0-eth1 has no IPv4 address; h1 on that port is 192.168.1.100/24.",
      {"machine": "r0", "command": "ip addr add 192.168.1.1/24 dev r0-eth1"}),
 ]

@@ -103,6 +103,7 @@ class Interface:
     qdisc: Qdisc | None = None
     peer_ifindex: int | None = None  # veth peer, printed as ``name@ifN``
     loopback: bool = False
+    noarp: bool = False  # ``ip link set IF arp off``: neither resolves nor answers ARP
     # the other end when it is another node's interface (transit links); LAN interfaces
     # face a switch port, which is always up
     peer: "Interface | None" = field(default=None, repr=False, compare=False)
@@ -128,7 +129,7 @@ class Interface:
         return False
 
     def signature(self) -> tuple:
-        return (self.name, self.mtu, self.up, self.promisc,
+        return (self.name, self.mtu, self.up, self.promisc, self.noarp,
                 tuple((a.ip, a.plen) for a in self.addresses), self.alias,
                 self.qdisc.signature() if self.qdisc else None)
 
@@ -239,6 +240,8 @@ class Node:
         self.rules: list[Rule] = default_rules()
         self.sysctl: dict[str, str] = dict(DEFAULT_SYSCTL)
         self.iptables = Iptables()
+        # permanent neighbour entries (``ip neigh add``): (device, address) -> MAC
+        self.static_neigh: dict[tuple[str, int], str] = {}
         self.version = 0
         self._next_ifindex = 1
         self._cache_version = -1
@@ -298,9 +301,9 @@ class Node:
                 tuple((t, tuple(r.signature() for r in rs))
                       for t, rs in sorted(self.tables.items())),
                 tuple(r.signature() for r in self.rules),
-                self.sysctl.get("net.ipv4.ip_forward"),
-                self.sysctl.get("net.ipv4.icmp_echo_ignore_all"),
+                tuple(sorted(self.sysctl.items())),
                 self.iptables.signature(),
+                tuple(sorted(self.static_neigh.items())),
             )
             self._fp_version = self.version
         return self._fingerprint
@@ -317,7 +320,17 @@ class Node:
     def set_sysctl(self, key: str, value: str) -> None:
         if self.sysctl.get(key) != value:
             self.sysctl[key] = value
+            if key == "net.ipv4.ip_forward":  # inet_forward_change: every device follows
+                for k in [k for k in self.sysctl if k.endswith(".forwarding")
+                          and k.startswith("net.ipv4.conf.")]:
+                    del self.sysctl[k]
             self.touch()
+
+    def forwards_on(self, ifname: str) -> bool:
+        """``IN_DEV_FORWARD``: packets arriving on ``ifname`` are forwarded if its
+        ``net.ipv4.conf.IF.forwarding`` is non-zero (unwritten: ``ip_forward``'s value)."""
+        v = self.sysctl.get("net.ipv4.conf." + ifname + ".forwarding")
+        return self.ip_forward if v is None else v != "0"
 
     def local_ips(self) -> frozenset[int]:
         if self._cache_version != self.version:
@@ -347,10 +360,15 @@ class Node:
         return itf
 
     def set_link(self, name: str, *, up: bool | None = None, mtu: int | None = None,
-                 promisc: bool | None = None, alias: str | None = None) -> bool:
+                 promisc: bool | None = None, alias: str | None = None,
+                 noarp: bool | None = None) -> bool:
         """Change link attributes like ``ip link set``. Returns True if anything changed."""
         itf = self.interfaces[name]
         changed = False
+        if noarp is not None and itf.noarp != noarp:
+            itf.noarp = noarp
+            changed = True
+            self._forget_neighbours(name)  # NETDEV_CHANGE of IFF_NOARP: neigh_changeaddr
         if mtu is not None and itf.mtu != mtu:
             itf.mtu = mtu
             changed = True
@@ -619,8 +637,9 @@ class Network:
             res = self._nb_cache[key]
         except KeyError:
             res = self._nb_cache[key] = self._resolve(node, ifname, ip)
-        if self.arp_log is not None:
-            self.arp_log.append((node, ifname, ip, res))
+        if (self.arp_log is not None and (ifname, ip) not in node.static_neigh
+                and not node.interfaces[ifname].noarp):
+            self.arp_log.append((node, ifname, ip, res))  # permanent or NOARP: asks no one
         return res
 
     def new_traffic_round(self) -> None:
@@ -631,7 +650,12 @@ class Network:
         self.neigh_forgotten.clear()
 
     def forget_neighbours(self, node: str, ifname: str) -> None:
-        """``neigh_ifdown``: drop ``node``'s explicit entries on ``ifname``."""
+        """``neigh_ifdown``: drop ``node``'s entries on ``ifname``, permanent ones too (the
+        caller touches the node)."""
+        n = self.nodes.get(node)
+        if n is not None and n.static_neigh:
+            for k in [k for k in n.static_neigh if k[0] == ifname]:
+                del n.static_neigh[k]
         t = self.neigh_tables.get(node)
         if t is None:
             self.neigh_forgotten.setdefault(node, set()).add(ifname)
@@ -643,17 +667,32 @@ class Network:
         itf = node.interfaces.get(ifname)
         if itf is None or not itf.up:
             return None
+        if itf.noarp and (ifname, ip) not in node.static_neigh:
+            return None  # NUD_NOARP: frames go to the device's own MAC, which no one takes
         seg = self.segment_of.get((node.name, ifname))
         if seg is None:
             return None
+        mac = node.static_neigh.get((ifname, ip)) if node.static_neigh else None
+        if mac is not None:  # the frame goes to whoever owns the MAC, whatever its address
+            for pname, pif in self.segments[seg]:
+                pitf = self.nodes[pname].interfaces[pif]
+                if pname != node.name and pitf.up and pitf.mac == mac:
+                    return self.nodes[pname], pif
+            return None
+        other = None  # an owner of ``ip`` on another of its interfaces (arp_ignore=0)
         for pname, pif in self.segments[seg]:
             if pname == node.name and pif == ifname:
                 continue
             peer = self.nodes[pname]
             pitf = peer.interfaces[pif]
-            if pitf.up and ip in peer.local_ips():
-                return peer, pif
-        return None
+            if pitf.up and not pitf.noarp and ip in peer.local_ips():
+                if any(a.ip == ip for a in pitf.addresses):
+                    return peer, pif
+                if other is None:
+                    other = (peer, pif)
+        # both answer and the first reply wins; on Mininet the interface that carries the
+        # address answers first
+        return other
 
     def fingerprint(self) -> tuple:
         return tuple(n.fingerprint() for n in self.nodes.values())

@@ -1,16 +1,17 @@
-"""``netarena-gym serve --protocol openenv|mcp``: serve one env id to remote agents.
+"""``netarena-gym serve --protocol openenv|mcp|a2a``: serve one env id to remote agents.
 
     netarena-gym serve --protocol openenv --env NetArena-Routing-v0 --level 1 --port 8000 \\
         --max-sessions 8
     netarena-gym serve --protocol mcp --env NetArena-K8sPolicy-v0 --transport stdio
     netarena-gym serve --protocol mcp --env NetArena-Routing-v0 --transport http --port 8001
+    netarena-gym serve --protocol a2a --env NetArena-CapacityPlanning-v0 --port 8002
 """
 from __future__ import annotations
 
 import argparse
 import sys
 
-PROTOCOLS = ("openenv", "mcp")
+PROTOCOLS = ("openenv", "mcp", "a2a")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -42,6 +43,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(\"auto\", HOST:PORT or ray://HOST:10001; \"local\" starts one)")
     p.add_argument("--transport", default="stdio", choices=("stdio", "http"),
                    help="MCP only: stdio (desktop clients) or streamable HTTP on /mcp")
+    p.add_argument("--card-url", default=None,
+                   help="A2A only: the URL the agent card advertises (default: host:port)")
 
 
 def main(a: argparse.Namespace) -> int:
@@ -58,12 +61,17 @@ def main(a: argparse.Namespace) -> int:
         manager = SessionManager(a.env, level=a.level, env_options=dict(a.env_option),
                                  max_sessions=a.max_sessions,
                                  idle_timeout=a.idle_timeout or None, make=make)
-        if a.protocol == "openenv":
+        if a.protocol in ("openenv", "a2a"):
             import uvicorn
 
-            from netarena_gym.serve.openenv import build_app
+            if a.protocol == "openenv":
+                from netarena_gym.serve.openenv import build_app
 
-            app = build_app(manager)
+                app = build_app(manager)
+            else:
+                from netarena_gym.serve.a2a import build_a2a_app
+
+                app = build_a2a_app(manager, a.card_url or f"http://{a.host}:{a.port}")
             manager.start_reaper()
             try:
                 uvicorn.run(app, host=a.host, port=a.port, log_level="warning")

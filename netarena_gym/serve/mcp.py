@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import threading
 from typing import Any
 
 from netarena_gym.errors import InvalidConfig, require
@@ -41,28 +40,17 @@ DEFAULT_KEY = "local"  # stdio, in-memory and stateless HTTP: one session per pr
 
 
 class McpSessions:
-    """MCP transport sessions -> manager sessions (opened on first use)."""
+    """MCP transport sessions -> the manager's sessions (``SessionManager.for_key``)."""
 
     def __init__(self, manager: SessionManager):
         self.manager = manager
-        self._by_key: dict[str, str] = {}
-        self._lock = threading.Lock()
 
     def get(self, ctx: Context | None) -> Session:
         key = DEFAULT_KEY
         headers = ctx.headers if ctx is not None else None
         if headers:  # streamable HTTP: the transport's session id
             key = headers.get("mcp-session-id") or DEFAULT_KEY
-        with self._lock:
-            sid = self._by_key.get(key)
-            if sid is not None:
-                try:
-                    return self.manager.get(sid)
-                except KeyError:  # reaped for idleness: start over with a new env
-                    pass
-            s = self.manager.open()
-            self._by_key[key] = s.id
-            return s
+        return self.manager.for_key(key)
 
 
 def _after(text: str, done: bool, info: dict) -> str:

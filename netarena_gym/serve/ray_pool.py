@@ -4,7 +4,8 @@ Each session's env lives in its own Ray actor (``num_cpus=1``, plus the resource
 backend needs: Mininet asks for ``netarena_root``, as in ``netarena-gym eval``), so a
 server's sessions spread over a cluster's nodes while the server keeps the protocol. The
 proxy offers what :class:`~netarena_gym.serve.sessions.Session` uses of an env:
-``reset``, ``step``, ``render``, ``close`` and ``unwrapped.interface``. ``close`` closes the
+``reset``, ``step``, ``render``, ``close`` and ``unwrapped.interface``, plus the actor's
+``node_id`` and its real backend's ``instance`` (Mininet run id, K8s namespace). ``close`` closes the
 env in the actor (real backends clean up there) and then ends the actor.
 Left out: actor restarts (a dead actor is an error of that session, reported as such).
 """
@@ -29,6 +30,11 @@ class EnvActor:
     def interface(self) -> str:
         return self.env.unwrapped.interface
 
+    def instance(self) -> str | None:
+        """The real backend's instance name (a Mininet run id, a K8s namespace), else None."""
+        backend = getattr(self.env.unwrapped, "backend", None)
+        return getattr(backend, "run_id", None) or getattr(backend, "namespace", None)
+
     def node_id(self) -> str:
         import ray
 
@@ -50,9 +56,10 @@ class EnvActor:
 class RayEnv:
     """A session's env proxy: calls go to its actor and wait for the answer."""
 
-    def __init__(self, ray, handle, interface: str, node_id: str, timeout: float):
+    def __init__(self, ray, handle, interface: str, node_id: str, timeout: float,
+                 instance: str | None = None):
         self._ray, self._handle, self._timeout = ray, handle, timeout
-        self.interface, self.node_id = interface, node_id
+        self.interface, self.node_id, self.instance = interface, node_id, instance
 
     @property
     def unwrapped(self) -> "RayEnv":
@@ -99,9 +106,10 @@ def ray_env_factory(address: str | None = None, *, timeout: float = 120.0,
         try:
             interface = ray.get(handle.interface.remote(), timeout=timeout)
             node = ray.get(handle.node_id.remote(), timeout=timeout)
+            instance = ray.get(handle.instance.remote(), timeout=timeout)
         except BaseException:
             ray.kill(handle)
             raise
-        return RayEnv(ray, handle, interface, node, timeout)
+        return RayEnv(ray, handle, interface, node, timeout, instance)
 
     return make

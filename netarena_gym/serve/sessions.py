@@ -1,12 +1,15 @@
-"""One session manager for every server (OpenEnv, MCP; A2A may adopt it).
+"""One session pool for every server (OpenEnv, MCP, A2A).
 
-A :class:`Session` owns one env instance: real backends therefore get their own Mininet
-names and their own K8s namespace per session, exactly as two in-process envs would. The
-:class:`SessionManager` hands out random session ids (``secrets.token_urlsafe``: nothing
-about the env, the level or the scenario is in them), enforces ``max_sessions``, closes
-sessions idle for longer than ``idle_timeout`` and closes every env it opened on
-:meth:`SessionManager.close_all`. It is thread-safe (one lock; env work runs outside it, so
-a slow real backend never blocks other sessions).
+:class:`SessionPool` is the one place that hands out session ids (``secrets.token_urlsafe``:
+nothing about the env, the level or the scenario is in them), binds a client's own key (an
+MCP transport session, an A2A ``context_id``) to a session, enforces ``max_sessions``,
+closes sessions idle for longer than ``idle_timeout`` and closes every session it opened on
+:meth:`SessionPool.close_all`. It is thread-safe (one lock; session work runs outside it,
+so a slow real backend never blocks other sessions). What a session holds is the pool's
+``factory``'s business: :class:`SessionManager` is the pool of env sessions (one
+:class:`Session`, one env instance: real backends therefore get their own Mininet names and
+their own K8s namespace per session, exactly as two in-process envs would); the A2A agent
+server pools agent instances in the same class.
 
 What a client sees of an episode is filtered here, once for every server: the observation
 text, the reward and its components, correctness and safety, and the episode record (the
@@ -48,19 +51,34 @@ def public_info(info: dict) -> dict:
     return {k: jsonable(info[k]) for k in PUBLIC_INFO if k in info}
 
 
-class Session:
+class PooledSession:
+    """What :class:`SessionPool` needs of a session: its id, the client key bound to it, a
+    lock held while a request runs in it, when it was last used; ``start`` and ``close``."""
+
+    def __init__(self, sid: str):
+        self.id = sid
+        self.key: str | None = None  # the client's key bound to it (SessionPool.for_key)
+        self.lock = threading.RLock()  # one request at a time per session
+        self.last_used = time.monotonic()
+
+    def start(self) -> None:
+        """The slow part of opening (make the env or the agent), outside the pool's lock."""
+
+    def close(self) -> None:
+        """Release what the session holds."""
+
+
+class Session(PooledSession):
     """One client's env and its current episode, as the servers present it."""
 
     def __init__(self, sid: str, env_id: str, level: Any, env_options: dict,
                  make: Callable[..., gym.Env] | None = None):
-        self.id = sid
+        super().__init__(sid)
         self.env_id = env_id
         self.level = level
         self.env_options = dict(env_options)
         self._make = make or gym.make
         self.env: gym.Env | None = None
-        self.lock = threading.RLock()  # one request at a time per session
-        self.last_used = time.monotonic()
         self.done = True
         self.seed: int | None = None
         self.seed_set = False  # a reset happened (an episode ran or runs)
@@ -139,6 +157,11 @@ class Session:
                     "safe": bool(info.get("safe", True)),
                     "safe_compat": bool(info.get("safe_compat", True))}
 
+    def start(self) -> None:
+        """Called by the pool once the session holds its slot: a bad option fails here,
+        not at the first reset."""
+        self._ensure_env(self.level)
+
     def close(self) -> None:
         with self.lock:
             if self.env is not None:
@@ -147,25 +170,23 @@ class Session:
             self.done = True
 
 
-class SessionManager:
-    """Sessions of one server: ids, a limit, an idle timeout, clean close."""
+class SessionPool:
+    """Sessions of one server: ids, client keys, a limit, an idle timeout, clean close.
 
-    def __init__(self, env_id: str, *, level: Any = 1, env_options: dict | None = None,
-                 max_sessions: int = 8, idle_timeout: float | None = 900.0,
-                 make: Callable[..., gym.Env] | None = None):
-        if env_id not in gym.registry:
-            import netarena_gym  # noqa: F401  (registers the ids)
-        gym.spec(env_id)  # unknown id: gymnasium's NameNotFound, at startup
+    ``factory(sid)`` builds a :class:`PooledSession` cheaply (under the pool's lock); its
+    ``start()`` runs outside the lock, and a failure there frees the slot."""
+
+    def __init__(self, factory: Callable[[str], PooledSession], *, max_sessions: int = 8,
+                 idle_timeout: float | None = 900.0):
         if max_sessions < 1:
             raise ValueError("max_sessions must be >= 1")
-        self.env_id = env_id
-        self.level = level
-        self.env_options = dict(env_options or {})
+        self._factory = factory
         self.max_sessions = int(max_sessions)
         self.idle_timeout = None if idle_timeout is None else float(idle_timeout)
-        self._make = make
-        self._sessions: dict[str, Session] = {}
+        self._sessions: dict[str, Any] = {}
+        self._by_key: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._key_lock = threading.Lock()  # one open per key at a time
         self._reaper: threading.Thread | None = None
         self._stop = threading.Event()
 
@@ -178,23 +199,26 @@ class SessionManager:
         with self._lock:
             return list(self._sessions)
 
-    def open(self) -> Session:
+    def open(self, key: str | None = None):
         self.reap()
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
                 raise SessionLimit(f"the server holds its limit of {self.max_sessions} "
                                    "sessions; close one or try later")
             sid = secrets.token_urlsafe(16)
-            s = Session(sid, self.env_id, self.level, self.env_options, self._make)
+            s = self._factory(sid)
+            s.key = key
             self._sessions[sid] = s
+            if key is not None:
+                self._by_key[key] = sid
         try:
-            s._ensure_env(self.level)  # a bad option fails here, not at the first reset
+            s.start()
         except BaseException:
             self.close(sid)
             raise
         return s
 
-    def get(self, sid: str) -> Session:
+    def get(self, sid: str):
         with self._lock:
             s = self._sessions.get(sid)
         if s is None:
@@ -202,16 +226,44 @@ class SessionManager:
         s.last_used = time.monotonic()
         return s
 
+    def for_key(self, key: str):
+        """The live session bound to the client's ``key``, opened on first use (and
+        again after it was reaped or closed). Raises :class:`SessionLimit` when full.
+        Requests of open sessions never wait for another key's (slow) open."""
+        found = self._bound(key)
+        if found is not None:
+            return found
+        with self._key_lock:  # two first requests of one key open one session
+            return self._bound(key) or self.open(key)
+
+    def _bound(self, key: str):
+        with self._lock:
+            sid = self._by_key.get(key)
+        if sid is None:
+            return None
+        try:
+            return self.get(sid)
+        except UnknownSession:  # closed since
+            return None
+
+    def _pop(self, sid: str):
+        """Remove ``sid`` and its key binding (caller holds ``_lock``)."""
+        s = self._sessions.pop(sid, None)
+        if s is not None and s.key is not None and self._by_key.get(s.key) == sid:
+            del self._by_key[s.key]
+        return s
+
     def close(self, sid: str) -> None:
         with self._lock:
-            s = self._sessions.pop(sid, None)
+            s = self._pop(sid)
         if s is not None:
             s.close()
 
     def close_all(self) -> None:
         self._stop.set()
         with self._lock:
-            sessions, self._sessions = list(self._sessions.values()), {}
+            sessions = list(self._sessions.values())
+            self._sessions, self._by_key = {}, {}
         for s in sessions:
             s.close()
 
@@ -229,7 +281,7 @@ class SessionManager:
                 continue  # a request is running in it: not idle
             try:
                 with self._lock:
-                    self._sessions.pop(sid, None)
+                    self._pop(sid)
                 s.close()
                 reaped.append(sid)
             finally:
@@ -248,3 +300,23 @@ class SessionManager:
 
         self._reaper = threading.Thread(target=loop, daemon=True, name="netarena-reaper")
         self._reaper.start()
+
+
+class SessionManager(SessionPool):
+    """The pool of env sessions of one server (one :class:`Session` per client)."""
+
+    def __init__(self, env_id: str, *, level: Any = 1, env_options: dict | None = None,
+                 max_sessions: int = 8, idle_timeout: float | None = 900.0,
+                 make: Callable[..., gym.Env] | None = None):
+        if env_id not in gym.registry:
+            import netarena_gym  # noqa: F401  (registers the ids)
+        gym.spec(env_id)  # unknown id: gymnasium's NameNotFound, at startup
+        self.env_id = env_id
+        self.level = level
+        self.env_options = dict(env_options or {})
+        self._make = make
+        super().__init__(self._new_session, max_sessions=max_sessions,
+                         idle_timeout=idle_timeout)
+
+    def _new_session(self, sid: str) -> Session:
+        return Session(sid, self.env_id, self.level, self.env_options, self._make)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 
 import pytest
@@ -112,3 +113,38 @@ def test_an_unreachable_a2a_agent_gives_invalid_actions_not_a_crash(tmp_path, ca
     assert s["correctness"] == 0.0 and s["invalid_actions"] == 2
     rec = read_jsonl(tmp_path / "dead" / "episodes.jsonl")[0]
     assert all(t["llm"]["error"] for t in rec["trajectory"])
+
+
+def test_the_agent_server_keeps_conversations_in_the_session_pool():
+    """One agent per conversation in serve's SessionPool: its limit is a JSON-RPC error,
+    idle conversations are reaped, and a reaped conversation starts a fresh agent."""
+    app_box = []
+
+    def factory(url):
+        app_box.append(agent_app("expert", ENV, url, max_sessions=1, idle_timeout=1.0))
+        return app_box[0]
+
+    with ServerThread.serving(factory) as srv:
+        pool = app_box[0].state.netarena_sessions
+
+        def ask(cid):
+            async def go():
+                async with httpx.AsyncClient(timeout=60) as h:
+                    client = await create_client(srv.url, ClientConfig(streaming=True,
+                                                                       httpx_client=h))
+                    msg = Message(role=Role.ROLE_USER, parts=[new_text_part("Pingall: ok")],
+                                  message_id=str(uuid.uuid4()), context_id=cid)
+                    return [ev async for ev in client.send_message(SendMessageRequest(message=msg))]
+            return event_text(asyncio.run(go())[-1])
+
+        assert ask("conv-1") and len(pool) == 1
+        first = pool.ids()[0]
+        assert "conv-1" not in first
+        with pytest.raises(Exception) as ei:
+            ask("conv-2")
+        assert type(ei.value).__name__ == "InvalidRequestError"
+        assert "limit of 1 sessions" in str(ei.value)
+        time.sleep(1.3)
+        pool.reap()  # or the server's reaper thread did already
+        assert len(pool) == 0
+        assert ask("conv-2") and pool.ids() != [first]

@@ -8,10 +8,10 @@ import sys
 import gymnasium as gym
 import pytest
 
-from netarena_gym.errors import DependencyNotInstalled
+from netarena_gym.errors import BackendUnavailable, DependencyNotInstalled
 from netarena_gym.eval import EvalSpec, evaluate
 from netarena_gym.eval.report import build_report
-from netarena_gym.eval.executors import ROOT_RESOURCE, backend_resources
+from netarena_gym.eval.executors import ROOT_RESOURCE, backend_resources, ray_capacity
 from netarena_gym.eval.overlap import overlap_curve, sample_sizes
 from tests.eval.conftest import comparable, read_jsonl, run_cli
 
@@ -130,6 +130,16 @@ def test_emulator_backends_ask_ray_for_root():
     assert backend_resources(EvalSpec("NetArena-Routing-v0", backend="mininet")) == {
         ROOT_RESOURCE: 1.0}
     assert backend_resources(EvalSpec("NetArena-Routing-v0")) == {}
+
+
+def test_ray_actors_capped_at_what_the_cluster_can_place():
+    # more actors than CPUs would leave episodes queued on actors that never start
+    sim, mn = EvalSpec("NetArena-Routing-v0"), EvalSpec("NetArena-Routing-v0", backend="mininet")
+    two_nodes = {"CPU": 2.0, ROOT_RESOURCE: 1.0, "worker_b": 1.0}
+    assert ray_capacity(two_nodes, sim) == 2
+    assert ray_capacity(two_nodes, mn) == 1          # one node offers root
+    with pytest.raises(BackendUnavailable, match=ROOT_RESOURCE):
+        ray_capacity({"CPU": 4.0}, mn)
 
 
 @pytest.mark.slow

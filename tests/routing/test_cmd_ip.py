@@ -196,7 +196,7 @@ def test_link_set_several_settings(net):
     itf = net.nodes["r0"].interfaces["r0-eth1"]
     assert (itf.mtu, itf.promisc, itf.alias) == (1400, True, "uplink to s1")
     out = ok(net, "r0", "ip link show r0-eth1")
-    assert "<BROADCAST,MULTICAST,PROMISC,UP,LOWER_UP> mtu 1400 " in out
+    assert "<BROADCAST,MULTICAST,NOARP,PROMISC,UP,LOWER_UP> mtu 1400 " in out
     assert out.endswith("    alias uplink to s1\n")
 
 
@@ -526,8 +526,8 @@ def test_neigh_show_is_what_the_probe_round_resolved(net):
 def test_objects_and_options(net):
     fails(net, "r0", "ip foo", 'Object "foo" is unknown, try "ip help".\n', 1, INVALID)
     fails(net, "r0", "ip -x addr", 'Option "-x" is unknown, try "ip -help".\n', 255, INVALID)
-    assert ok(net, "r0", "ip -c -s -4 route") == R0_ROUTES
-    assert ok(net, "r0", "ip -color=always r") == R0_ROUTES
+    assert ok(net, "r0", "ip -s -4 -c=never route") == R0_ROUTES
+    assert ok(net, "r0", "ip -color=always r") == ok(net, "r0", "ip -c -s -4 route") != R0_ROUTES
     assert ok(net, "r0", "ip -V") == "ip utility, iproute2-6.1.0, libbpf 1.1.0\n"
     res = run(net, "r0", "ip")
     assert res.output.startswith("Usage: ip [ OPTIONS ] OBJECT { COMMAND | help }\n")
@@ -546,3 +546,68 @@ def test_changes_bump_versions_and_reads_do_not(net):
     assert node.version == v
     ok(net, "r0", "ip route add 10.0.0.0/8 via 172.16.0.2")
     assert node.version > v
+
+
+# ------------------------------------------------------------------------------- -color
+def _esc(text: str) -> str:
+    return text.replace("{", "\x1b[").replace("}", "m")
+
+
+def test_color_as_iproute2_prints_it(net):
+    # iproute2 6.1.0 `ip -c` on Mininet (same configuration), "{N}" standing for ESC[Nm
+    assert ok(net, "h1", "ip -c route") == _esc(
+        "default via {35}192.168.1.1 {0}dev {36}h1-eth0 {0}\n"
+        "{35}192.168.1.0/24 {0}dev {36}h1-eth0 {0}proto kernel scope link src "
+        "{35}192.168.1.100 {0}\n")
+    assert ok(net, "r0", "ip -c -br addr show dev r0-eth1") == _esc(
+        "{36}r0-eth1@if100    {0}{32}UP             {0}{35}192.168.1.1{0}/24 \n")
+    assert ok(net, "r0", "ip -c -o addr show dev r0-eth1") == _esc(
+        "2: r0-eth1    inet {35}192.168.1.1{0}/24 brd {35}192.168.1.255 {0}scope global "
+        "r0-eth1\\       valid_lft forever preferred_lft forever\n")
+    head = ok(net, "r0", "ip -c link show r0-eth1").splitlines()[:2]
+    assert head == [_esc("2: {36}r0-eth1@if100: {0}<BROADCAST,MULTICAST,UP,LOWER_UP> mtu 1500 "
+                         "qdisc noqueue state {32}UP {0}mode DEFAULT group default qlen 1000"),
+                    _esc("    link/ether {33}02:00:00:00:01:01{0} brd {33}ff:ff:ff:ff:ff:ff{0} "
+                         "link-netnsid 0")]
+    ok(net, "r0", "ip link set r0-eth2 down")
+    assert _esc("state {31}DOWN {0}group") in ok(net, "r0", "ip -color addr show r0-eth2")
+    # rules are never coloured; auto (no terminal) and never are plain
+    assert ok(net, "r0", "ip -c rule") == ok(net, "r0", "ip rule")
+    assert ok(net, "r0", "ip -color=auto route") == ok(net, "r0", "ip -c=never route") == \
+        ok(net, "r0", "ip route")
+    assert run(net, "r0", "ip -c=bogus link").output == (
+        'Option "-c=bogus" is unknown, try "ip -help".\n')
+
+
+def test_a_duplicate_address_swallows_the_replies_to_it():
+    # Linux delivers a reply to an address the node owns locally. h3 given h2's address:
+    # h2's pings of h3 fail; r0 given h2's address on another port: h2 is cut off through
+    # r0 (r0 also drops h2's packets as martians, which the model leaves out: the result
+    # is the same), and r0 itself now "reaches" that address locally
+    from netarena_gym.routing.grader import echo, pair_ok
+    net = build_network(SPEC)[0]
+    h1, h2, h3, r0 = (net.nodes[n] for n in ("h1", "h2", "h3", "r0"))
+    assert pair_ok(net, h2, net.probe_ip["h3"], 1.0)
+    ok(net, "h3", "ip addr add 192.168.2.100/24 dev h3-eth0")
+    assert not pair_ok(net, h2, net.probe_ip["h3"], 1.0)
+    out = echo(net, h2, net.probe_ip["h3"])
+    assert (out.ok, out.error) == (False, "timeout")
+    assert pair_ok(net, h3, net.probe_ip["h2"], 1.0)  # local to h3 now
+    ok(net, "h3", "ip addr del 192.168.2.100/24 dev h3-eth0")
+    assert pair_ok(net, h2, net.probe_ip["h1"], 1.0)
+    ok(net, "r0", "ip addr change 192.168.2.100/24 dev r0-eth1")
+    assert not pair_ok(net, h2, net.probe_ip["h1"], 1.0)
+    assert not pair_ok(net, h2, net.probe_ip["r0"], 1.0)
+    assert pair_ok(net, r0, net.probe_ip["h2"], 1.0) and pair_ok(net, h1, net.probe_ip["r0"], 1.0)
+
+
+def test_arp_for_an_address_two_nodes_own_goes_to_the_interface_carrying_it():
+    # r0 answers ARP for any of its addresses (arp_ignore 0), so on s2 both h2 and r0 answer
+    # for 192.168.2.100 once r0-eth1 has it; on Mininet h2's reply wins
+    net = build_network(SPEC)[0]
+    ok(net, "r0", "ip addr add 192.168.2.100/24 dev r0-eth1")
+    hop = net.neighbor(net.nodes["h3"], "h3-eth0", 0xC0A80264)
+    assert (hop[0].name, hop[1]) == ("h2", "h2-eth0")
+    ok(net, "h2", "ip addr flush dev h2-eth0")
+    hop = net.neighbor(net.nodes["h3"], "h3-eth0", 0xC0A80264)
+    assert (hop[0].name, hop[1]) == ("r0", "r0-eth2")

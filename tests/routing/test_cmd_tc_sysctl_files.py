@@ -211,13 +211,115 @@ def test_sysctl_read_write_alias(ctx):
     v = node.version
     assert ok(ctx, "sysctl -q -w net.ipv4.ip_forward=0x1") == ""
     assert node.version == v  # unchanged value: no touch
-    assert ok(ctx, "sysctl -a") == (
-        "net.ipv4.conf.all.forwarding = 1\nnet.ipv4.conf.all.rp_filter = 0\n"
-        "net.ipv4.icmp_echo_ignore_all = 0\nnet.ipv4.ip_forward = 1\n")
-    assert ok(ctx, "sysctl -a -r forward -N") == (
-        "net.ipv4.conf.all.forwarding\nnet.ipv4.ip_forward\n")
-    assert ok(ctx, "sysctl net.ipv4.conf") == (
-        "net.ipv4.conf.all.forwarding = 1\nnet.ipv4.conf.all.rp_filter = 0\n")
+    listing = ok(ctx, "sysctl -a").splitlines()
+    assert len(listing) == 33 * 5 + 2  # all, default, lo, r0-eth1, r0-eth2; two globals
+    assert listing[-2:] == ["net.ipv4.icmp_echo_ignore_all = 0", "net.ipv4.ip_forward = 1"]
+    assert ok(ctx, "sysctl -a -r 'conf.(all|r0-eth2).forwarding|ip_forward' -N") == (
+        "net.ipv4.conf.all.forwarding\nnet.ipv4.conf.r0-eth2.forwarding\nnet.ipv4.ip_forward\n")
+    assert ok(ctx, "sysctl net.ipv4.conf").splitlines() == listing[:-2]
+
+
+# `sysctl net.ipv4.conf.v1` in a new namespace (Linux 6.x, procps-ng 4.0.2), v1 renamed
+REAL_CONF_DEVICE = """\
+net.ipv4.conf.r0-eth1.accept_local = 0
+net.ipv4.conf.r0-eth1.accept_redirects = 1
+net.ipv4.conf.r0-eth1.accept_source_route = 1
+net.ipv4.conf.r0-eth1.arp_accept = 0
+net.ipv4.conf.r0-eth1.arp_announce = 0
+net.ipv4.conf.r0-eth1.arp_evict_nocarrier = 1
+net.ipv4.conf.r0-eth1.arp_filter = 0
+net.ipv4.conf.r0-eth1.arp_ignore = 0
+net.ipv4.conf.r0-eth1.arp_notify = 0
+net.ipv4.conf.r0-eth1.bc_forwarding = 0
+net.ipv4.conf.r0-eth1.bootp_relay = 0
+net.ipv4.conf.r0-eth1.disable_policy = 0
+net.ipv4.conf.r0-eth1.disable_xfrm = 0
+net.ipv4.conf.r0-eth1.drop_gratuitous_arp = 0
+net.ipv4.conf.r0-eth1.drop_unicast_in_l2_multicast = 0
+net.ipv4.conf.r0-eth1.force_igmp_version = 0
+net.ipv4.conf.r0-eth1.forwarding = 1
+net.ipv4.conf.r0-eth1.igmpv2_unsolicited_report_interval = 10000
+net.ipv4.conf.r0-eth1.igmpv3_unsolicited_report_interval = 1000
+net.ipv4.conf.r0-eth1.ignore_routes_with_linkdown = 0
+net.ipv4.conf.r0-eth1.log_martians = 0
+net.ipv4.conf.r0-eth1.mc_forwarding = 0
+net.ipv4.conf.r0-eth1.medium_id = 0
+net.ipv4.conf.r0-eth1.promote_secondaries = 0
+net.ipv4.conf.r0-eth1.proxy_arp = 0
+net.ipv4.conf.r0-eth1.proxy_arp_pvlan = 0
+net.ipv4.conf.r0-eth1.route_localnet = 0
+net.ipv4.conf.r0-eth1.rp_filter = 0
+net.ipv4.conf.r0-eth1.secure_redirects = 1
+net.ipv4.conf.r0-eth1.send_redirects = 1
+net.ipv4.conf.r0-eth1.shared_media = 1
+net.ipv4.conf.r0-eth1.src_valid_mark = 0
+net.ipv4.conf.r0-eth1.tag = 0
+"""
+
+
+def test_sysctl_per_device_keys(ctx):
+    node = ctx.node
+    assert ok(ctx, "sysctl net.ipv4.conf.r0-eth1") == REAL_CONF_DEVICE
+    assert ok(ctx, "sysctl net.ipv4.conf.all.accept_source_route "
+                   "net.ipv4.conf.lo.disable_xfrm net.ipv4.conf.default.forwarding") == (
+        "net.ipv4.conf.all.accept_source_route = 0\nnet.ipv4.conf.lo.disable_xfrm = 1\n"
+        "net.ipv4.conf.default.forwarding = 1\n")
+    assert ok(ctx, "cat /proc/sys/net/ipv4/conf/r0-eth2/forwarding") == "1\n"
+    # a device's own value, stored as written; ip_forward is unchanged
+    assert ok(ctx, "sysctl -w net.ipv4.conf.r0-eth1.forwarding=0x10") == (
+        "net.ipv4.conf.r0-eth1.forwarding = 0x10\n")
+    assert ok(ctx, "sysctl -n net.ipv4.conf.r0-eth1.forwarding net.ipv4.ip_forward") == "16\n1\n"
+    assert files.write_redirect(ctx, "/proc/sys/net/ipv4/conf/r0-eth1/forwarding", "0\n",
+                                False).status == 0
+    assert not node.forwards_on("r0-eth1") and node.forwards_on("r0-eth2") and node.ip_forward
+    # writing ip_forward (or all.forwarding) sets every device's and default's
+    assert ok(ctx, "sysctl -w net.ipv4.conf.all.forwarding=0") == (
+        "net.ipv4.conf.all.forwarding = 0\n")
+    assert ok(ctx, "sysctl -w net.ipv4.ip_forward=1") == "net.ipv4.ip_forward = 1\n"
+    assert ok(ctx, "sysctl -n net.ipv4.conf.r0-eth1.forwarding net.ipv4.conf.default.forwarding"
+              ) == "1\n1\n"
+    # other keys take any int (proc_dointvec) and are stored
+    assert ok(ctx, "sysctl -w net.ipv4.conf.r0-eth1.tag=-5 net.ipv4.conf.lo.log_martians=1") == (
+        "net.ipv4.conf.r0-eth1.tag = -5\nnet.ipv4.conf.lo.log_martians = 1\n")
+    assert ok(ctx, "sysctl -n net.ipv4.conf.r0-eth1.tag") == "-5\n"
+    fails(ctx, "sysctl -w net.ipv4.conf.r0-eth1.arp_ignore=abc",
+          'sysctl: setting key "net.ipv4.conf.r0-eth1.arp_ignore": Invalid argument\n', 1, ERROR)
+    # mc_forwarding is read-only: procps says Invalid argument and exits 0; bash: denied
+    res = run(ctx, "sysctl -w net.ipv4.conf.r0-eth1.mc_forwarding=1")
+    assert (res.output, res.status) == (
+        'sysctl: setting key "net.ipv4.conf.r0-eth1.mc_forwarding": Invalid argument\n', 0)
+    res = files.write_redirect(ctx, "/proc/sys/net/ipv4/conf/r0-eth1/mc_forwarding", "1\n", False)
+    assert (res.output, res.status, res.kind) == (
+        "bash: /proc/sys/net/ipv4/conf/r0-eth1/mc_forwarding: Permission denied\n", 1, ERROR)
+    # no such device / key
+    fails(ctx, "sysctl net.ipv4.conf.eth9.forwarding",
+          "sysctl: cannot stat /proc/sys/net/ipv4/conf/eth9/forwarding: No such file or "
+          "directory\n", 1, ERROR)
+    fails(ctx, "sysctl net.ipv4.conf.r0-eth1.nope",
+          "sysctl: cannot stat /proc/sys/net/ipv4/conf/r0-eth1/nope: No such file or "
+          "directory\n", 1, ERROR)
+    # effects not modelled: a change is refused, the current value is accepted
+    assert ok(ctx, "sysctl -w net.ipv4.conf.all.rp_filter=0") == "net.ipv4.conf.all.rp_filter = 0\n"
+    res = run(ctx, "sysctl -w net.ipv4.conf.r0-eth1.rp_filter=1")
+    assert res.output.startswith("netarena: changing net.ipv4.conf.r0-eth1.rp_filter is not "
+                                 "supported") and (res.status, res.kind) == (1, INVALID)
+    assert ok(ctx, "sysctl -n net.ipv4.conf.r0-eth1.rp_filter") == "0\n"
+
+
+def test_per_device_forwarding_decides_on_the_input_device():
+    from netarena_gym.routing.grader import pair_ok
+    net, _ = build_network(TopologySpec(hosts=((1, 1),)))
+    r0, h1, h2 = net.nodes["r0"], net.nodes["h1"], net.nodes["h2"]
+    c = CommandContext(net, r0)
+    assert pair_ok(net, h1, net.probe_ip["h2"], 1.0)
+    ok(c, "sysctl -w net.ipv4.conf.r0-eth1.forwarding=0")
+    # h1 -> h2 enters on r0-eth1: not forwarded; the router itself still answers
+    assert not pair_ok(net, h1, net.probe_ip["h2"], 1.0)
+    assert not pair_ok(net, h2, net.probe_ip["h1"], 1.0)  # the reply enters on r0-eth1
+    assert pair_ok(net, h1, net.probe_ip["r0"], 1.0)
+    ok(c, "sysctl -w net.ipv4.ip_forward=0")
+    ok(c, "sysctl -w net.ipv4.ip_forward=1")  # every device follows again
+    assert pair_ok(net, h1, net.probe_ip["h2"], 1.0)
 
 
 def test_sysctl_errors(ctx):

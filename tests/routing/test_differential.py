@@ -6,7 +6,7 @@ import pytest
 
 from netarena_gym.routing.backends.sim import SimBackend
 from netarena_gym.routing.differential import (
-    ASPECTS, EnvPair, grammar_commands, normalise, run_both, wrong_fixes)
+    ASPECTS, UNORDERED, EnvPair, grammar_commands, normalise, run_both, wrong_fixes)
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.generator import RoutingGenerator
 
@@ -65,6 +65,15 @@ def test_normalise_hides_only_what_the_simulator_does_not_model():
             "192.168.3.100 dev h6-eth0 lladdr 4e:aa:00:00:03:01 DELAY")
     assert normalise(sim) == normalise(real)
     assert normalise(sim) != normalise(sim.replace("192.168.12.0/24", "192.168.13.0/24"))
+    # -j: IPv6 entries and the veth peer's numbers; -br: IPv6 addresses and column padding
+    real = ('[{"ifindex":2,"link_index":14,"ifname":"h1-eth0","link_netnsid":1,"addr_info":'
+            '[{"family":"inet","local":"192.168.1.100"},{"family":"inet6","local":"fe80::1"}]}]')
+    sim = ('[{"ifindex":2,"link_index":100,"ifname":"h1-eth0","link_netnsid":0,"addr_info":'
+           '[{"family":"inet","local":"192.168.1.100"}]}]')
+    assert normalise(sim) == normalise(real) != normalise(sim.replace(".100", ".101"))
+    assert normalise("h1-eth0@if100    UP             192.168.1.100/24 ") == normalise(
+        "h1-eth0@if14   UP             192.168.1.100/24 fe80::1/64 ")
+    assert UNORDERED.match("ip n show") and not UNORDERED.match("ip n add 1.2.3.4 dev x")
 
 
 @pytest.mark.parametrize("level", [1, "compat"])

@@ -26,6 +26,11 @@ EXTRA = [
     ("r1", "sysctl -w net.ipv4.ip_forward=0"),
     ("r1", "sysctl -w net.ipv4.ip_forward=1"),
     ("r1", "ip addr flush dev r1-eth1"),
+    ("r0", "ip neigh replace 192.168.1.100 lladdr 02:00:00:00:03:00 dev r0-eth1 nud permanent"),
+    ("r0", "ip neigh replace 192.168.2.100 lladdr 02:00:00:00:02:00 dev r0-eth2 nud permanent"),
+    ("r0", "ip link set dev r0-eth2 arp off"),
+    ("h1", "ip link set dev h1-eth0 arp off"),
+    ("r0", "sysctl -w net.ipv4.conf.r0-eth1.forwarding=0"),
 ]
 
 

@@ -128,3 +128,101 @@ def test_round_is_a_cached_pure_function_of_the_configuration(sim):
     other = SimBackend()
     other.apply(scenario([], SMALL))
     assert neigh.round_tables(other.state.net) == first
+
+
+def fail(b, line, node="r0"):
+    res = b.run({"machine": node, "command": line})
+    return res.output, res.status, res.kind
+
+
+def pair(b, a, z):
+    names = b.names
+    return bool(b.observe()[names.index(a), names.index(z)])
+
+
+# ------------------------------------------------------------ ip neigh add / replace / del
+def test_neigh_add_argument_errors_as_iproute2(sim):
+    # real iproute2 6.1.0 / Linux 6.18 answers, pinned in a network namespace
+    assert fail(sim, "ip neigh add 192.168.1.9 lladdr zz dev r0-eth1") == (
+        '"zz" is invalid lladdr.\n', 1, ERROR)
+    assert fail(sim, "ip neigh add 192.168.1.9 lladdr 02:00:00:00:00 dev r0-eth1") == (
+        "Error: Invalid link address.\n", 2, ERROR)
+    assert fail(sim, "ip neigh add 300.1.1.1 lladdr 02:00:00:00:00:01 dev r0-eth1")[:2] == (
+        'Error: any valid address is expected rather than "300.1.1.1".\n', 1)
+    assert fail(sim, "ip neigh add 192.168.1.9 lladdr 02:00:00:00:00:01 dev r0-eth1 nud bogus"
+                )[:2] == ('Error: argument "bogus" is wrong: nud state is bad\n', 255)
+    assert fail(sim, "ip neigh add 192.168.1.9 lladdr 02:00:00:00:00:01 dev r0-eth1 bogus")[:2] == (
+        'Error: either "to" is duplicate, or "bogus" is a garbage.\n', 255)
+    for line in ("ip neigh add 192.168.1.9 lladdr 02:00:00:00:00:01", "ip neigh add dev r0-eth1",
+                 "ip neigh del 192.168.1.100"):
+        assert fail(sim, line)[:2] == ("Device and destination are required arguments.\n", 255)
+    assert fail(sim, "ip neigh add 192.168.1.9 dev r0-eth1") == (
+        "Error: No link layer address given.\n", 2, ERROR)
+    assert fail(sim, "ip neigh add 192.168.1.9 lladdr 02:00:00:00:00:01 dev eth9") == (
+        'Cannot find device "eth9"\n', 1, ERROR)
+    assert fail(sim, "ip neigh del 192.168.1.9 dev r0-eth1") == (
+        "RTNETLINK answers: No such file or directory\n", 2, ERROR)
+    assert fail(sim, "ip neigh change 192.168.1.9 lladdr 02:00:00:00:00:01 dev r0-eth1") == (
+        "RTNETLINK answers: No such file or directory\n", 2, ERROR)
+
+
+def test_permanent_entries(sim):
+    # an entry traffic resolved exists: add refuses, as for any existing entry
+    assert fail(sim, "ip neigh add 192.168.1.100 lladdr 02:00:00:00:00:01 dev r0-eth1") == (
+        "RTNETLINK answers: File exists\n", 2, ERROR)
+    assert pair(sim, "h1", "h2")
+    # a wrong MAC: r0's frames to h1 go nowhere, its replies to h1's pings too
+    out(sim, "ip neigh replace 192.168.1.100 lladdr 2:0:0:0:0:1 dev r0-eth1")
+    assert out(sim, "ip neigh show dev r0-eth1") == "192.168.1.100 lladdr 02:00:00:00:00:01 PERMANENT \n"
+    assert not pair(sim, "h1", "h2") and not pair(sim, "h1", "r0") and pair(sim, "h2", "h3")
+    # kept by probe rounds and a plain flush; shown by arp and /proc/net/arp (flags 0x6, CM)
+    out(sim, "ip neigh flush all")
+    assert out(sim, "arp -n -i r0-eth1") == ARP_HEADER + (
+        "192.168.1.100            ether   02:00:00:00:00:01   CM                    r0-eth1\n")
+    assert out(sim, "arp -a -i r0-eth1") == (
+        "? (192.168.1.100) at 02:00:00:00:00:01 [ether] PERM on r0-eth1\n")
+    assert out(sim, "cat /proc/net/arp") == (
+        "IP address       HW type     Flags       HW address            Mask     Device\n"
+        "192.168.1.100    0x1         0x6         02:00:00:00:00:01     *        r0-eth1\n")
+    # the right MAC works; del drops it and ARP takes over again
+    mac = sim.state.net.nodes["h1"].interfaces["h1-eth0"].mac
+    out(sim, f"ip neigh change 192.168.1.100 lladdr {mac} dev r0-eth1")
+    assert pair(sim, "h1", "h2")
+    out(sim, "ip neigh replace 192.168.1.100 lladdr 02:00:00:00:00:01 dev r0-eth1")
+    out(sim, "ip neigh del 192.168.1.100 dev r0-eth1")
+    assert pair(sim, "h1", "h2")
+    # nud permanent flushes them; so does taking the link down
+    out(sim, "ip neigh add 192.168.1.7 lladdr 02:00:00:00:00:07 dev r0-eth1")
+    out(sim, "ip neigh flush dev r0-eth1 nud permanent")
+    assert "192.168.1.7" not in out(sim, "ip neigh show")
+    out(sim, "ip neigh add 192.168.1.7 lladdr 02:00:00:00:00:07 dev r0-eth1")
+    out(sim, "ip link set r0-eth1 down")
+    out(sim, "ip link set r0-eth1 up")
+    assert "192.168.1.7" not in out(sim, "ip neigh show")
+
+
+def test_proc_net_arp_lists_unresolved_entries_with_zero_flags(sim):
+    out(sim, "ip neigh flush all")
+    sim.run({"machine": "r0", "command": "ping -c1 -W1 192.168.1.50"})
+    assert out(sim, "cat /proc/net/arp") == (
+        "IP address       HW type     Flags       HW address            Mask     Device\n"
+        "192.168.1.50     0x1         0x0         00:00:00:00:00:00     *        r0-eth1\n")
+
+
+def test_arp_off_stops_resolving_and_answering_on_the_device(sim):
+    # Linux: IFF_NOARP neighbours get NUD_NOARP with the device's own MAC (no one takes
+    # the frames) and arp_rcv drops requests heard on it; the flag change flushes the
+    # device's entries (neigh_changeaddr); /proc/net/arp and ip neigh hide NOARP entries
+    out(sim, "ip link set r0-eth2 arp off")
+    assert "<BROADCAST,MULTICAST,NOARP,UP,LOWER_UP>" in out(sim, "ip link show r0-eth2")
+    assert out(sim, "ifconfig r0-eth2").startswith(
+        "r0-eth2: flags=4291<UP,BROADCAST,RUNNING,NOARP,MULTICAST>  mtu 1500\n")
+    assert not pair(sim, "h2", "r0") and not pair(sim, "h2", "h1") and not pair(sim, "h1", "h2")
+    assert pair(sim, "h2", "h3") and pair(sim, "h1", "h4")  # the LAN itself, other ports
+    assert "r0-eth2" not in out(sim, "ip neigh show") + out(sim, "arp -n")
+    out(sim, "ifconfig r0-eth2 arp")
+    assert pair(sim, "h2", "h1") and "NOARP" not in out(sim, "ip link show r0-eth2")
+    out(sim, "ifconfig r0-eth2 -arp")
+    assert not pair(sim, "h2", "h1")
+    out(sim, "ip link set dev r0-eth2 arp on")
+    assert pair(sim, "h2", "h1")

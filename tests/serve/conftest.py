@@ -8,6 +8,8 @@ import pytest
 
 import netarena_gym  # noqa: F401
 from netarena_gym.agents.factory import make_agent
+from netarena_gym.serve.common import UvicornThread
+from netarena_gym.serve.sessions import SessionManager
 
 ENV_IDS = ("NetArena-Routing-v0", "NetArena-K8sPolicy-v0", "NetArena-CapacityPlanning-v0")
 
@@ -51,3 +53,22 @@ def local_expert():
     yield make
     for e in made:
         e.close()
+
+
+@pytest.fixture
+def serve_with():
+    """``serve_with(app_of, env_id, **manager_options) -> (server, manager)``: a server
+    thread over a fresh SessionManager (``app_of(manager, url)`` builds the ASGI app);
+    stopped and closed after the test."""
+    started = []
+
+    def start(app_of, env_id, **kw):
+        manager = SessionManager(env_id, **kw)
+        srv = UvicornThread.serving(lambda url: app_of(manager, url)).start()
+        started.append((srv, manager))
+        return srv, manager
+
+    yield start
+    for srv, manager in started:
+        srv.stop()
+        manager.close_all()

@@ -2,6 +2,7 @@
 with the configured env options, and the missing-extra error names the install hint."""
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -16,15 +17,13 @@ from netarena_gym.serve.common import free_port
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def test_openenv_server_process():
-    pytest.importorskip("openenv.core")
-    from netarena_gym.serve.openenv import NetArenaClient, RoutingAction
-
+@contextlib.contextmanager
+def server_process(*args: str, ready: str):
+    """``netarena-gym serve ARGS`` on a free port; yields its URL once GET ``ready``
+    answers 200, and terminates it afterwards."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "netarena_gym.cli", "serve", "--protocol", "openenv", "--env",
-         "NetArena-Routing-v0", "--level", "2", "--port", str(port), "--max-sessions", "2",
-         "--env-option", "max_steps=4"],
+        [sys.executable, "-m", "netarena_gym.cli", "serve", *args, "--port", str(port)],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT},
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
@@ -32,25 +31,51 @@ def test_openenv_server_process():
         deadline = time.monotonic() + 120
         while True:
             try:
-                if httpx.get(url + "/health", timeout=2).status_code == 200:
+                if httpx.get(url + ready, timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
             assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
             assert time.monotonic() < deadline, "server did not start"
             time.sleep(0.3)
-        with NetArenaClient.for_env("NetArena-Routing-v0")(url).sync() as c:
-            r = c.reset(seed=4)
-            assert "Steps left: 4" in r.observation.text
-            r = c.step(RoutingAction(machine="r0", command="ip route"))
-            assert "Steps left: 3" in r.observation.text
-            assert c.state().level == 2
+        yield url
     finally:
         proc.terminate()
         proc.wait(30)
         proc.stderr.close()
 
 
+def test_openenv_server_process():
+    pytest.importorskip("openenv.core")
+    from netarena_gym.serve.openenv import NetArenaClient, RoutingAction
+
+    with server_process("--protocol", "openenv", "--env", "NetArena-Routing-v0", "--level",
+                        "2", "--max-sessions", "2", "--env-option", "max_steps=4",
+                        ready="/health") as url:
+        with NetArenaClient.for_env("NetArena-Routing-v0")(url).sync() as c:
+            r = c.reset(seed=4)
+            assert "Steps left: 4" in r.observation.text
+            r = c.step(RoutingAction(machine="r0", command="ip route"))
+            assert "Steps left: 3" in r.observation.text
+            assert c.state().level == 2
+
+
 def test_missing_extra_names_the_serve_hint():
     with pytest.raises(DependencyNotInstalled, match=r"netarena-gym\[serve\]"):
         require("no_such_module_for_serve", "serve")
+
+
+def test_a2a_server_process():
+    pytest.importorskip("a2a")
+    from tests.serve.test_a2a import A2AEnvClient
+
+    with server_process("--protocol", "a2a", "--env", "NetArena-K8sPolicy-v0",
+                        "--env-option", "max_steps=3",
+                        ready="/.well-known/agent-card.json") as url:
+        card = httpx.get(url + "/.well-known/agent-card.json", timeout=10).json()
+        assert card["supportedInterfaces"][0]["url"] == url
+        c = A2AEnvClient(url)
+        try:
+            assert "Steps left: 3" in c.send({"reset": {"seed": 2}})["observation"]
+        finally:
+            c.close()

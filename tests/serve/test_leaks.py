@@ -1,11 +1,12 @@
-"""Leak audit: nothing a client of either server can see names the fault, its injection,
+"""Leak audit: nothing a client of any server can see names the fault, its injection,
 the ground truth or the expert's plan.
 
-For every task and both servers, a few seeded episodes are played with diagnostic and
+For every task and every server (OpenEnv, MCP, the A2A env server, and what the A2A
+evaluator sends to the agent it evaluates), a few seeded episodes are played with diagnostic and
 wrong commands only (never the fix), and everything the client receives is collected: the
 observations with their info and episode record, error messages, ``/schema``, state, the
 tool list with descriptions and input schemas, the server's instructions, the resource
-templates, and the session ids the manager handed out. The secrets come from an in-process
+templates, the A2A agent cards and message metadata, and the session and context ids the manager handed out. The secrets come from an in-process
 twin of each episode: the scenario's fault type and category, its injection commands
 (routing), the expert's plan after its first (diagnostic) step, and the MALT ground-truth
 answer. Every fault type name of the task is also kept out of the static texts. The
@@ -21,17 +22,28 @@ import pytest
 
 pytest.importorskip("openenv.core")
 pytest.importorskip("mcp")
+pytest.importorskip("a2a")
 
 from mcp import Client  # noqa: E402
 
+from a2a.helpers import new_text_message  # noqa: E402
+from a2a.server.agent_execution import AgentExecutor  # noqa: E402
+from google.protobuf.json_format import MessageToDict  # noqa: E402
+
+from netarena_gym.a2a.common import ServerThread, make_card  # noqa: E402
+from netarena_gym.a2a.common import build_app as a2a_app  # noqa: E402
+from netarena_gym.eval.run import evaluate  # noqa: E402
+from netarena_gym.eval.spec import EvalSpec  # noqa: E402
 from netarena_gym.k8s.faults import TYPES as K8S_TYPES  # noqa: E402
 from netarena_gym.routing.faults import TYPES as ROUTING_TYPES, Fault  # noqa: E402
 from netarena_gym.serve.common import UvicornThread  # noqa: E402
+from netarena_gym.serve.a2a import build_a2a_app  # noqa: E402
 from netarena_gym.serve.mcp import EPISODE_URI, build_server  # noqa: E402
 from netarena_gym.serve.openenv import (  # noqa: E402
     CapacityPlanningAction, K8sPolicyAction, NetArenaClient, RoutingAction, build_app)
 from netarena_gym.serve.sessions import SessionManager  # noqa: E402
 from tests.serve.conftest import ENV_IDS, LocalExpert  # noqa: E402
+from tests.serve.test_a2a import A2AEnvClient  # noqa: E402
 
 SEEDS = (0, 1, 2)
 ROUTING, K8S, MALT = ENV_IDS
@@ -157,3 +169,68 @@ def test_mcp_server_reveals_nothing(env_id):
     secrets = [s for seed in SEEDS for s in secrets_of(env_id, seed)]
     assert_clean(seen + ids, secrets, f"MCP {env_id}")
     assert_clean(static, STATIC_SECRETS[env_id], f"MCP {env_id} tool descriptions")
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_a2a_env_server_reveals_nothing(env_id):
+    opts = {"interface": "text"} if env_id == MALT else {}
+    manager = SessionManager(env_id, env_options=opts)
+    srv = ServerThread.serving(lambda url: build_a2a_app(manager, url)).start()
+    seen = [httpx.get(srv.url + "/.well-known/agent-card.json", timeout=10).text]
+    ids: list[str] = []
+    try:
+        for seed in SEEDS:  # one conversation per episode
+            c = A2AEnvClient(srv.url)
+            try:
+                seen.append(json.dumps(c.send({"reset": {"seed": seed}})))
+                ids += manager.ids() + [c.context_id]
+                for a in PROBES[env_id]:
+                    seen.append(json.dumps(c.send({"step": a})))
+                for body in ({"status": {}}, {"episode": {}}, {"step": "bogus"}, {"x": 1}):
+                    seen.append(json.dumps(c.send(body)))
+                seen.append(json.dumps(c.send(text="not json")))
+            finally:
+                c.close()
+    finally:
+        srv.stop()
+        manager.close_all()
+    secrets = [s for seed in SEEDS for s in secrets_of(env_id, seed)]
+    assert_clean(seen + ids, secrets, f"A2A {env_id}")
+    assert_clean(seen[:1], STATIC_SECRETS[env_id], f"A2A {env_id} agent card")
+
+
+class Recorder(AgentExecutor):
+    """An A2A agent that records every message the evaluator sends it (text and metadata)
+    and answers the task's probes in turn."""
+
+    def __init__(self, probes):
+        self.probes, self.seen, self.n = probes, [], 0
+
+    async def execute(self, context, event_queue):
+        self.seen.append(context.get_user_input())
+        self.seen.append(json.dumps(MessageToDict(context.message.metadata)))
+        self.seen.append(context.context_id)
+        probe = self.probes[self.n % len(self.probes)]
+        self.n += 1
+        await event_queue.enqueue_event(new_text_message(json.dumps(probe),
+                                                         context_id=context.context_id))
+
+    async def cancel(self, context, event_queue):
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_a2a_evaluator_shows_the_evaluated_agent_nothing(env_id, tmp_path):
+    rec = Recorder(PROBES[env_id])
+    opts = {"interface": "text"} if env_id == MALT else {}
+    with ServerThread.serving(lambda url: a2a_app(rec, make_card("rec", "records", url, "rec",
+                                                                 "rec"))) as srv:
+        spec = EvalSpec(env=env_id, levels=(1,), episodes=len(SEEDS), seed=SEEDS[0],
+                        agent="a2a", agent_options={"url": srv.url, "timeout": 60},
+                        max_steps=len(PROBES[env_id]), env_options=opts)
+        evaluate(spec, out=str(tmp_path / "run"), progress=False)
+    assert rec.n == len(SEEDS) * len(PROBES[env_id])
+    with open(tmp_path / "run" / "episodes.jsonl") as f:
+        seeds = [json.loads(line)["seed"] for line in f]
+    secrets = [s for seed in seeds for s in secrets_of(env_id, seed)]
+    assert_clean(rec.seen, secrets, f"A2A evaluator -> agent {env_id}")

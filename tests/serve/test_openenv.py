@@ -12,10 +12,8 @@ import pytest
 
 pytest.importorskip("openenv.core")
 
-from netarena_gym.serve.common import UvicornThread  # noqa: E402
 from netarena_gym.serve.openenv import (  # noqa: E402
     CapacityPlanningAction, K8sPolicyAction, NetArenaClient, RoutingAction, build_app, models)
-from netarena_gym.serve.sessions import SessionManager  # noqa: E402
 from tests.serve.conftest import ENV_IDS  # noqa: E402
 
 
@@ -32,19 +30,8 @@ def to_model(env_id: str, action):
 
 
 @pytest.fixture
-def serve():
-    started = []
-
-    def start(env_id, **kw):
-        manager = SessionManager(env_id, **kw)
-        srv = UvicornThread(build_app(manager)).start()
-        started.append((srv, manager))
-        return srv, manager
-
-    yield start
-    for srv, manager in started:
-        srv.stop()
-        manager.close_all()
+def serve(serve_with):
+    return lambda env_id, **kw: serve_with(lambda m, url: build_app(m), env_id, **kw)
 
 
 @pytest.mark.parametrize("env_id,options", [(e, {}) for e in ENV_IDS]

@@ -48,12 +48,12 @@ def test_limit_holds_under_concurrent_opens():
 
 
 def test_idle_sessions_are_reaped_and_their_env_closed():
-    m = SessionManager("NetArena-Routing-v0", idle_timeout=0.2)
+    m = SessionManager("NetArena-Routing-v0", idle_timeout=1.0)  # > a reset on a busy CPU
     try:
         s = m.open()
         s.reset(seed=1)
         busy = m.open()
-        time.sleep(0.3)
+        time.sleep(1.2)
         busy.reset(seed=2)  # used: not idle
         assert m.reap() == [s.id]
         assert s.env is None and len(m) == 1
@@ -110,3 +110,22 @@ def test_unknown_env_id_and_bad_limit_fail_at_startup():
         SessionManager("NoSuchEnv-v0")
     with pytest.raises(ValueError):
         SessionManager("NetArena-Routing-v0", max_sessions=0)
+
+
+def test_client_keys_bind_one_session_until_it_is_closed_or_reaped():
+    m = SessionManager("NetArena-Routing-v0", max_sessions=2, idle_timeout=0.2)
+    try:
+        a = m.for_key("conv-a")
+        assert m.for_key("conv-a") is a and a.key == "conv-a" and "conv-a" not in a.id
+        b = m.for_key("conv-b")
+        with pytest.raises(SessionLimit):
+            m.for_key("conv-c")
+        m.close(b.id)
+        c = m.for_key("conv-c")  # b's slot is free again
+        assert c.id not in (a.id, b.id)
+        time.sleep(0.3)
+        assert set(m.reap()) == {a.id, c.id} and len(m) == 0
+        again = m.for_key("conv-a")  # reaped: a new session (a new env) for the same key
+        assert again.id != a.id and a.env is None and again.env is not None
+    finally:
+        m.close_all()

@@ -51,6 +51,7 @@ from netarena_gym.routing.backends import nodeexec
 from netarena_gym.routing.commands.allowlist import ALLOWED, redirect_target
 from netarena_gym.routing.commands.executor import classify, not_found, precheck
 from netarena_gym.routing.commands.files import echo_cmd
+from netarena_gym.routing.commands.sysctl_conf import reset_command
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.topology import Layout, TopologySpec, labels_for
 
@@ -91,7 +92,8 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
              "while read -r spec; do ip rule del pref 0 $spec; done",
              "ip rule flush", "ip rule add pref 32766 lookup main",
              "ip rule add pref 32767 lookup default",
-             "ip route flush table main", "ip route flush table default", "ip neigh flush all"]
+             "ip route flush table main", "ip route flush table default",
+             "ip neigh flush all nud all"]  # permanent entries too
     if node.startswith("r"):
         addrs = {}
         for s in lay.subnets:
@@ -102,7 +104,9 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
                 addrs[ln.a_iface] = f"{int_to_ip(ln.a_ip)}/30"
             if ln.b == node:
                 addrs[ln.b_iface] = f"{int_to_ip(ln.b_ip)}/30"
-        lines.append("sysctl -qw net.ipv4.ip_forward=1")
+        # a change of ip_forward resets every device's forwarding (inet_forward_change)
+        lines += ["sysctl -qw net.ipv4.ip_forward=0", "sysctl -qw net.ipv4.ip_forward=1",
+                  reset_command([*lay.router_ifaces[node], "lo"])]
         for itf in lay.router_ifaces[node]:
             lines += [f"tc qdisc del dev {itf} root 2>/dev/null",
                       f"ip addr flush dev {itf}",
@@ -117,7 +121,8 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
         s = lay.subnet_of_host[node]
         itf = f"{node}-eth0"
         ip = int_to_ip(s.net + 100 + s.hosts.index(node))
-        lines += ["sysctl -qw net.ipv4.ip_forward=0",
+        lines += ["sysctl -qw net.ipv4.ip_forward=1", "sysctl -qw net.ipv4.ip_forward=0",
+                  reset_command([itf, "lo"]),
                   f"tc qdisc del dev {itf} root 2>/dev/null", f"ip addr flush dev {itf}",
                   f"ip link set dev {itf} up mtu 1500 promisc off arp on",
                   f"ip addr add {ip}/24 brd + dev {itf}",

@@ -2,7 +2,9 @@
 
 Readable: ``/proc/sys/...`` (the node's sysctls, see :mod:`.sysctl`), ``/proc/net/route``
 (the kernel's table of the main routing table: little-endian hex, rows padded to 127
-columns, ordered like the FIB trie walk) and ``/etc/hostname``. Everything else does not
+columns, ordered like the FIB trie walk), ``/proc/net/arp`` (the neighbour cache as
+``arp_seq_show`` prints it: flags 0x2 complete, 0x4 permanent; an unresolved entry has
+flags 0x0 and a zero address) and ``/etc/hostname``. Everything else does not
 exist. The shell's allow-list has refused sensitive paths before these handlers run.
 
 :func:`write_redirect` is what the command executor calls for ``cmd > PATH`` and
@@ -13,13 +15,15 @@ only their pipe (:mod:`netarena_gym.shell.filters`).
 """
 from __future__ import annotations
 
-from netarena_gym.core.ipv4 import mask_of
+from netarena_gym.core.ipv4 import int_to_ip, mask_of
 from netarena_gym.shell.parser import ERROR, INVALID, CommandResult
+from netarena_gym.routing import neigh
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.sysctl import proc_status, read_proc, write_proc
 from netarena_gym.routing.state import MAIN
 
-__all__ = ["cat_cmd", "echo_cmd", "proc_net_route", "read_path", "write_redirect"]
+__all__ = ["cat_cmd", "echo_cmd", "proc_net_arp", "proc_net_route", "read_path",
+           "write_redirect"]
 
 _RTF_UP, _RTF_GATEWAY, _RTF_HOST, _RTF_REJECT = 0x1, 0x2, 0x4, 0x200
 _ROUTE_HEADER = ("Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\t"
@@ -47,6 +51,19 @@ def proc_net_route(node) -> str:
     return "".join(f"{line:<127s}\n" for line in lines)
 
 
+_ARP_HEADER = "IP address       HW type     Flags       HW address            Mask     Device\n"
+
+
+def proc_net_arp(ctx: CommandContext) -> str:
+    rows = [_ARP_HEADER]
+    for e in neigh.entries(ctx.net, ctx.node):
+        flags = 0 if e.mac is None else (0x6 if e.state == "PERMANENT" else 0x2)
+        mac = e.mac or "00:00:00:00:00:00"
+        rows.append(f"{int_to_ip(e.ip):<16s} 0x{1:<10x}0x{flags:<10x}{mac:<17s}     "
+                    f"{'*':<8s} {e.dev}\n")
+    return "".join(rows)
+
+
 def read_path(ctx: CommandContext, path: str) -> tuple[str | None, str | None]:
     """(contents, None) or (None, reason) for a file a command reads (``.``, ``..`` and
     repeated slashes resolved first, as the kernel does)."""
@@ -62,6 +79,8 @@ def read_path(ctx: CommandContext, path: str) -> tuple[str | None, str | None]:
             status, "No such file or directory")
     if path == "/proc/net/route":
         return proc_net_route(node), None
+    if path == "/proc/net/arp":
+        return proc_net_arp(ctx), None
     if path == "/etc/hostname":
         return node.name + "\n", None
     if path in ("/", "/etc", "/proc", "/proc/net", "/tmp", "/root"):

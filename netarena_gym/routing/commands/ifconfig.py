@@ -18,7 +18,7 @@ from netarena_gym.routing.state import Address, Interface, Node, natural_key
 __all__ = ["ifconfig_command", "format_interface"]
 
 _IFF_NAMES = ((0x1, "UP"), (0x2, "BROADCAST"), (0x8, "LOOPBACK"), (0x40, "RUNNING"),
-              (0x100, "PROMISC"), (0x1000, "MULTICAST"))
+              (0x80, "NOARP"), (0x100, "PROMISC"), (0x1000, "MULTICAST"))
 _HELP = "ifconfig: `--help' gives usage information.\n"
 _USAGE = ("Usage:\n  ifconfig [-a] [-v] [-s] <interface> [[<AF>] <address>]\n"
           "  [add <address>[/<prefixlen>]]\n  [del <address>[/<prefixlen>]]\n"
@@ -37,6 +37,8 @@ def _flags(itf: Interface) -> int:
         f |= 0x41 if itf.carrier else 0x1
     if itf.promisc:
         f |= 0x100
+    if itf.noarp:
+        f |= 0x80
     return f
 
 
@@ -190,7 +192,9 @@ def _configure(node: Node, name: str, args: list[str]) -> CommandResult:
             node.set_link(name, up=a == "up")
         elif a in ("promisc", "-promisc"):
             node.set_link(name, promisc=a == "promisc")
-        elif a in ("arp", "-arp", "multicast", "-multicast", "allmulti", "-allmulti",
+        elif a in ("arp", "-arp"):
+            node.set_link(name, noarp=a == "-arp")
+        elif a in ("multicast", "-multicast", "allmulti", "-allmulti",
                    "trailers", "-trailers", "dynamic", "-dynamic", "-broadcast"):
             pass
         elif a in ("mtu", "netmask", "broadcast", "txqueuelen", "metric"):

@@ -10,6 +10,8 @@ from __future__ import annotations
 from netarena_gym.shell.parser import INVALID, OK, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.ip_addr import do_ipaddr
+from netarena_gym.routing.commands import ip_json
+from netarena_gym.routing.commands.ip_color import color_mode, colorize
 from netarena_gym.routing.commands.ip_common import (
     ArgReader, IpExit, IpOpts, matches, unsupported)
 from netarena_gym.routing.commands.ip_link import do_iplink
@@ -57,8 +59,8 @@ _GLOBAL_OPTS = (
     ("-stats", "stats"), ("-statistics", "stats"), ("-details", "details"),
     ("-resolve", "ignore"), ("-oneline", "oneline"), ("-timestamp", "ignore"),
     ("-tshort", "ignore"), ("-Version", "version"), ("-force", "ignore"),
-    ("-batch", "unsupported"), ("-brief", "brief"), ("-json", "unsupported"),
-    ("-pretty", "ignore"), ("-rcvbuf", "arg"), ("-color", "ignore"), ("-help", "help"),
+    ("-batch", "unsupported"), ("-brief", "brief"), ("-json", "json"),
+    ("-pretty", "ignore"), ("-rcvbuf", "arg"), ("-color", "color"), ("-help", "help"),
     ("-netns", "unsupported"), ("-Numeric", "ignore"), ("-all", "ignore"),
     ("=-echo", "ignore"))
 
@@ -121,6 +123,12 @@ def _parse_options(argv: list[str]) -> tuple[IpOpts, int]:
         if opt.startswith("--"):
             opt = opt[1:]
         kind = _global_option(opt)
+        if kind == "color":
+            mode = color_mode(opt.partition("=")[2] if "=" in opt else None)
+            if mode is None:
+                kind = None
+            else:
+                opts.color = mode
         if kind in ("arg", "family"):
             i += 1
             if i >= len(argv):
@@ -142,10 +150,14 @@ def _parse_options(argv: list[str]) -> tuple[IpOpts, int]:
             opts.oneline = True
         elif kind == "brief":
             opts.brief = True
+        elif kind == "json":
+            opts.json = True
         elif kind == "version":
             raise IpExit(VERSION, 0, OK)
         elif kind == "help":
             raise _usage()
+        elif kind == "color":
+            pass
         elif kind == "unsupported":
             raise unsupported(f'"ip {opt}"')
         elif kind is None:
@@ -162,6 +174,36 @@ def _run(ctx: CommandContext, argv: list[str]) -> CommandResult:
     obj = next((o for o in _OBJECTS if matches(word, o)), None)
     if obj is None:
         return CommandResult(f'Object "{word}" is unknown, try "ip help".\n', 1, INVALID)
+    if opts.json:
+        return _json(ctx, obj, opts, rest)
+    res = _object(ctx, obj, opts, rest)
+    if opts.color and res.status == 0 and res.output:
+        return CommandResult(colorize(obj, res.output, opts.brief), res.status, res.kind)
+    return res
+
+
+_JSON = {"address": lambda t, o: ip_json.addr_json(t, o.brief),
+         "link": lambda t, o: ip_json.link_json(t, o.brief),
+         "route": lambda t, o: ip_json.route_json(t), "rule": lambda t, o: ip_json.rule_json(t),
+         "neighbor": lambda t, o: ip_json.neigh_json(t),
+         "neighbour": lambda t, o: ip_json.neigh_json(t)}
+
+
+def _json(ctx: CommandContext, obj: str, opts: IpOpts, rest: list[str]) -> CommandResult:
+    """``ip -j``: a listing as JSON (one line); other sub-commands as without
+    ``-j`` (they print nothing on success)."""
+    listing = not rest or any(matches(rest[0], w) for w in ("show", "list", "lst"))
+    if listing and (opts.stats or opts.details or opts.oneline or obj not in _JSON):
+        raise unsupported('"ip -json" with these options')
+    if obj == "route" and rest and matches(rest[0], "get"):
+        raise unsupported('"ip -json route get"')
+    res = _object(ctx, obj, opts, rest)
+    if not listing or res.status != 0:
+        return res
+    return CommandResult(_JSON[obj](res.output, opts), res.status, res.kind)
+
+
+def _object(ctx: CommandContext, obj: str, opts: IpOpts, rest: list[str]) -> CommandResult:
     node = ctx.node
     if obj == "address":
         return do_ipaddr(node, opts, rest)

@@ -44,6 +44,8 @@ class IpOpts:
     details: int = 0
     oneline: bool = False
     brief: bool = False
+    color: bool = False  # -c: ANSI colours (ip_color)
+    json: bool = False  # -j: JSON listings (ip_json)
 
     @property
     def sl(self) -> str:

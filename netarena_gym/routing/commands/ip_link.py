@@ -23,6 +23,8 @@ def link_flags(itf: Interface) -> str:
     parts = ["LOOPBACK"] if itf.loopback else ["BROADCAST", "MULTICAST"]
     if itf.up and not itf.carrier:
         parts.insert(0, "NO-CARRIER")
+    if itf.noarp:
+        parts.append("NOARP")
     if itf.promisc:
         parts.append("PROMISC")
     if itf.up:
@@ -156,7 +158,7 @@ def _parse_int(s: str) -> int | None:
 
 def _set(node: Node, args: ArgReader) -> CommandResult:
     dev = None
-    up = promisc = alias = None
+    up = promisc = alias = arp = None
     mtu = None
     while args:
         a = args.take()
@@ -173,7 +175,9 @@ def _set(node: Node, args: ArgReader) -> CommandResult:
                 raise invarg('Invalid "mtu" value\n', v)
         elif a == "promisc":
             promisc = _on_off("promisc", args.next())
-        elif a in ("arp", "multicast", "allmulticast", "trailers", "dynamic", "carrier"):
+        elif a == "arp":
+            arp = _on_off(a, args.next())
+        elif a in ("multicast", "allmulticast", "trailers", "dynamic", "carrier"):
             _on_off(a, args.next())  # accepted; these flags are not modelled
         elif matches(a, "alias"):
             v = args.next()
@@ -204,7 +208,8 @@ def _set(node: Node, args: ArgReader) -> CommandResult:
             raise extack_error("mtu less than device minimum")
         if not itf.loopback and mtu > ETH_MAX_MTU:
             raise extack_error("mtu greater than device maximum")
-    node.set_link(dev, up=up, mtu=mtu, promisc=promisc, alias=alias)
+    node.set_link(dev, up=up, mtu=mtu, promisc=promisc, alias=alias,
+                  noarp=None if arp is None else not arp)
     return CommandResult("", 0, OK)
 
 

@@ -148,7 +148,7 @@ def _input_route(node: Node, opts: IpOpts, q: _GetReq) -> str:
     if res.kind == "local":
         return (f"{q.warnings}local {head}dev lo table local {opts.sl}    cache <local> "
                 f"iif {q.iif} \n")
-    if not node.ip_forward:
+    if not node.forwards_on(q.iif):
         raise kernel_error("No route to host")
     if res.kind != "unicast":
         raise _lookup_error(res)

@@ -37,6 +37,11 @@ ROUTE_USAGE = (
     "    inet (DARPA Internet) inet6 (IPv6) ax25 (AMPR AX.25) \n"
     "    netrom (AMPR NET/ROM) rose (AMPR ROSE) ipx (Novell IPX) \n"
     "    ddp (Appletalk DDP) x25 (CCITT X.25) \n")
+# usage() writes the address-family list to stderr, the rest to stdout; through a pipe (how
+# every backend runs a tool, 2>&1) the unbuffered stderr comes first. Debian's net-tools
+# 2.10 route then exits 0.
+_ROUTE_AF_LIST = "".join(ROUTE_USAGE.splitlines(keepends=True)[-3:])
+ROUTE_USAGE_PIPED = _ROUTE_AF_LIST + ROUTE_USAGE[:-len(_ROUTE_AF_LIST)]
 INET_ROUTE_USAGE = (
     "Usage: inet_route [-vF] del {-host|-net} Target[/prefix] [gw Gw] [metric M] [[dev] If]\n"
     "       inet_route [-vF] add {-host|-net} Target[/prefix] [gw Gw] [metric M]\n"
@@ -171,9 +176,13 @@ def _parse_inet_route(args: list[str]) -> tuple[RouteReq, bool] | str:
 
 
 def _route_modify(node: Node, action: str, args: list[str]) -> CommandResult:
+    if args in ([], ["-net"], ["-host"]):  # no target: usage, and net-tools exits 0
+        return CommandResult(INET_ROUTE_USAGE, 0, INVALID)
     parsed = _parse_inet_route(args)
     if isinstance(parsed, str):
         status = E_USAGE if parsed.startswith("Usage") else E_OPTERR
+        if parsed.startswith("route: netmask"):  # then usage(E_OPTERR)
+            parsed += INET_ROUTE_USAGE
         return CommandResult(parsed, status, INVALID)
     q, reject = parsed
     tag = "SIOCADDRT" if action == "add" else "SIOCDELRT"
@@ -218,15 +227,15 @@ def _route_options(args: list[str]) -> tuple[bool, CommandResult | None]:
             if ch == "n":
                 numeric = True
             elif ch in "h":
-                return numeric, CommandResult(ROUTE_USAGE, E_USAGE, INVALID)
+                return numeric, CommandResult(ROUTE_USAGE_PIPED, 0, INVALID)
             elif ch == "V":
                 return numeric, CommandResult("net-tools 2.10\n", 5, OK)
             elif ch in "eCN6":
                 return numeric, CommandResult(f"netarena: route -{ch} is not supported by the "
                                               "simulator\n", 1, INVALID)
             elif ch not in "vF4":
-                return numeric, CommandResult(f"route: invalid option -- '{ch}'\n{ROUTE_USAGE}",
-                                              E_OPTERR, INVALID)
+                return numeric, CommandResult(
+                    f"route: invalid option -- '{ch}'\n{ROUTE_USAGE_PIPED}", 0, INVALID)
     return numeric, None
 
 
@@ -249,17 +258,48 @@ def route_command(ctx: CommandContext, argv: list[str], stdin: str) -> CommandRe
 
 
 # ------------------------------------------------------------------------------- arp
+# net-tools 2.10 arp: the usage text after a command-line complaint (exit 3)
+_ARP_USAGE = (
+    'Usage:\n'
+    '  arp [-vn]  [<HW>] [-i <if>] [-a] [<hostname>]             <-Display ARP cache\n'
+    '  arp [-v]          [-i <if>] -d  <host> [pub]               <-Delete ARP entry\n'
+    '  arp [-vnD] [<HW>] [-i <if>] -f  [<filename>]            <-Add entry from file\n'
+    '  arp [-v]   [<HW>] [-i <if>] -s  <host> <hwaddr> [temp]            <-Add entry\n'
+    "  arp [-v]   [<HW>] [-i <if>] -Ds <host> <if> [netmask <nm>] pub          <-''-\n"
+    '\n'
+    '        -a                       display (all) hosts in alternative (BSD) style\n'
+    '        -e                       display (all) hosts in default (Linux) style\n'
+    '        -s, --set                set a new ARP entry\n'
+    '        -d, --delete             delete a specified entry\n'
+    '        -v, --verbose            be verbose\n'
+    "        -n, --numeric            don't resolve names\n"
+    '        -i, --device             specify network interface (e.g. eth0)\n'
+    '        -D, --use-device         read <hwaddr> from given device\n'
+    '        -A, -p, --protocol       specify protocol family\n'
+    '        -f, --file               read new entries from file or from /etc/ethers\n'
+    '\n'
+    "  <HW>=Use '-H <hw>' to specify hardware address type. Default: ether\n"
+    '  List of possible hardware types (which support ARP):\n'
+    '    ash (Ash) ether (Ethernet) ax25 (AMPR AX.25) \n'
+    '    netrom (AMPR NET/ROM) rose (AMPR ROSE) arcnet (ARCnet) \n'
+    '    dlci (Frame Relay DLCI) fddi (Fiber Distributed Data Interface) hippi (HIPPI) \n'
+    '    irda (IrLAP) x25 (generic X.25) eui64 (Generic EUI-64) \n'
+)
+
 _ARP_HEADER = "Address                  HWtype  HWaddress           Flags Mask            Iface\n"
 
 
 def _arp_row(e: NeighEntry) -> str:
     if e.mac is None:
         return f"{int_to_ip(e.ip):<23.23}  {'':<8.8}{'(incomplete)':<20.20}{'':<6.6}{'':<15.15} {e.dev}\n"
-    return f"{int_to_ip(e.ip):<23.23}  {'ether':<8.8}{e.mac:<20.20}{'C':<6.6}{'':<15.15} {e.dev}\n"
+    flags = "CM" if e.state == "PERMANENT" else "C"
+    return f"{int_to_ip(e.ip):<23.23}  {'ether':<8.8}{e.mac:<20.20}{flags:<6.6}{'':<15.15} {e.dev}\n"
 
 
 def _arp_bsd(e: NeighEntry) -> str:
     hw = "<incomplete>" if e.mac is None else f"{e.mac} [ether]"
+    if e.state == "PERMANENT":
+        hw += " PERM"
     return f"? ({int_to_ip(e.ip)}) at {hw} on {e.dev}\n"
 
 
@@ -289,20 +329,23 @@ def arp_command(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResu
         a = args.pop(0)
         if a in ("-i", "--device"):
             if not args:
-                return CommandResult("arp: option requires an argument -- 'i'\n", 255,
-                                     INVALID)
+                return CommandResult("arp: option requires an argument -- 'i'\n" + _ARP_USAGE,
+                                     3, INVALID)
             dev = args.pop(0)
         elif a in ("-d", "--delete"):
             return _arp_delete(ctx, args + (["-i", dev] if dev is not None else []))
         elif a in ("-s", "-f", "--set", "--file"):
             return CommandResult(f"netarena: arp {a} is not supported by the simulator\n", 1,
                                  INVALID)
+        elif a.startswith("--") and a not in ("--numeric", "--verbose", "--use-device"):
+            return CommandResult(f"arp: unrecognized option '{a}'\n" + _ARP_USAGE, 3, INVALID)
         elif a.startswith("-") and len(a) > 1:
             for ch in a[1:]:
                 if ch == "a":
                     bsd = True
                 elif ch not in "nevD":
-                    return CommandResult(f"arp: invalid option -- '{ch}'\n", 255, INVALID)
+                    return CommandResult(f"arp: invalid option -- '{ch}'\n" + _ARP_USAGE, 3,
+                                         INVALID)
         else:
             host = a
     entries = neigh.entries(ctx.net, ctx.node)

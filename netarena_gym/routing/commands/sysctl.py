@@ -1,7 +1,9 @@
 """``sysctl`` (procps-ng 4.0.2) and the ``/proc/sys`` files behind it.
 
-The keys a node has are those of ``Node.sysctl`` plus ``net.ipv4.conf.all.forwarding``, which
-is the same setting as ``net.ipv4.ip_forward`` (writing either changes both, as on Linux).
+The keys a node has are those of ``Node.sysctl``, ``net.ipv4.conf.all.forwarding``, which
+is the same setting as ``net.ipv4.ip_forward`` (writing either changes both, as on Linux), and
+the per-device keys ``net.ipv4.conf.{all,default,DEV}.*`` of :mod:`.sysctl_conf` (``-a``
+lists these, not the hundreds of other keys of a real ``/proc/sys``).
 Values are parsed like the kernel's ``proc_dointvec``: an optional ``-``, then decimal, ``0x``
 hex or ``0`` octal digits that fit an int, then whitespace or the end (``1 2`` sets 1; ``+1``,
 ``08``, ``abc`` and the empty string are ``Invalid argument``). ``icmp_echo_ignore_all`` only
@@ -19,6 +21,7 @@ import re
 from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.shell.regex import RegexError, compile_ere
 from netarena_gym.routing.commands import CommandContext, register
+from netarena_gym.routing.commands import sysctl_conf as conf
 
 __all__ = [
     "ALIASES",
@@ -75,11 +78,17 @@ _LONG = {"all": "a", "binary": "b", "ignore": "e", "names": "N", "values": "n", 
 def node_keys(node) -> list[str]:
     """Every key the node has, in ``sysctl -a`` order."""
     keys = set(node.sysctl) | {a for a, target in ALIASES.items() if target in node.sysctl}
+    keys.update(conf.conf_keys(node))
     return sorted(keys, key=lambda k: k.split("."))
 
 
 def _value(node, key: str) -> str | None:
-    return node.sysctl.get(ALIASES.get(key, key))
+    v = node.sysctl.get(ALIASES.get(key, key))
+    if v is None:
+        dev_name = conf.split_conf_key(node, key)
+        if dev_name is not None:
+            v = conf.conf_value(node, *dev_name)
+    return v
 
 
 def _status(node, key: str) -> str | None:
@@ -115,19 +124,30 @@ def parse_int(text: str) -> int | None:
     return v if -2 ** 31 <= v < 2 ** 31 else None
 
 
-def _store(node, key: str, text: str) -> bool:
-    """Write ``text`` to ``key`` as the kernel would; False for EINVAL."""
+_EINVAL, _READ_ONLY = "einval", "read-only"
+
+
+def _store(node, key: str, text: str) -> str | None:
+    """Write ``text`` to ``key`` as the kernel would: None, or why not (``_EINVAL``,
+    ``_READ_ONLY``, or a ``netarena:`` line for a change the simulator does not model)."""
     key = ALIASES.get(key, key)
+    dev_name = conf.split_conf_key(node, key)
+    if dev_name is not None and dev_name[1] in conf.READ_ONLY:
+        return _READ_ONLY
     v = parse_int(text)
     if v is None:
-        return False
+        return _EINVAL
     lo, hi = _MINMAX.get(key, (-2 ** 31, 2 ** 31))
     if not lo <= v <= hi:
-        return False
+        return _EINVAL
     if key in _BOOLEAN_ON:
         v = 1 if v else 0
+    if (dev_name is not None and dev_name[1] in conf.UNMODELLED
+            and str(v) != conf.conf_value(node, *dev_name)):
+        return (f"netarena: changing {key.replace(chr(0), '/')} is not supported by the "
+                "simulator\n")
     node.set_sysctl(key, str(v))  # touches the node only when the value changes
-    return True
+    return None
 
 
 # ----------------------------------------------------------------- /proc/sys files
@@ -157,8 +177,13 @@ def write_proc(node, path: str, data: str, prog: str = "echo") -> CommandResult:
     status = proc_status(node, path)
     if status != "file":
         return CommandResult(f"bash: {path}: {_why(status)}\n", 1, ERROR)
-    if data == "" or _store(node, _path_to_key(path), data):
+    why = None if data == "" else _store(node, _path_to_key(path), data)
+    if why is None:
         return CommandResult("")
+    if why == _READ_ONLY:
+        return CommandResult(f"bash: {path}: Permission denied\n", 1, ERROR)
+    if why != _EINVAL:
+        return CommandResult(why, 1, INVALID)
     who = f"bash: {prog}" if prog in ("echo", "printf") else prog
     return CommandResult(f"{who}: write error: Invalid argument\n", 1, ERROR)
 
@@ -255,9 +280,13 @@ def _write_arg(node, arg: str, flags: set, out: list[str]) -> bool:
             return True
         out.append(_missing(key, status))
         return False
-    if status == "dir" or not _store(node, key, value):
+    why = "dir" if status == "dir" else _store(node, key, value)
+    if why is not None:
+        if why.startswith("netarena:"):
+            out.append(why)
+            return False
         out.append(f'sysctl: setting key "{shown}": Invalid argument\n')
-        return status == "dir"
+        return why in ("dir", _READ_ONLY)  # procps exits 0 for these
     if "q" not in flags:
         out.append(value + "\n" if "n" in flags else f"{shown} = {value}\n")
     return True
@@ -310,4 +339,8 @@ def sysctl_cmd(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResul
             if not _show(node, key, shown, flags, out) and "e" not in flags:
                 out.append(_missing(key, _status(node, key)))
                 ok = False
+    refused = [ln for ln in out if ln.startswith("netarena:")]
+    if refused:  # a change the simulator does not model: said first
+        return CommandResult("".join(refused + [ln for ln in out if ln not in refused]), 1,
+                             INVALID)
     return CommandResult("".join(out), 0 if ok else 1, OK if ok else ERROR)
