@@ -386,7 +386,7 @@ class ReachabilityOracle:
             return self._fps[sid]
         fp = (self._pristine_fps or {}).get(i)
         if fp is None and self.pairs.base is not None:
-            fp = self.pairs.base.nodes[i].fingerprint()  # the same network, pristine
+            fp = self.pairs.base.fps[i]  # the same network, pristine
         return fp
 
     def _changed_prefixes(self, i: int, old: int, new: int) -> list | None:

@@ -59,7 +59,7 @@ class PairStore:
     """``pair_ok`` results by (source index, destination index) with their dependencies."""
 
     __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "rdeps", "base", "dead",
-                 "track", "src", "log")
+                 "track", "src", "log", "fps")
 
     def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
                  base: "PairStore | None" = None, track: bool = True):
@@ -68,6 +68,7 @@ class PairStore:
         self.net, self.nodes, self.dsts, self.timeout_s = net, nodes, dsts, timeout_s
         self.track = track
         self.log: list[tuple[str, str]] = []  # (node, interface) of each resolution
+        self.fps: list | None = None  # routers' fingerprints, once frozen
         self.seg = segment_deps(net, {n.name: i for i, n in enumerate(nodes)}) if track else {}
         self.res: dict[tuple[int, int], bool] = {}
         self.src: dict[tuple[int, int], int | None] = {}  # the request's source address
@@ -148,6 +149,14 @@ class PairStore:
         for d in deps:
             rdeps[d].append(p)
         return ok
+
+    def freeze(self) -> "PairStore":
+        """Keep only what a base needs (results, dependencies, source addresses and the
+        routers' fingerprints), letting the network go."""
+        self.fps = [n.fingerprint() if n.kind == "router" else None for n in self.nodes]
+        self.net = self.nodes = None
+        self.seg, self.log = {}, []
+        return self
 
     def recording(self) -> "_Recording":
         """Context in which :meth:`get` may probe: the network's neighbour resolutions
