@@ -38,10 +38,14 @@ from netarena_gym.core import benchkit
 clock = time.process_time
 
 # name -> (env id, make kwargs, goal as a ratio to CartPole with resets)
+ROUTING_64 = {"shape": "tree", "routers": 64, "subnets": 2, "hosts": 2}
 ENVS = {
     "routing_discrete_L1": ("NetArena-Routing-v0", {"level": 1, "interface": "discrete"}, 0.33),
     "routing_text_L1": ("NetArena-Routing-v0", {"level": 1, "interface": "text"}, 0.25),
     "routing_discrete_L3": ("NetArena-Routing-v0", {"level": 3, "interface": "discrete"}, 0.15),
+    # issue 14's scale goal: a step here costs <= 10x a step at L1 (see goals below)
+    "routing_discrete_tree64": ("NetArena-Routing-v0", {"level": 3, "interface": "discrete",
+                                                        "topology": ROUTING_64}, None),
     "k8s_discrete_L1": ("NetArena-K8sPolicy-v0", {"level": 1, "interface": "discrete"}, 0.20),
     "k8s_text_L1": ("NetArena-K8sPolicy-v0", {"level": 1, "interface": "text"}, None),
     "capacity_discrete_L1": ("NetArena-CapacityPlanning-v0", {"level": 1, "interface": "discrete"}, 0.30),
@@ -49,12 +53,14 @@ ENVS = {
 # name -> (env id, kwargs, levels, goal ms per reset)
 RESETS = {
     "routing": ("NetArena-Routing-v0", {}, {1: 1.0, 3: 3.0}),
+    "routing_tree64": ("NetArena-Routing-v0", {"topology": ROUTING_64}, {3: 100.0}),
     "k8s": ("NetArena-K8sPolicy-v0", {}, {1: 1.0, 2: 1.0}),
     "capacity": ("NetArena-CapacityPlanning-v0", {"interface": "text"}, {1: 2.0, 2: 2.0, 3: 2.0, 4: 2.0}),
 }
 EXPERTS = {"routing": "NetArena-Routing-v0", "k8s": "NetArena-K8sPolicy-v0",
            "capacity": "NetArena-CapacityPlanning-v0"}
 EXPERT_GOAL_MS = 1.0
+STEP_64_GOAL = 10.0  # a random step at 64 routers costs at most this many L1 steps
 # vector envs: these ENVS entries, AsyncVectorEnv(2 workers, shared memory) / one env
 VECTOR = ("k8s_discrete_L1", "capacity_discrete_L1")
 VECTOR_GOAL = 1.6
@@ -203,6 +209,9 @@ def measure(secs: float, n_reset: int, n_expert: int, vector_secs: float) -> dic
         rows.append(row(f"{name} (resets included)", with_resets / cart, "x CartPole",
                         None if goal is None else (">=", goal)))
         rows.append(row(f"{name} (step only)", only / cart, "x CartPole"))
+    slow = envs["routing_discrete_L1"][1] / envs["routing_discrete_tree64"][1]
+    rows.append(row("routing step at 64 routers (tree) / step at L1, step only", slow, "x",
+                    ("<=", STEP_64_GOAL)))
     for task, (env_id, kw, levels) in RESETS.items():
         for level, goal in levels.items():
             ms = benchkit.reset_ms(gym.make(env_id, level=level, **kw), n_reset, clock=clock)

@@ -29,6 +29,7 @@ class Dims:
     routers: int
     subnets: int  # per router
     hosts: int  # per subnet
+    links: int = -1  # transit links (-1: a tree's, routers - 1)
 
     @property
     def ifaces(self) -> int:
@@ -40,7 +41,7 @@ class Dims:
 
     @property
     def link_slots(self) -> int:
-        return self.routers - 1
+        return self.routers - 1 if self.links < 0 else self.links
 
     @property
     def nodes(self) -> int:

@@ -22,6 +22,7 @@ from netarena_gym.routing.features import FeatureBuilder, feature_spaces
 from netarena_gym.routing.faults import check_supported
 from netarena_gym.routing.generator import RoutingGenerator, level_config
 from netarena_gym.routing.render import pingall_text
+from netarena_gym.routing.shapes import max_links
 from netarena_gym.routing.backends.sim import SimBackend, SimState
 from netarena_gym.routing.views import INSPECT, parse_inspection
 
@@ -96,7 +97,10 @@ class RoutingEnv(NetArenaEnv):
     dict of weights), ``observability`` ("partial"|"full"), ``history`` (previous steps
     shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
     per tool run), ``step_timeout`` (wall-clock budget of one step; 5 s on the simulator, none on Mininet);
-    then the task's own: ``probe_timeout``, ``topology``, ``fault_types``,
+    then the task's own: ``probe_timeout``, ``topology`` (size ranges, and ``shape``:
+    ``"tree"``, ``"ring"`` or ``"leaf-spine"`` networks of up to 64 routers, see
+    :mod:`netarena_gym.routing.shapes`; more than four routers add one step per router
+    to the default ``max_steps``), ``fault_types``,
     ``interface_labels`` (router interface aliases such as ``LAN s3 192.168.3.1/24`` that
     state each port's intended role and address; None, the default: off in compat, whose
     upstream nodes carry none, on at levels 1-3), ``netem_faults``
@@ -112,6 +116,7 @@ class RoutingEnv(NetArenaEnv):
     * v0 (issue 12): ``netem_faults`` and ``compat_profile``; scenario draws no longer depend
       on the backend (netem methods are opt-in at levels 1-3); result kinds come from one
       classification on every backend (``executor.classify``).
+    * v0 (issue 14): ``topology={"shape": ...}`` networks of up to 64 routers.
     """
     config_class = RoutingConfig
     task = "routing"
@@ -131,7 +136,14 @@ class RoutingEnv(NetArenaEnv):
         cfg = level_config(level, topology) if level in (1, 2, 3, "compat") else None
         if cfg is None:
             raise InvalidConfig(f"level must be one of (1, 2, 3, 'compat'), got {level!r}")
-        self.dims = Dims(*cfg.max_dims())
+        self.dims = Dims(*cfg.max_dims(), links=max_links(cfg.shape, cfg.routers[1]))
+        self._large = cfg.routers[1] > 4
+        if self._large:
+            # room for a large router's inspection and the pingall of every node
+            d = self.dims
+            self.max_output_chars = max(6000, 120 * (8 * d.ifaces + d.subnet_slots
+                                                     + d.link_slots + 40))
+            self.max_obs_chars = max(32768, 6 * (d.nodes + 1) ** 2 + 2 * self.max_output_chars)
         self.profile = compat_profile_named(compat_profile)
         self.backend = make_backend(backend, probe_timeout=probe_timeout,
                                     command_timeout=command_timeout,
@@ -150,6 +162,12 @@ class RoutingEnv(NetArenaEnv):
                                        else (5.0 if backend == "sim" else None)))
 
     # ------------------------------------------------------------------ hooks
+    def _default_max_steps(self) -> int:
+        """The level's default; networks of more than four routers add one step per router
+        (an agent inspects each)."""
+        base = super()._default_max_steps()
+        return base + self.dims.routers if self._large else base
+
     def _catalogue_size(self) -> int:
         return self.dims.size
 
@@ -172,7 +190,8 @@ class RoutingEnv(NetArenaEnv):
         lay = self.backend.layout
         if (len(lay.routers) > self.dims.routers
                 or max(len(h) for h in lay.spec.hosts) > self.dims.subnets
-                or max(max(h) for h in lay.spec.hosts) > self.dims.hosts):
+                or max((max(h) for h in lay.spec.hosts if h), default=0) > self.dims.hosts
+                or len(lay.links) > self.dims.link_slots):
             raise ValueError("scenario topology exceeds this env's dimensions; make the env "
                              "with a matching level or topology")
         self._features_builder = (FeatureBuilder(lay, self.dims, self.backend.names)

@@ -14,7 +14,11 @@ in an order that never takes away working connectivity:
 6. clean-up: wrong addresses and wrong routes deleted (the correct ones are in place).
 
 The episode ends as soon as every pair works, so clean-up only runs when still needed. If
-the network is still broken after the plan, it inspects again and plans again.
+the network is still broken after the plan, it inspects again and plans again. On networks
+of more than four routers, consecutive route commands (phases 5 and 6) for one router are
+chained into one command line (``a; b; ...``), as an operator would paste them: a link
+that comes back up has lost every route through it, and a leaf of a 64-router network
+has some two hundred.
 """
 from __future__ import annotations
 
@@ -29,6 +33,8 @@ _ROW = re.compile(r"^(\S+) -> ", re.M)
 _ROUTER = re.compile(r"^r\d+$")
 _HARMLESS_QDISCS = ("noqueue", "pfifo_fast", "fq_codel", "mq")
 _TRAILERS = ("\n\nConfiguration of every node:", "\n\nSteps left:")
+BATCH_ABOVE_ROUTERS = 4
+BATCH_CHARS = 3500  # a chained command line stays well inside the 4096-character action
 
 
 def routers_in(observation: str) -> list[str]:
@@ -39,8 +45,9 @@ def last_output(observation: str) -> str:
     return _last_output(observation, _TRAILERS)
 
 
-def plan_repairs(views: dict[str, RouterView]) -> list[dict[str, str]]:
-    """The ordered repair commands that bring every router to its intended state."""
+def plan_repairs(views: dict[str, RouterView], batch: bool = False) -> list[dict[str, str]]:
+    """The ordered repair commands that bring every router to its intended state
+    (``batch``: route commands chained per router)."""
     intent = derive_intent(views)
     phases: list[list[tuple[str, str]]] = [[] for _ in range(6)]
     for r in sorted(views, key=natural_key):
@@ -52,7 +59,20 @@ def plan_repairs(views: dict[str, RouterView]) -> list[dict[str, str]]:
             if kind not in _HARMLESS_QDISCS and dev in v.ifaces:
                 phases[3].append((r, f"tc qdisc del dev {dev} root"))
         _routes(r, v, intent, wrong_addrs, phases[4], phases[5])
+    if batch:
+        phases[4], phases[5] = _chain(phases[4]), _chain(phases[5])
     return [{"machine": m, "command": c} for ph in phases for m, c in ph]
+
+
+def _chain(cmds: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Consecutive commands of one router joined with ``; `` (at most BATCH_CHARS each)."""
+    out: list[tuple[str, str]] = []
+    for m, c in cmds:
+        if out and out[-1][0] == m and len(out[-1][1]) + 2 + len(c) <= BATCH_CHARS:
+            out[-1] = (m, f"{out[-1][1]}; {c}")
+        else:
+            out.append((m, c))
+    return out
 
 
 def _open_filters(r: str, v: RouterView, out: list) -> None:
@@ -162,7 +182,8 @@ class RoutingExpert:
             self.pending = todo[0]
             return {"machine": todo[0], "command": INSPECT}
         if not self.planned:
-            self.queue = plan_repairs(self.views)
+            self.queue = plan_repairs(self.views,
+                                      batch=len(self.routers) > BATCH_ABOVE_ROUTERS)
             self.planned = True
         if self.queue:
             return self.queue.pop(0)

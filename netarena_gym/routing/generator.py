@@ -33,7 +33,8 @@ from netarena_gym.errors import ScenarioError
 from netarena_gym.core.seeding import choice, draw_seed, rng_from_seed
 from netarena_gym.routing.faults import (
     ABBREV, NETEM, TYPES, UPSTREAM_METHODS, Fault, check_supported, sample_fault)
-from netarena_gym.routing.topology import Layout, TopologySpec, layout_of
+from netarena_gym.routing.shapes import SHAPES, sample_shape
+from netarena_gym.routing.topology import MAX_ROUTERS, Layout, TopologySpec, layout_of
 
 ALL_CAPABILITIES = frozenset({"netem"})
 MAX_RESAMPLES = 200
@@ -64,6 +65,7 @@ class LevelConfig:
     hosts: tuple[int, int]
     faults: tuple[int, int]
     distinct_types: bool
+    shape: str | None = None  # a named large topology (netarena_gym.routing.shapes)
 
     def max_dims(self) -> tuple[int, int, int]:
         return self.routers[1], self.subnets[1], self.hosts[1]
@@ -80,7 +82,8 @@ LEVELS: dict = {
 
 def level_config(level, topology: dict | None = None) -> LevelConfig:
     """The level's config, with optional overrides of ``routers``/``subnets``/``hosts``
-    ranges (each an int or a ``[lo, hi]`` pair)."""
+    ranges (each an int or a ``[lo, hi]`` pair) and a ``shape`` (``"tree"``, ``"ring"``,
+    ``"leaf-spine"``: :mod:`netarena_gym.routing.shapes`; up to 64 routers)."""
     cfg = LEVELS[level]
     if not topology:
         return cfg
@@ -92,12 +95,21 @@ def level_config(level, topology: dict | None = None) -> LevelConfig:
             if lo > hi:
                 raise ValueError(f"topology {key}: {lo} > {hi}")
             kw[key] = (lo, hi)
-    unknown = set(topology) - {"routers", "subnets", "hosts"}
+    unknown = set(topology) - {"routers", "subnets", "hosts", "shape"}
     if unknown:
-        raise ValueError(f"unknown topology keys {sorted(unknown)}")
-    return LevelConfig(routers=kw.get("routers", cfg.routers), subnets=kw.get("subnets", cfg.subnets),
-                       hosts=kw.get("hosts", cfg.hosts), faults=cfg.faults,
-                       distinct_types=cfg.distinct_types)
+        raise ValueError(f"unknown topology keys {sorted(unknown)}; valid: routers, subnets, "
+                         "hosts, shape")
+    shape = topology.get("shape")
+    if shape is not None and shape not in SHAPES:
+        raise ValueError(f"topology shape must be one of {SHAPES}, got {shape!r}")
+    out = LevelConfig(routers=kw.get("routers", cfg.routers), subnets=kw.get("subnets", cfg.subnets),
+                      hosts=kw.get("hosts", cfg.hosts), faults=cfg.faults,
+                      distinct_types=cfg.distinct_types, shape=shape)
+    if out.routers[0] < 1 or out.routers[1] > MAX_ROUTERS:
+        raise ValueError(f"topology routers: 1..{MAX_ROUTERS} expected")
+    if shape == "leaf-spine" and out.routers[0] < 4:
+        raise ValueError("topology shape 'leaf-spine' needs at least 4 routers")
+    return out
 
 
 def _randint(rng, lo_hi) -> int:
@@ -188,7 +200,8 @@ class RoutingGenerator:
     # --------------------------------------------------------------- drawing
     def _draw(self, rng, seed) -> Scenario:
         cfg = self.cfg
-        spec = sample_topology(rng, cfg)
+        spec = (sample_topology(rng, cfg) if cfg.shape is None
+                else sample_shape(rng, cfg.shape, cfg.routers, cfg.subnets, cfg.hosts))
         lay = layout_of(spec)
         k = _randint(rng, cfg.faults)
         types = self._types(rng, k)

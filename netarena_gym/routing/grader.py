@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from netarena_gym.routing.commands.iptables import verdict
-from netarena_gym.core.ipv4 import mask_of
+from netarena_gym.routing.matrix_cache import (
+    PairStore, host_classes, long_prefixes, route_changes)
 from netarena_gym.routing.state import Network, Node
 
 PING_PACKET = 84  # IP bytes of a default ping: 56 data + 8 ICMP + 20 IP
@@ -240,20 +241,33 @@ def echo(net: Network, origin: Node, dst: int, *, size: int = PING_PACKET,
 def pair_ok(net: Network, a: Node, dst: int, timeout_s: float) -> bool:
     """Would ``ping -c1 -W<timeout_s>`` from ``a`` to ``dst`` succeed? Any netem loss or
     corruption on the path counts as failure: the oracle asks for reliable reachability."""
+    return probe(net, a, dst, timeout_s)[0]
+
+
+def probe(net: Network, a: Node, dst: int, timeout_s: float) -> tuple[bool, int | None]:
+    """:func:`pair_ok` and the source address the request carried (None: none was sent):
+    every route lookup of the exchange is for ``dst`` or for that address."""
     req = walk(net, a, dst, detail=False)
     if not req.ok:
-        return False
+        return False, req.src
     if req.node is a:
-        return True
+        return True, req.src
     rep = walk(net, req.node, req.src, dst, icmp_type="echo-reply", detail=False)
     return (rep.ok and rep.node is a and req.loss == 0.0 and rep.loss == 0.0
-            and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0)
+            and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0), req.src
 
 
 class ReachabilityOracle:
-    """All-pairs probe matrix over ``net.probe_order()`` with a content-keyed cache."""
+    """All-pairs probe matrix over ``net.probe_order()``.
 
-    def __init__(self, net: Network, timeout_s: float = 0.2, cache_size: int = 512):
+    Two caches: whole matrices keyed by every node's content (a step that changes
+    nothing, or returns to a state seen before, costs a dictionary lookup), and single
+    probes with the nodes they read (:class:`~netarena_gym.routing.matrix_cache.PairStore`):
+    when a node changes, only the probes that read it are walked again. ``base``: the
+    probes of the same network in its pristine state, shared read-only."""
+
+    def __init__(self, net: Network, timeout_s: float = 0.2, cache_size: int = 512,
+                 base: PairStore | None = None):
         self.net = net
         self.timeout_s = timeout_s
         self.names = net.probe_order()
@@ -266,6 +280,14 @@ class ReachabilityOracle:
         self._cache_size = cache_size
         self._last_version = -1
         self._last: np.ndarray | None = None
+        # with one router every probe but a host's own reads it: no dependencies to track
+        self.pairs = PairStore(net, self._nodes, self._dst, timeout_s, base,
+                               track=len(net.routers()) > 1)
+        self._seen: list[int] | None = None  # state ids the pair store reflects
+        self._prefixes: dict[int, frozenset] = {}  # state id -> long prefixes
+        self._asm = None  # (reps, seconds, r, intra) of the last assembly
+        self._fps: list[tuple] = []  # state id -> fingerprint
+        self._pristine_fps: dict[int, tuple] | None = None  # routers untouched at the start
 
     def _key(self) -> tuple:
         """One small int per node naming its configuration: negative for a node untouched
@@ -283,6 +305,7 @@ class ReachabilityOracle:
                 if sid is None:
                     sid = len(self._state_ids)
                     self._state_ids[fp] = sid
+                    self._fps.append(fp)
                 self._node_state[i] = (node.version, sid)
             key.append(sid)
         return tuple(key)
@@ -294,91 +317,90 @@ class ReachabilityOracle:
         key = self._key()
         m = self._cache.get(key)
         if m is None:
-            m = self._compute()
+            m = self._compute(key)
             if len(self._cache) >= self._cache_size:
                 self._cache.pop(next(iter(self._cache)))
             self._cache[key] = m
         self._last, self._last_version = m, self.net.version
         return m
 
-    def _compute(self) -> np.ndarray:
+    def _compute(self, key: tuple) -> np.ndarray:
         """Probe one representative per equivalence class of hosts (same segment, never
         reconfigured, not told apart by any prefix longer than /24 anywhere in the
         network), then expand. Hosts of a class behave identically as sources and
-        destinations, so this is exact, and it divides the work by the hosts per subnet."""
-        classes, cls_of = self._classes()
-        net, t = self.net, self.timeout_s
+        destinations, so this is exact, and it divides the work by the hosts per subnet.
+        Only the probes that read a node changed since the last computation are walked."""
+        seen = self._seen
+        if seen is None:
+            # a fresh store trusts only its base, whose nodes are the pristine ones
+            changed = [i for i, s in enumerate(key) if s >= 0]
+            if self.pairs.track:  # routers' pristine content, to tell route-only changes
+                self._pristine_fps = {i: n.fingerprint() for i, n in enumerate(self._nodes)
+                                      if n.kind == "router" and key[i] < 0}
+        else:
+            changed = [i for i, (a, b) in enumerate(zip(seen, key)) if a != b]
+        changed = [(i, self._changed_prefixes(i, seen[i] if seen else -1 - i, key[i]))
+                   for i in changed]
+        stale = self.pairs.invalidate(changed)
+        self._seen = list(key)
+        classes, cls_of = host_classes(self._nodes, self._dst, self.net.segment_of,
+                                       self._prefixes_of)
         reps = [c[0] for c in classes]
+        seconds = [c[1] if len(c) > 1 else -1 for c in classes]
+        get = self.pairs.get
         k = len(classes)
-        r = np.ones((k, k), dtype=bool)
-        intra = np.ones(k, dtype=bool)
-        for a in range(k):
-            src = self._nodes[reps[a]]
-            for b in range(k):
-                if a != b:
-                    r[a, b] = pair_ok(net, src, self._dst[reps[b]], t)
-            if len(classes[a]) > 1:
-                intra[a] = pair_ok(net, src, self._dst[classes[a][1]], t)
+        with self.pairs.recording():
+            asm = self._asm
+            if stale is not None and asm is not None and asm[0] == reps and asm[1] == seconds:
+                r, intra = asm[2].copy(), asm[3].copy()
+                pos = {rep: a for a, rep in enumerate(reps)}
+                for i, j in stale:
+                    a = pos.get(i)
+                    if a is None:
+                        continue
+                    if j == seconds[a]:
+                        intra[a] = get(i, j)
+                    b = pos.get(j)
+                    if b is not None and b != a:
+                        r[a, b] = get(i, j)
+            else:
+                r = np.ones((k, k), dtype=bool)
+                intra = np.ones(k, dtype=bool)
+                for a in range(k):
+                    ra = reps[a]
+                    row = r[a]
+                    for b in range(k):
+                        if a != b:
+                            row[b] = get(ra, reps[b])
+                    if seconds[a] >= 0:
+                        intra[a] = get(ra, seconds[a])
+        self._asm = (reps, seconds, r, intra)
         same = cls_of[:, None] == cls_of[None, :]
         m = np.where(same, intra[cls_of][:, None], r[np.ix_(cls_of, cls_of)])
         np.fill_diagonal(m, True)
         m.flags.writeable = False
         return m
 
-    def _pristine_ips(self) -> set[int]:
-        return {self._dst[i] for i, n in enumerate(self._nodes)
-                if n.kind == "host" and n.version == 0}
+    def _fingerprint_of(self, i: int, sid: int) -> tuple | None:
+        if sid >= 0:
+            return self._fps[sid]
+        fp = (self._pristine_fps or {}).get(i)
+        if fp is None and self.pairs.base is not None:
+            fp = self.pairs.base.fps[i]  # the same network, pristine
+        return fp
 
-    def _classes(self) -> tuple[list[list[int]], np.ndarray]:
-        long_prefixes: set[tuple[int, int]] = set()
-        for node in self._nodes:
-            if node.kind == "host" and node.version == 0:
-                continue
-            for routes in node.tables.values():
-                for rt in routes:
-                    if rt.plen > 24:
-                        long_prefixes.add((rt.dst, rt.plen))
-                    if rt.gateway is not None:
-                        long_prefixes.add((rt.gateway, 32))
-                    if rt.src is not None:
-                        long_prefixes.add((rt.src, 32))
-            for rule in node.rules:
-                for p in (rule.src, rule.dst):
-                    if p is not None and p[1] > 24:
-                        long_prefixes.add(p)
-            for chain in node.iptables.chains.values():
-                for ir in chain:
-                    for p in (ir.src, ir.dst):
-                        if p is not None and p[1] > 24:
-                            long_prefixes.add(p)
-            for itf in node.interfaces.values():
-                for a in itf.addresses:
-                    long_prefixes.add((a.ip, 32))
-        # only prefixes that contain some pristine host can tell hosts apart
-        hosts = self._pristine_ips()
-        lp = []
-        for net_, pl in sorted(long_prefixes):
-            if pl == 32:
-                if net_ in hosts:
-                    lp.append((net_, pl))
-            elif any((h & mask_of(pl)) == net_ for h in hosts):
-                lp.append((net_ & mask_of(pl), pl))
-        groups: dict[tuple, list[int]] = {}
-        order: list[tuple] = []
-        seg_of = self.net.segment_of
-        for i, node in enumerate(self._nodes):
-            if node.kind == "host" and node.version == 0:
-                ip = self._dst[i]
-                key = (seg_of.get((node.name, f"{node.name}-eth0")),
-                       tuple((ip & mask_of(pl)) == n for n, pl in lp) if lp else ())
-            else:
-                key = ("node", i)
-            if key not in groups:
-                groups[key] = []
-                order.append(key)
-            groups[key].append(i)
-        classes = [groups[k] for k in order]
-        cls_of = np.empty(len(self._nodes), dtype=np.intp)
-        for c, members in enumerate(classes):
-            cls_of[members] = c
-        return classes, cls_of
+    def _changed_prefixes(self, i: int, old: int, new: int) -> list | None:
+        """The prefixes whose routes differ when only node ``i``'s routing tables changed
+        from state ``old`` to ``new`` (then only lookups inside them can differ); None
+        when anything else changed, or the old content is not known."""
+        a, b = self._fingerprint_of(i, old), self._fingerprint_of(i, new)
+        if a is None or b is None or a[0] != b[0] or a[2:] != b[2:]:
+            return None
+        return route_changes(a[1], b[1])
+
+    def _prefixes_of(self, i: int) -> frozenset:
+        sid = self._node_state[i][1]
+        p = self._prefixes.get(sid)
+        if p is None:
+            p = self._prefixes[sid] = long_prefixes(self._nodes[i])
+        return p

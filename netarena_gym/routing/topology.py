@@ -6,11 +6,19 @@ Naming and addressing plan (also what the real backend builds):
 * routers ``r0..r{R-1}``; router ``ri`` has LAN interfaces ``ri-eth1..ri-eth{S_i}``, then one
   transit interface per tree neighbour;
 * subnets are numbered globally ``k = 1..S`` in router order: switch ``s{k}``, network
-  ``192.168.k.0/24``, gateway ``192.168.k.1`` on the router;
+  ``192.168.k.0/24`` (from ``k = 256`` on, in large networks: ``100.64.(k-256).0/24`` and up,
+  the shared address space), gateway ``.1`` of it on the router;
 * hosts ``h1..hN`` numbered globally in subnet order; host ``j`` (0-based) of subnet ``k`` has
   ``hX-eth0`` = ``192.168.k.(100+j)/24`` and ``default via 192.168.k.1``;
 * router ``i >= 1`` hangs off router ``parents[i-1]`` by transit link ``t = i-1``:
-  ``172.16.t.0/30``, the parent side ``.1``, the child side ``.2``;
+  ``172.16.t.0/30``, the parent side ``.1``, the child side ``.2``; a spec may instead list
+  its ``links`` as router pairs ``(a, b)`` (rings, leaf-spine: see
+  :mod:`netarena_gym.routing.shapes`), link ``t`` then being ``(a, b)`` with the same
+  plan (``172.16.0.0`` plus ``t * 256``: link 256 is ``172.17.0.0/30``);
+* static routes follow a breadth-first search from each router over its links in
+  interface order: a network goes via the first hop toward the first router found that
+  holds it (on a tree, the unique path);
+* a router without subnets (a spine) is probed at its first transit address;
 * with interface labels on, every router interface carries an ``alias`` describing its
   intended role and address, as operators label ports (``LAN s3 192.168.3.1/24``,
   ``TRANSIT r1 172.16.0.1/30``). Labels are the env option ``interface_labels``: by default
@@ -25,7 +33,7 @@ from functools import lru_cache
 from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.routing.state import MAIN, Network, Node, Route  # noqa: F401
 
-MAX_ROUTERS = 4
+MAX_ROUTERS = 64
 MAX_SUBNETS_PER_ROUTER = 8
 MAX_HOSTS_PER_SUBNET = 4
 TRANSIT_BASE = (172 << 24) | (16 << 16)
@@ -33,21 +41,30 @@ TRANSIT_BASE = (172 << 24) | (16 << 16)
 
 @dataclass(frozen=True)
 class TopologySpec:
-    """``hosts[i]`` lists the host count of each subnet of router ``i``;
-    ``parents[i-1]`` is the router that router ``i`` attaches to."""
+    """``hosts[i]`` lists the host count of each subnet of router ``i`` (a router may have
+    none only when ``links`` is given); ``parents[i-1]`` is the router that router ``i``
+    attaches to (a tree), or ``links`` lists every transit link as a router pair."""
     hosts: tuple[tuple[int, ...], ...]
     parents: tuple[int, ...] = ()
+    links: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self):
-        if not 1 <= len(self.hosts) <= MAX_ROUTERS:
-            raise ValueError(f"1..{MAX_ROUTERS} routers expected, got {len(self.hosts)}")
-        if len(self.parents) != len(self.hosts) - 1:
+        n = len(self.hosts)
+        if not 1 <= n <= MAX_ROUTERS:
+            raise ValueError(f"1..{MAX_ROUTERS} routers expected, got {n}")
+        if self.links:
+            if self.parents:
+                raise ValueError("give parents (a tree) or links, not both")
+            _check_links(n, self.links)
+        elif len(self.parents) != n - 1:
             raise ValueError("parents must name one parent per router after r0")
         for i, p in enumerate(self.parents, start=1):
             if not 0 <= p < i:
                 raise ValueError(f"router r{i} must attach to an earlier router, not r{p}")
+        if not any(self.hosts):
+            raise ValueError("at least one subnet expected")
         for hs in self.hosts:
-            if not 1 <= len(hs) <= MAX_SUBNETS_PER_ROUTER:
+            if not (0 if self.links else 1) <= len(hs) <= MAX_SUBNETS_PER_ROUTER:
                 raise ValueError(f"1..{MAX_SUBNETS_PER_ROUTER} subnets per router expected")
             for h in hs:
                 if not 1 <= h <= MAX_HOSTS_PER_SUBNET:
@@ -59,12 +76,20 @@ class TopologySpec:
         return cls(hosts=((hosts_per_subnet,) * subnets,))
 
     def to_dict(self) -> dict:
-        return {"hosts": [list(h) for h in self.hosts], "parents": list(self.parents)}
+        d = {"hosts": [list(h) for h in self.hosts], "parents": list(self.parents)}
+        if self.links:
+            d["links"] = [list(ln) for ln in self.links]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> "TopologySpec":
         return cls(hosts=tuple(tuple(h) for h in d["hosts"]),
-                   parents=tuple(d.get("parents", ())))
+                   parents=tuple(d.get("parents", ())),
+                   links=tuple(tuple(ln) for ln in d.get("links", ())))
+
+    def edges(self) -> tuple[tuple[int, int], ...]:
+        """Every transit link as (a, b): ``links``, else (parent, child) per router."""
+        return self.links or tuple((p, i) for i, p in enumerate(self.parents, start=1))
 
     @property
     def n_routers(self) -> int:
@@ -77,6 +102,34 @@ class TopologySpec:
     @property
     def n_hosts(self) -> int:
         return sum(sum(h) for h in self.hosts)
+
+
+def _check_links(n: int, links) -> None:
+    seen = set()
+    for ln in links:
+        if len(ln) != 2 or not all(0 <= x < n for x in ln) or ln[0] == ln[1]:
+            raise ValueError(f"link {ln!r}: two different routers of 0..{n - 1} expected")
+        key = frozenset(ln)
+        if key in seen:
+            raise ValueError(f"link {ln!r} given twice")
+        seen.add(key)
+    reach, todo = {0}, [0]
+    while todo:
+        cur = todo.pop()
+        for a, b in links:
+            for x, y in ((a, b), (b, a)):
+                if x == cur and y not in reach:
+                    reach.add(y)
+                    todo.append(y)
+    if len(reach) != n:
+        raise ValueError("the links must connect every router")
+
+
+def subnet_net(k: int) -> int:
+    """Network address of global subnet ``k`` (see the addressing plan)."""
+    if k <= 255:
+        return (192 << 24) | (168 << 16) | (k << 8)
+    return (100 << 24) | (64 << 16) | ((k - 256) << 8)
 
 
 @dataclass(frozen=True)
@@ -121,53 +174,70 @@ class Layout:
             r = f"r{i}"
             for j, nh in enumerate(hs, start=1):
                 iface = f"{r}-eth{j}"
-                net = (192 << 24) | (168 << 16) | (k << 8)
+                net = subnet_net(k)
                 self.subnets.append(Subnet(k, r, iface, f"s{k}", net, net + 1,
                                            tuple(f"h{h + x}" for x in range(nh))))
                 self.router_ifaces[r].append(iface)
                 k += 1
                 h += nh
         self.links: list[TransitLink] = []
-        for t, p in enumerate(spec.parents):
-            a, b = f"r{p}", f"r{t + 1}"
+        for t, (p, c) in enumerate(spec.edges()):
+            a, b = f"r{p}", f"r{c}"
             a_if = f"{a}-eth{len(self.router_ifaces[a]) + 1}"
             self.router_ifaces[a].append(a_if)
             b_if = f"{b}-eth{len(self.router_ifaces[b]) + 1}"
             self.router_ifaces[b].append(b_if)
-            self.links.append(TransitLink(t, a, a_if, b, b_if, TRANSIT_BASE | (t << 8)))
+            self.links.append(TransitLink(t, a, a_if, b, b_if, TRANSIT_BASE + (t << 8)))
         self.subnet_of_host = {hn: s for s in self.subnets for hn in s.hosts}
+        self._neighbors: dict[str, list[tuple[str, str, int]]] = {}
+        self._hops: dict[str, dict[str, tuple[str, int]]] = {}
+        self._aliases: dict[str, str] = {}
 
     def neighbors(self, router: str) -> list[tuple[str, str, int]]:
-        """(neighbour router, local iface, neighbour's transit address) for a router."""
-        out = []
-        for ln in self.links:
-            if ln.a == router:
-                out.append((ln.b, ln.a_iface, ln.b_ip))
-            elif ln.b == router:
-                out.append((ln.a, ln.b_iface, ln.a_ip))
-        return out
+        """(neighbour router, local iface, neighbour's transit address) for a router, in
+        interface order."""
+        nb = self._neighbors.get(router)
+        if nb is None:
+            nb = self._neighbors[router] = []
+            for ln in self.links:
+                if ln.a == router:
+                    nb.append((ln.b, ln.a_iface, ln.b_ip))
+                elif ln.b == router:
+                    nb.append((ln.a, ln.b_iface, ln.a_ip))
+        return nb
 
     def next_hops(self, router: str) -> dict[str, tuple[str, int]]:
-        """For every other router: (local iface, next-hop address) along the tree."""
+        """For every other router, in breadth-first order over links in interface order:
+        (local iface, next-hop address) of the first hop toward it."""
+        hit = self._hops.get(router)
+        if hit is not None:
+            return hit
         first: dict[str, tuple[str, int]] = {}
         frontier = []
         for nb, itf, gw in self.neighbors(router):
-            first[nb] = (itf, gw)
-            frontier.append(nb)
+            if nb not in first:
+                first[nb] = (itf, gw)
+                frontier.append(nb)
         seen = {router, *first}
-        while frontier:
-            cur = frontier.pop(0)
+        head = 0
+        while head < len(frontier):
+            cur = frontier[head]
+            head += 1
             for nb, _, _ in self.neighbors(cur):
                 if nb not in seen:
                     seen.add(nb)
                     first[nb] = first[cur]
                     frontier.append(nb)
+        self._hops[router] = first
         return first
 
     def intended_routes(self, router: str) -> list[tuple[int, int, str, int | None]]:
-        """(net, plen, dev, gateway) of every route ``router`` should have in ``main``."""
+        """(net, plen, dev, gateway) of every route ``router`` should have in ``main``.
+        A remote link goes via the first hop toward whichever of its ends the search
+        reaches first (on a tree both ends share it)."""
         routes = []
         hops = self.next_hops(router)
+        rank = {r: i for i, r in enumerate(hops)}
         for s in self.subnets:
             if s.router == router:
                 routes.append((s.net, 24, s.iface, None))
@@ -180,21 +250,21 @@ class Layout:
             elif router == ln.b:
                 routes.append((ln.net, 30, ln.b_iface, None))
             else:
-                # in a tree both ends of a remote link share the first hop
-                itf, gw = hops[ln.a]
+                near = ln.a if rank[ln.a] <= rank[ln.b] else ln.b
+                itf, gw = hops[near]
                 routes.append((ln.net, 30, itf, gw))
         return routes
 
     def iface_alias(self, router: str, iface: str) -> str:
-        for s in self.subnets:
-            if s.iface == iface:
-                return f"LAN {s.switch} {int_to_ip(s.gateway)}/24"
-        for ln in self.links:
-            if ln.a_iface == iface:
-                return f"TRANSIT {ln.b} {int_to_ip(ln.a_ip)}/30"
-            if ln.b_iface == iface:
-                return f"TRANSIT {ln.a} {int_to_ip(ln.b_ip)}/30"
-        raise KeyError(iface)
+        alias = self._aliases.get(iface)
+        if alias is None:
+            for s in self.subnets:
+                self._aliases[s.iface] = f"LAN {s.switch} {int_to_ip(s.gateway)}/24"
+            for ln in self.links:
+                self._aliases[ln.a_iface] = f"TRANSIT {ln.b} {int_to_ip(ln.a_ip)}/30"
+                self._aliases[ln.b_iface] = f"TRANSIT {ln.a} {int_to_ip(ln.b_ip)}/30"
+            alias = self._aliases[iface]
+        return alias
 
 
 def labels_for(level, interface_labels: bool | None = None) -> bool:
@@ -247,6 +317,8 @@ def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, 
     for ln in lay.links:
         net.nodes[ln.a].add_address(ln.a_iface, ln.a_ip, 30)
         net.nodes[ln.b].add_address(ln.b_iface, ln.b_ip, 30)
+        net.probe_ip.setdefault(ln.a, ln.a_ip)
+        net.probe_ip.setdefault(ln.b, ln.b_ip)
         ia, ib = net.nodes[ln.a].interfaces[ln.a_iface], net.nodes[ln.b].interfaces[ln.b_iface]
         ia.peer, ib.peer = ib, ia
         seg = f"link{ln.index}"
@@ -254,9 +326,12 @@ def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, 
         net.attach(seg, ln.b, ln.b_iface)
     for r in lay.routers:
         node = net.nodes[r]
-        for dst, plen, dev, gw in lay.intended_routes(r):
-            if gw is not None:
-                node.insert_route(Route(dst=dst, plen=plen, dev=dev, gateway=gw, table=MAIN))
+        # the same table insert_route builds one at a time (a stable sort by destination,
+        # prefix length, metric), sorted once
+        node.tables[MAIN].extend(Route(dst=dst, plen=plen, dev=dev, gateway=gw, table=MAIN)
+                                 for dst, plen, dev, gw in lay.intended_routes(r)
+                                 if gw is not None)
+        node._sort_table(MAIN)
     for node in net.nodes.values():
         node.version = 0
         node._cache_version = node._fp_version = -1

@@ -8,6 +8,7 @@ import numpy as np
 
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.shell.parser import CommandResult
+from netarena_gym.routing import pristine
 from netarena_gym.routing.commands import executor
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.state import Network
@@ -44,7 +45,9 @@ class SimState:
                 log.append((f.router, cmd,
                             executor.run(net, switches, f.router, cmd, command_timeout,
                                          missing_programs)))
-        return cls(net, lay, ReachabilityOracle(net, probe_timeout), switches, log, labels)
+        base = pristine.base_for(spec, labels, probe_timeout)
+        return cls(net, lay, ReachabilityOracle(net, probe_timeout, base=base), switches, log,
+                   labels)
 
 
 class SimBackend:

@@ -1,0 +1,51 @@
+"""The probes of pristine networks, kept per topology and shared by every episode on it.
+
+Only networks of more than :data:`MIN_ROUTERS` routers are kept: in smaller ones the
+faults and the agent's changes reach almost every probe, so a base would not pay for
+itself. The first time a topology (spec, interface labels, probe timeout) is seen nothing is kept;
+from the second time on, the probe results of its healthy network, with the nodes each
+probe read, become the read-only base of every new episode's
+:class:`~netarena_gym.routing.matrix_cache.PairStore`. After the faults are injected only
+the probes that read a faulted node are walked again. Networks drawn once (level 1's random
+sizes) cost nothing extra; a fixed topology (a named shape, a fixed ``topology=``) reuses
+its base on every reset.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from netarena_gym.routing.matrix_cache import PairStore
+from netarena_gym.routing.topology import TopologySpec, build_network
+
+__all__ = ["base_for", "clear"]
+
+MAX_TOPOLOGIES = 16
+MIN_ROUTERS = 4
+_BASES: "OrderedDict[tuple, PairStore | None]" = OrderedDict()
+
+
+def base_for(spec: TopologySpec, labels: bool, timeout_s: float) -> PairStore | None:
+    """The pristine probes of ``spec`` (None the first time it is seen, or when it has
+    at most :data:`MIN_ROUTERS` routers)."""
+    from netarena_gym.routing.grader import ReachabilityOracle
+    if spec.n_routers <= MIN_ROUTERS:
+        return None
+    key = (spec, labels, timeout_s)
+    if key not in _BASES:
+        _BASES[key] = None
+        if len(_BASES) > MAX_TOPOLOGIES:
+            _BASES.popitem(last=False)
+        return None
+    _BASES.move_to_end(key)
+    base = _BASES[key]
+    if base is None:
+        net, _ = build_network(spec, labels=labels)
+        oracle = ReachabilityOracle(net, timeout_s)
+        oracle.matrix()
+        base = _BASES[key] = oracle.pairs.freeze()
+    return base
+
+
+def clear() -> None:
+    """Forget every kept topology."""
+    _BASES.clear()
