@@ -1,6 +1,7 @@
-"""PPO baselines: a short MaskablePPO run saves a loadable policy, a learning curve and a
-final evaluation whose numbers are those of ``netarena-gym eval``; PPO without masks and
-the cross-level table run too."""
+"""PPO baselines: MaskablePPO learns (after a short run it beats the random agent on
+held-out seeds); a short run saves a loadable policy, a learning curve and a final
+evaluation whose numbers are those of ``netarena-gym eval``; PPO without masks and the
+cross-level table run too."""
 import csv
 import json
 
@@ -30,13 +31,32 @@ def test_ppo_saves_policy_curve_and_eval(ppo_run):
         assert (out / name).stat().st_size > 0, name
     rows = list(csv.DictReader(open(out / "learning_curve.csv")))
     assert int(rows[0]["timesteps"]) >= 1500 and int(rows[-1]["timesteps"]) >= 3000
-    assert all(0.0 <= float(r["eval_correctness"]) <= 1.0 for r in rows)
+    steps = [int(r["timesteps"]) for r in rows]
+    assert steps == sorted(set(steps))  # one point per --eval-every, in order
     assert float(rows[-1]["train_episodes"]) > 50  # a few hundred episodes were played
     assert open(out / "learning_curve.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     ev = json.loads((out / "eval.json").read_text())["1"]
     assert ev["episodes"] == 12 and ev["seed"] == 100
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["timesteps_done"] >= 3000 and cfg["algo"] == "maskable_ppo"
+
+
+def test_maskable_ppo_beats_the_random_agent_on_held_out_seeds():
+    """Direction, not plumbing: 16k MaskablePPO steps on routing L1 (fresh features, no
+    reachability matrix; ~30 s on 2 cores) lift held-out correctness clear of the random
+    agent's: the 95% intervals do not overlap. Measured with training seeds 0-3: 55-63%
+    against the random agent's 19% [13, 28] on these 100 seeds."""
+    from netarena_gym.agents.random import RandomAgent
+    from netarena_gym.train.ppo import PolicyAgent, evaluate, train
+    kw = {"observability": "full"}
+    held_out = dict(level=1, episodes=100, seed=500, env_kwargs=kw)
+    rand = evaluate(ROUTING, lambda env: RandomAgent(env, seed=0), **held_out)
+    model, _ = train(env_id=ROUTING, level=1, timesteps=16_384, n_envs=8, seed=0,
+                     env_kwargs=kw, history=False, drop=("reachability",),
+                     eval_every=10**9, eval_episodes=1)
+    ppo = evaluate(ROUTING, PolicyAgent(model), **held_out)
+    assert ppo["correctness_ci95"][0] > rand["correctness_ci95"][1], (ppo, rand)
+    assert ppo["mean_steps"] < rand["mean_steps"]  # it also fixes the network sooner
 
 
 def test_saved_policy_loads_and_acts_within_the_mask(ppo_run):
