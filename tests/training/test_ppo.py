@@ -159,3 +159,55 @@ def test_cross_level_table(tmp_path):
     assert "| 1 | " in md and "n/a" in md
     csv_rows = list(csv.DictReader(open(tmp_path / "generalisation.csv")))
     assert len(csv_rows) == 3 and csv_rows[0]["train"] == "1"
+
+
+def test_episode_metrics_sum_to_the_monitored_episode_reward():
+    """Each reward component's per-episode sum, added up, is the episode's reward
+    (SB3's Monitor), episode by episode; the cost is the sum of ``info["cost"]``."""
+    from netarena_gym.train.ppo import make_vec_env, new_model
+    from netarena_gym.train.ppo_callbacks import EpisodeMetrics
+
+    class Keep(EpisodeMetrics):
+        seen: list = []
+
+        def _on_rollout_end(self):
+            Keep.seen += self._ended
+            super()._on_rollout_end()
+
+    vec = make_vec_env(ROUTING, 1, 2, seed=3)
+    model = new_model("maskable_ppo", vec, hyper={"n_steps": 128, "batch_size": 64})
+    model.learn(256, callback=Keep())
+    monitored = [e["r"] for e in model.ep_info_buffer]
+    assert len(Keep.seen) == len(monitored) > 5
+    for ep, r in zip(Keep.seen, monitored):
+        from netarena_gym.core.reward import COMPONENTS
+        assert sum(ep[k] for k in COMPONENTS) == pytest.approx(r, abs=1e-5)
+        assert ep["cost"] >= 0 and ep["cost"] == int(ep["cost"])
+    vec.close()
+
+
+def test_progress_log_tensorboard_and_resume(tmp_path):
+    """``progress.csv`` has every reward component; ``--report-to tensorboard`` writes
+    them as scalars; ``--resume`` continues from the last checkpoint to --timesteps."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from netarena_gym.core.reward import COMPONENTS
+    ppo = load_script("ppo")
+    out = tmp_path / "run"
+    common = ["--level", "1", "--n-envs", "2", "--set", "n_steps=128", "--set", "batch_size=64",
+              "--eval-every", "512", "--eval-episodes", "2", "--final-episodes", "2",
+              "--out", str(out), "--quiet"]
+    ppo.main(["--timesteps", "1024", "--report-to", "tensorboard", *common])
+    assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1024",
+                                                                "checkpoint-512"]
+    head = next(csv.reader(open(out / "progress.csv")))
+    assert {f"reward/{k}" for k in COMPONENTS} | {"cost/episode", "episode/correct"} <= set(head)
+    acc = EventAccumulator(str(out)).Reload()
+    assert {"reward/success", "reward/safety", "cost/episode"} <= set(acc.Tags()["scalars"])
+    res = ppo.main(["--timesteps", "2048", "--resume", *common])
+    assert res["config"]["resumed_from"] == str(out / "checkpoint-1024")
+    assert [r["timesteps"] for r in res["curve"]] == [512, 1024, 1536, 2048]
+    assert res["config"]["timesteps_done"] == 2048
+    assert (out / "progress-to-1024.csv").exists() and (out / "progress.csv").exists()
+    assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1536",
+                                                                "checkpoint-2048"]
