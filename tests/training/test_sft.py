@@ -140,3 +140,22 @@ def test_sft_reports_to_tensorboard_and_resumes(tiny_model, tmp_path):
     assert again["resumed_from"] == str(out / "checkpoint-2")
     assert again["optimizer_steps"] == 4
     assert again["loss"][:2] == [123.0, first["loss"][1]] and len(again["loss"]) == 4
+
+
+def test_sft_trains_on_generate_sft_format_as_on_its_own_demos(tiny_model, tmp_path):
+    """``generate --format sft`` rows are exactly what ``train sft`` trains on: same
+    format, same conversations, one per episode, and the tool-calling evaluation."""
+    from netarena_gym.eval.generate import generate
+    from netarena_gym.train.data import generate_demonstrations
+    res = generate(ROUTING, levels=(1,), episodes=3, seed=1_000_000, out=str(tmp_path / "gen"),
+                   hf=False, demo_format="sft")
+    sft = load_script("sft")
+    summary = sft.main(["--model", str(tiny_model), "--demos", res["demos"], "--max-steps", "1",
+                        "--out", str(tmp_path / "sft"), "--eval-levels", "1",
+                        "--eval-episodes", "1", "--eval-max-steps", "1",
+                        "--eval-max-new-tokens", "4"])
+    assert summary["demo_format"] == "tools"
+    assert summary["demonstrations"] == res["demo_conversations"] == 3
+    used = [json.loads(x) for x in (tmp_path / "sft" / "demos.jsonl").read_text().splitlines()]
+    assert used == generate_demonstrations(ROUTING, n=3, level_mix="1")  # TRAIN_SEED_BASE seeds
+    assert summary["eval"]["1"]["episodes"] == 1

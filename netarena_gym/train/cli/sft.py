@@ -5,8 +5,9 @@ Demonstrations are multi-turn tool-calling conversations (see
 ``netarena_gym/train/data.py``): they come from ``--demos FILE`` (this format, or any
 JSONL of episode records with ``scenario`` + ``trajectory``, e.g. ``netarena-gym eval
 --out``, which are replayed and converted) or are generated here from the env's expert
-with the level mix of ``--level-mix``. ``--demos`` also takes ``netarena-gym generate``'s
-``demos.jsonl`` (JSON-reply chats, one per expert step): the tuned model is then
+with the level mix of ``--level-mix``. ``netarena-gym generate --format sft`` writes
+this format (one conversation per episode). ``--demos`` also takes ``generate``'s default
+``demos.jsonl`` (``--format chat``: JSON-reply chats, one per expert step): the tuned model is then
 evaluated with the JSON-reply agent of ``netarena_gym.agents.llm`` (``--chat-prompt``,
 ``--chat-history`` as used by generate) (upstream found single-level SFT overfits; a mix
 generalises: ``netarena-gym train cross-level`` measures it). The loss is on the assistant
