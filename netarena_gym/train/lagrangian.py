@@ -3,8 +3,10 @@
 The constrained problem of Safety-Gymnasium (Ray, Achiam & Amodei 2019, "Benchmarking
 Safe Exploration in Deep RL", PPO-Lagrangian): maximise the return ``J_r`` subject to the
 expected episode cost ``J_c = E[sum_t info["cost"]] <= d``. Its Lagrangian relaxation
-trains PPO on the penalised reward ``r_t - lambda * c_t`` and moves the multiplier by
-gradient ascent on the constraint after every rollout::
+trains PPO on the penalised reward ``(r_t - lambda * c_t) / (1 + lambda)`` (the division,
+as in OmniSafe's PPO-Lag, keeps the reward's scale bounded as ``lambda`` grows: at large
+``lambda`` the agent minimises cost alone) and moves the multiplier by gradient ascent on
+the constraint after every rollout::
 
     lambda <- max(0, lambda + lr * (mean episode cost of the rollout - d))
 
@@ -34,7 +36,7 @@ class LagrangeConfig:
     """``cost_limit``: the episode cost budget ``d``; ``lr``: the multiplier's step size
     per rollout; ``init``: its starting value (>= 0)."""
     cost_limit: float = 0.0
-    lr: float = 0.05
+    lr: float = 0.01
     init: float = 0.0
 
     def __post_init__(self):
@@ -56,7 +58,8 @@ class LagrangeConfig:
 
 
 class CostPenalty(gym.Wrapper):
-    """Reward ``r - multiplier * info["cost"]``; ``set_multiplier`` changes the multiplier."""
+    """Reward ``(r - multiplier * info["cost"]) / (1 + multiplier)``; ``set_multiplier``
+    changes the multiplier."""
 
     def __init__(self, env: gym.Env, multiplier: float = 0.0):
         super().__init__(env)
@@ -67,7 +70,8 @@ class CostPenalty(gym.Wrapper):
 
     def step(self, action):
         obs, r, term, trunc, info = self.env.step(action)
-        return obs, float(r) - self.multiplier * float(info["cost"]), term, trunc, info
+        lam = self.multiplier
+        return obs, (float(r) - lam * float(info["cost"])) / (1.0 + lam), term, trunc, info
 
     def action_masks(self):
         return self.env.get_wrapper_attr("action_masks")()

@@ -23,14 +23,14 @@ def breaking_step(env, seed):
     raise AssertionError("no breaking action in 200 random steps")
 
 
-def test_cost_penalty_subtracts_multiplier_times_cost():
+def test_cost_penalty_subtracts_multiplier_times_cost_normalised():
     from netarena_gym.train.lagrangian import CostPenalty
     plain = gym.make(ROUTING, level=1, interface="discrete")
     wrapped = CostPenalty(gym.make(ROUTING, level=1, interface="discrete"), multiplier=0.5)
     r0, i0 = breaking_step(plain, 4)
     r1, i1 = breaking_step(wrapped, 4)
     assert i1["cost"] == i0["cost"] > 0
-    assert r1 == pytest.approx(r0 - 0.5 * i0["cost"])
+    assert r1 == pytest.approx((r0 - 0.5 * i0["cost"]) / 1.5)
     wrapped.set_multiplier(0.0)
     assert breaking_step(wrapped, 4)[0] == pytest.approx(r0)
     assert wrapped.action_masks().shape == (wrapped.action_space.n,)

@@ -26,8 +26,8 @@ curve point (the last two kept); ``--resume`` continues from the last one up to
 ``--timesteps`` in all.
 
 ``--cost-limit D`` trains Lagrangian PPO (:mod:`netarena_gym.train.lagrangian`): the
-reward minus ``lambda`` x ``info["cost"]``, ``lambda`` learned so that the mean episode
-cost stays under ``D``. ``--curriculum [STEPS=]MIX`` (repeatable) draws each training
+reward minus ``lambda`` x ``info["cost"]`` (over ``1 + lambda``), ``lambda`` learned so
+that the mean episode cost stays under ``D``. ``--curriculum [STEPS=]MIX`` (repeatable) draws each training
 episode's level from the stage's mix (:mod:`netarena_gym.train.curriculum`); the
 learning curve and the final evaluation use ``--level``. ``--progress-shaping P`` sets the
 reward's dense ``progress`` weight.
@@ -82,7 +82,7 @@ def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
                    help="the reward's dense progress weight (default: the env's, 0)")
     p.add_argument("--cost-limit", type=float, default=None, metavar="D",
                    help="Lagrangian PPO: mean episode cost budget (off by default)")
-    p.add_argument("--lagrange-lr", type=float, default=0.05, help="the multiplier's step size")
+    p.add_argument("--lagrange-lr", type=float, default=0.01, help="the multiplier's step size")
     p.add_argument("--lagrange-init", type=float, default=0.0, help="the multiplier's start")
     p.add_argument("--eval-every", type=int, default=25_000)
     p.add_argument("--eval-episodes", type=int, default=100,
