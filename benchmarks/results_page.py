@@ -114,7 +114,9 @@ def sft_section(files: list[Path]) -> list[str]:
         return []
     return ["## SFT (TRL SFTTrainer on expert demonstrations)", "",
             "The tuned model played as a tool-calling agent (`HFToolAgent`); Wilson 95% "
-            "intervals. Source: `netarena-gym train sft`'s `summary.json`.", "",
+            "intervals. Source: `netarena-gym train sft`'s `summary.json`. `tiny` is a "
+            "randomly initialised Qwen3 built locally (a plumbing run, not a capability "
+            "figure); the command is in the file's `command`.", "",
             "| model | preset | demonstrations | optimizer steps | level | correctness [95% CI] "
             "| safety | episodes | eval seeds | file |",
             "|---|---|---|---|---|---|---|---|---|---|", *out, ""]
