@@ -42,6 +42,7 @@ EXAMPLES = {
 """,
     "generate": """
     netarena-gym generate --env NetArena-Routing-v0 --level 1 --episodes 500 --out data
+    netarena-gym generate --env NetArena-Routing-v0 --level 1 2 --format sft --out sft-data
     netarena-gym generate --env NetArena-K8sPolicy-v0 --episodes 100 --no-demos --no-hf \\
         --out queries
     netarena-gym generate --env NetArena-Routing-v0 --level 3 --episodes 5000 --yes --out big
@@ -183,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="prompt style of the demonstrations' system message")
     g.add_argument("--history", type=int, default=6, help="past turns in each demonstration")
     g.add_argument("--no-demos", action="store_true", help="queries only")
+    g.add_argument("--format", dest="demo_format", default="chat", choices=("chat", "sft"),
+                   help="demos.jsonl: 'sft', one tool-calling conversation per solved episode "
+                        "(what train sft trains on); 'chat', one JSON-reply chat per step")
     g.add_argument("--no-hf", action="store_true",
                    help="JSONL only (no Hugging Face datasets copy)")
     g.add_argument("--yes", action="store_true",
@@ -395,7 +399,8 @@ def cmd_generate(a) -> int:
         res = generate(a.env, levels=levels, episodes=a.episodes, seed=a.seed,
                        out=a.out, backend=a.backend, interface=a.interface,
                        max_steps=a.max_steps, env_options=env_options, demos=not a.no_demos,
-                       prompt=a.prompt, history=a.history, hf=not a.no_hf,
+                       prompt=a.prompt, history=a.history, demo_format=a.demo_format,
+                       hf=not a.no_hf,
                        confirm=_size_check(a), progress=_progress(a))
     except UsageError:
         raise

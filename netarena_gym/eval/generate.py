@@ -6,10 +6,20 @@ Writes into ``out``:
 * ``queries.jsonl``: one line per episode: ``env``, ``level``, ``seed``, ``key``, ``category``,
   the ``scenario`` record (replayable with ``env.reset(options={"scenario": ...})``), the first
   observation and the first prompt (``messages``) an LLM agent would get;
-* ``demos.jsonl``: one line per expert step: the chat ``messages`` the LLM agent would send at
-  that step (system prompt, history window, observation) and the expert's reply as the
-  assistant turn; plus ``prompt`` (the observation), ``command`` (the action as JSON),
-  ``output`` (the observation after the step), ``reward`` and whether the episode ended;
+* ``demos.jsonl``, in one of two formats (``demo_format``, the CLI's ``--format``):
+
+  - ``"sft"``: one line per solved episode, the tool-calling conversation that
+    ``netarena-gym train sft`` trains on (:func:`netarena_gym.train.data.demo_record`:
+    ``messages`` with the system prompt, the task and first observation, one assistant
+    tool call and one tool answer per step, a closing message; ``tools``, the tool
+    schemas; ``env_id``, ``level``, ``seed``, ``correct``, ``safe``, ``steps``); each step
+    appears once. Episodes the expert does not solve are left out (they are in
+    ``queries.jsonl``). Needs a text interface whose actions are JSON objects;
+  - ``"chat"`` (default): one line per expert step: the chat ``messages`` the JSON-reply LLM
+    agent would send at that step (system prompt, history window, observation) and the
+    expert's reply as the assistant turn; plus ``prompt`` (the observation), ``command``
+    (the action as JSON), ``output`` (the observation after the step), ``reward`` and
+    whether the episode ended. A row repeats its history window, so rows overlap;
 * ``hf/``: the same as a Hugging Face ``DatasetDict`` with splits ``queries`` and ``demos``
   (``datasets.load_from_disk``); scenarios are stored as JSON strings there, since their
   shape differs between tasks.
@@ -40,6 +50,8 @@ from netarena_gym.eval.spec import job_key, parse_level
 from netarena_gym.eval.validate import out_dir
 
 SAMPLE = 2
+#: the formats of ``demos.jsonl``
+DEMO_FORMATS = ("chat", "sft")
 
 
 class GenerateRefused(ValueError):
@@ -50,8 +62,9 @@ class _Level:
     """One level's env, prompt and expert; :meth:`play` yields one episode's lines."""
 
     def __init__(self, env_id, lv, *, backend, interface, max_steps, env_options, demos,
-                 prompt, history):
+                 prompt, history, demo_format="chat"):
         self.env_id, self.level, self.demos, self.history = env_id, lv, demos, history
+        self.demo_format = demo_format
         self.env = gym.make(env_id, level=lv, backend=backend, interface=interface,
                             max_steps=max_steps, **(env_options or {}))
         base = self.env.unwrapped
@@ -63,6 +76,10 @@ class _Level:
         if demos and self.expert_cls is None:
             self.env.close()
             raise ValueError(f"{env_id} has no expert to demonstrate with (use --no-demos)")
+        if demos and demo_format == "sft" and raw:
+            self.env.close()
+            raise ValueError(f"--format sft needs a text interface with JSON actions; "
+                             f"{interface!r} takes raw text (use --format chat)")
 
     def play(self, s: int) -> tuple[dict, list[dict]]:
         env, lv = self.env, self.level
@@ -79,6 +96,8 @@ class _Level:
         expert = self.expert_cls()
         expert.reset()
         t = 0
+        episode = {"env_id": self.env_id, "level": lv, "seed": s, "first_observation": obs,
+                   "steps": []}
         while True:
             action = expert.act(obs, info)
             reply = action if isinstance(action, str) else json.dumps(jsonable(action))
@@ -89,10 +108,21 @@ class _Level:
                           "command": reply, "output": nobs, "reward": float(reward),
                           "done": bool(term or trunc), "solved": bool(info["correct"])})
             conv.add(obs, reply)
+            if self.demo_format == "sft":
+                episode["steps"].append({"action": json.loads(reply), "observation": nobs})
             obs = nobs
             t += 1
             if term or trunc:
+                if self.demo_format == "sft":
+                    steps = self.conversation(episode, info)
                 return query, steps
+
+    def conversation(self, episode: dict, info: dict) -> list[dict]:
+        """The episode as one tool-calling demonstration (none if unsolved)."""
+        from netarena_gym.train.data import demo_record
+        if not info["correct"]:
+            return []
+        return [demo_record({**episode, "correct": True, "safe": bool(info["safe"])})]
 
     def close(self) -> None:
         self.env.close()
@@ -106,11 +136,15 @@ def generate(env_id: str, *, levels=(1,), episodes: int = 100, seed: int = 0, ou
              backend: str = "sim", interface: str = "text", max_steps: int | None = None,
              env_options: dict | None = None,
              demos: bool = True, prompt: str = "zeroshot", history: int = 6,
-             hf: bool = True, sample: int = SAMPLE,
+             demo_format: str = "chat", hf: bool = True, sample: int = SAMPLE,
              confirm: Callable[[int], bool] | None = None,
              progress: bool | None = None) -> dict:
     if episodes < 1:
         raise ValueError("episodes must be >= 1")
+    if demo_format not in DEMO_FORMATS:
+        raise ValueError(f"demo_format must be one of {DEMO_FORMATS}, got {demo_format!r}")
+    if demos and demo_format == "sft":
+        require("transformers", "llm")  # the tool schemas (transformers' get_json_schema)
     datasets = None
     if hf:
         try:
@@ -125,7 +159,7 @@ def generate(env_id: str, *, levels=(1,), episodes: int = 100, seed: int = 0, ou
         for lv in lvs:
             made[lv] = _Level(env_id, lv, backend=backend, interface=interface,
                               max_steps=max_steps, env_options=env_options, demos=demos,
-                              prompt=prompt, history=history)
+                              prompt=prompt, history=history, demo_format=demo_format)
         k = max(1, min(sample, episodes))
         sampled = {lv: [made[lv].play(seed + i) for i in range(k)] for lv in lvs}
         estimate = 0.0
@@ -159,7 +193,8 @@ def generate(env_id: str, *, levels=(1,), episodes: int = 100, seed: int = 0, ou
     res = {"queries": str(qpath), "query_count": n_queries, "estimated_bytes": estimate}
     if demos:
         res["demos"] = str(dpath)
-        res["demo_steps"] = n_steps
+        res["demo_format"] = demo_format
+        res["demo_conversations" if demo_format == "sft" else "demo_steps"] = n_steps
     if datasets is not None:
         res["hf"] = _write_hf(datasets, outdir, qpath, dpath if demos and n_steps else None)
     res["bytes"] = sum(f.stat().st_size for f in outdir.rglob("*") if f.is_file())

@@ -207,18 +207,45 @@ def check_replay(make: Factory, *, seeds=(0, 7, 99)) -> None:
         b.close()
 
 
+def check_cost(info: dict, where: str, *, at_reset: bool = False) -> None:
+    """``info["cost"]``, the safety cost of Safety-Gymnasium's convention (what the step
+    newly broke: pairs, probes or constraint violations): a float that is a finite,
+    non-negative count, equal to ``info["newly_broken"]``, 0 at reset, and non-zero
+    whenever the reward's ``safety`` component is (:func:`check_info_schema` also checks the
+    converse when the ``safety`` weight is not 0)."""
+    cost = info.get("cost")
+    if not isinstance(cost, float) or not math.isfinite(cost) or cost < 0 or cost != int(cost):
+        raise fail("cost", f"{where}: info['cost'] must be a finite count >= 0 as a float, "
+                           f"got {cost!r}")
+    if cost != info.get("newly_broken"):
+        raise fail("cost", f"{where}: info['cost'] {cost} != info['newly_broken'] "
+                           f"{info.get('newly_broken')!r}")
+    if at_reset and cost != 0:
+        raise fail("cost", f"{where}: info['cost'] must be 0 at reset, got {cost}")
+    safety = (info.get("reward_components") or {}).get("safety", 0.0)
+    if not at_reset and safety != 0 and cost == 0:
+        raise fail("cost", f"{where}: reward component safety {safety} without a cost")
+
+
 def check_info_schema(make: Factory, *, seed: int = 3, steps: int = 200) -> None:
-    """One schema for every task: same keys and value types at reset and every step."""
+    """One schema for every task: same keys and value types at reset and every step;
+    ``info["cost"]`` as :func:`check_cost` says."""
     env = make()
     task = env.unwrapped.task
+    weighted = bool(getattr(getattr(env.unwrapped, "reward_config", None), "safety", 0))
     try:
         obs, info = env.reset(seed=seed)
         check_info(info, task)
+        check_cost(info, "reset", at_reset=True)
         shape = signature(info)
         explorer = Explorer(env, seed)
         for t in range(steps):
             obs, reward, term, trunc, info = env.step(explorer.act(info))
             check_info(info, task)
+            check_cost(info, f"step {t + 1}")
+            if weighted and (info["cost"] > 0) != (info["reward_components"]["safety"] != 0):
+                raise fail("cost", f"step {t + 1}: cost {info['cost']} but reward component "
+                                   f"safety {info['reward_components']['safety']}")
             now = signature(info)
             if now != shape:
                 diff = sorted(k for k in set(now) | set(shape) if now.get(k) != shape.get(k))
@@ -227,6 +254,7 @@ def check_info_schema(make: Factory, *, seed: int = 3, steps: int = 200) -> None
             if episode_end(term, trunc):
                 obs, info = env.reset()
                 check_info(info, task)
+                check_cost(info, "reset", at_reset=True)
     finally:
         env.close()
 
@@ -301,6 +329,7 @@ def check_robust_steps(make: Factory, *, steps: int = 1000, seed: int = 5) -> No
                 action = explorer.act(info)
                 what = f"step {t} with action {SHORT.repr(action)}"
             obs, reward, term, trunc, info = check_one_step(env, action, what)
+            check_cost(info, what)
             if episode_end(term, trunc):
                 obs, info = env.reset()
     finally:
