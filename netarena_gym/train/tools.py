@@ -377,6 +377,71 @@ class CapacityPlanningTools(NetArenaToolEnv):
         return action["tool"], args
 
 
+class CatalogueTools(NetArenaToolEnv):
+    """Any env with a discrete catalogue (routing, K8s), driven by one tool, ``act(action)``,
+    whose argument is a catalogue label (``"r0: flush filters"``, ``"frontend: inspect"``).
+
+    The label is rendered to the episode's text action by the env's own catalogue
+    (``env.unwrapped.catalogue``), so the step, its reward, correctness and safety are the
+    text interface's. A label this episode lacks (masked) reaches the env as an empty text
+    action, which the env answers as an invalid action, with its penalty. Bind the env id
+    with :func:`make_catalogue_factory`; the labels a model may choose from come from
+    :func:`catalogue_labels`."""
+
+    def act(self, action: str) -> str:
+        """Run one action of the task's catalogue.
+
+        Args:
+            action: The action's label, for example "r0: flush filters".
+
+        Returns:
+            The env's answer: the connectivity check, the command's output and the steps left.
+        """
+        if self._env is None:
+            raise EpisodeOver("no episode is running (reset was not called)")
+        cat = self._env.unwrapped.catalogue
+        for i, e in enumerate(cat.entries):
+            if e is not None and cat.mask[i] and e.label == action:
+                return self._act(dict(e.action))
+        return self._act({})
+
+
+def catalogue_labels(env_id: str, *, level=1, seeds=range(1_000_000, 1_000_020)) -> list[str]:
+    """The catalogue labels the episodes of ``seeds`` offer, in catalogue (slot) order."""
+    env = gym.make(env_id, level=level, interface="text")
+    slots: dict[int, str] = {}
+    try:
+        for s in seeds:
+            env.reset(seed=int(s))
+            cat = env.unwrapped.catalogue
+            for i, e in enumerate(cat.entries):
+                if e is not None and cat.mask[i]:
+                    slots.setdefault(i, e.label)
+    finally:
+        env.close()
+    return [slots[i] for i in sorted(slots)]
+
+
+def catalogue_prompt(task_prompt: str) -> str:
+    """A task's system prompt with its tool sentences replaced by the ``act`` tool's."""
+    head = task_prompt.split(" Use the `", 1)[0]
+    return (head + " Use the `act` tool to run one action of the task's catalogue, named by "
+            "its label; its answer is the new connectivity check and the action's output.")
+
+
+def make_catalogue_factory(env_id: str, *, components=None, env_kwargs: dict | None = None,
+                           default_level: int | str = 1) -> type[CatalogueTools]:
+    """A no-argument :class:`CatalogueTools` subclass for ``environment_factory`` (the
+    arguments as in :func:`make_environment_factory`)."""
+    task = tool_class(env_id)
+    base = make_environment_factory(env_id, components=components, env_kwargs=env_kwargs,
+                                    default_level=default_level)
+    return type(f"{task.__name__.removesuffix('Tools')}CatalogueTools", (CatalogueTools,),
+                {k: getattr(base, k) for k in ("_components", "_env_kwargs", "_default_level")}
+                | {"_env_id": env_id, "_system_prompt": catalogue_prompt(task._system_prompt),
+                   "__module__": CatalogueTools.__module__, "__doc__": CatalogueTools.__doc__})
+
+
 def _drop_empty(d: dict) -> dict:
     return {k: v for k, v in d.items() if v not in ("", None)}
 

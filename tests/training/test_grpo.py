@@ -116,3 +116,156 @@ def test_presets_document_cpu_and_gpu():
     s = sft_config("/tmp/x", "single-gpu", cpu)
     assert s.assistant_only_loss and s.max_length == 16384
     assert sft_config("/tmp/x", "cpu-smoke").use_cpu
+
+
+# ------------------------------------------------------------------ direction tests
+# A tiny model that calls each routing level-1 catalogue action in one token; one GRPO
+# rollout = one tool call = one env step (max_completion_length=1: TRL runs the call and
+# ends the rollout, as benchmarks/bench_grpo_learning.py does). Completions are scripted,
+# the rewards are the env's.
+
+GOOD, BAD = "r0: flush filters", "r0: inspect"
+
+
+@pytest.fixture(scope="module")
+def catalogue(tmp_path_factory):
+    from netarena_gym.train.tiny import build_catalogue_model
+    from netarena_gym.train.tools import catalogue_labels, make_catalogue_factory
+    env_cls = make_catalogue_factory(tools.RoutingTools._env_id)
+    labels = catalogue_labels(env_cls._env_id, seeds=range(1_000_000, 1_000_010))
+    path = build_catalogue_model(tmp_path_factory.mktemp("cat") / "model", env_cls, labels,
+                                 corpus_seeds=range(1_000_000, 1_000_020), hidden_size=16,
+                                 vocab_size=600)
+    return env_cls, labels, path
+
+
+def _replay(env_cls, seed, label):
+    e = env_cls()
+    e.reset(seed=seed, level="1")
+    e.act(label)
+    return e.get_reward(), e._metrics()["correct"]
+
+
+def _seeds(env_cls, want_good_solves: bool, n=1, start=1_000_000):
+    """Training seeds where GOOD does (or does not) solve the scenario in one step."""
+    out = []
+    s = start
+    while len(out) < n:
+        if (_replay(env_cls, s, GOOD)[1] == 1.0) == want_good_solves:
+            out.append(s)
+        s += 1
+    return out
+
+
+def _trainer(env_cls, path, rows, *, batch, lr=0.0, optim="adamw_torch"):
+    import os
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    from datasets import Dataset
+    from transformers import AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+    from netarena_gym.train.grpo import metric_reward_funcs
+    tok = AutoTokenizer.from_pretrained(str(path), padding_side="left")
+    cfg = GRPOConfig(output_dir=str(path.parent / "run"), use_cpu=True, bf16=False,
+                     per_device_train_batch_size=batch, num_generations=2, max_steps=1,
+                     max_completion_length=1, max_tool_calling_iterations=1,
+                     learning_rate=lr, optim=optim, beta=0.0, report_to="none",
+                     save_strategy="no", logging_steps=1, reward_weights=[0.0, 0.0],
+                     log_completions=True, num_completions_to_print=0,
+                     chat_template_kwargs={"enable_thinking": False})
+    trainer = GRPOTrainer(model=str(path), processing_class=tok, args=cfg,
+                          reward_funcs=metric_reward_funcs(),
+                          train_dataset=Dataset.from_list(rows), environment_factory=env_cls)
+    return trainer, tok
+
+
+def _scripted(choose):
+    """``model.generate`` that appends one token per row: ``choose(i, input_ids_row)``."""
+    import torch
+    seen = []
+
+    def generate(*args, **kw):
+        ids = kw.get("input_ids", args[0] if args else None)
+        seen.append(ids.clone())
+        picks = torch.tensor([[choose(i, row)] for i, row in enumerate(ids)])
+        return torch.cat([ids, picks.to(ids.device)], dim=1)
+    generate.seen = seen
+    return generate
+
+
+def _logp(model, prompt_ids, token):
+    import torch
+    with torch.no_grad():
+        logits = model(input_ids=prompt_ids[None]).logits[0, -1].float()
+    return float(torch.log_softmax(logits, -1)[token])
+
+
+def test_one_grpo_step_raises_the_rewarded_call_and_lowers_the_penalised_one(catalogue):
+    """Both rollouts see the same scenario; GOOD solves it (env reward ~ +0.99), BAD only
+    inspects (-0.01). After one GRPO step, log p(GOOD | prompt) rises and log p(BAD |
+    prompt) falls. Swapping rewards between rollouts, or an update of the wrong sign,
+    makes both asserts fail."""
+    from unittest.mock import patch
+    from transformers import AutoModelForCausalLM
+    from netarena_gym.train.tiny import catalogue_rows, tool_call_text
+    env_cls, labels, path = catalogue
+    (seed,) = _seeds(env_cls, True)
+    trainer, tok = _trainer(env_cls, path, catalogue_rows(env_cls, 1, seed_base=seed),
+                            batch=2, lr=0.5, optim="sgd")
+    good, bad = (tok.convert_tokens_to_ids(tool_call_text("act", {"action": x}))
+                 for x in (GOOD, BAD))
+    gen = _scripted(lambda i, row: good if i % 2 == 0 else bad)
+    with patch.object(trainer.model, "generate", side_effect=gen):
+        trainer.train()
+    prompt = gen.seen[0][0]
+    assert (gen.seen[0][1] == prompt).all()  # one group: the same scenario twice
+    before = AutoModelForCausalLM.from_pretrained(str(path))
+    rewards = trainer._logs["rewards"][env_cls.__name__]
+    assert list(rewards) == pytest.approx([_replay(env_cls, seed, GOOD)[0],
+                                           _replay(env_cls, seed, BAD)[0]])
+    assert rewards[0] > 0.9 and rewards[1] < 0
+    adv = list(trainer._logs["advantages"])
+    assert adv[0] > 0 > adv[1]
+    trainer.model.eval()
+    assert _logp(trainer.model, prompt, good) > _logp(before, prompt, good) + 1e-3
+    assert _logp(trainer.model, prompt, bad) < _logp(before, prompt, bad) - 1e-3
+
+
+def test_each_rollout_is_scored_by_its_own_env(catalogue):
+    """Two scenarios x two rollouts, each rollout a different action (a fix, an
+    inspection, an action the episode lacks: invalid, the same fix on a scenario it does
+    not solve), so the four env rewards differ. Every logged reward equals a fresh replay
+    of that rollout's own scenario and action; correctness likewise."""
+    from unittest.mock import patch
+    from netarena_gym.train.tiny import catalogue_rows, tool_call_text
+    env_cls, labels, path = catalogue
+    (s1,) = _seeds(env_cls, True)
+    (s2,) = _seeds(env_cls, False)
+    masked = labels[-1]  # the last slot (highest interface): not every scenario has it
+    masked_seed = next(s for s in (s1, s2) if _replay(env_cls, s, masked)[0] < -0.05)
+    rows = catalogue_rows(env_cls, 1, seed_base=s1) + catalogue_rows(env_cls, 1, seed_base=s2)
+    trainer, tok = _trainer(env_cls, path, rows, batch=4)
+    tid = {x: tok.convert_tokens_to_ids(tool_call_text("act", {"action": x}))
+           for x in (GOOD, BAD, masked)}
+    obs = {}
+    for s in (s1, s2):
+        e = env_cls()
+        obs[s] = e.reset(seed=s, level="1")
+
+    def choose(i, row):
+        text = tok.decode(row)
+        seed = next(s for s in (s1, s2) if obs[s].strip() in text)
+        if seed == masked_seed and i % 2 == 1:
+            return tid[masked]
+        return tid[GOOD] if i % 2 == 0 else tid[BAD]
+
+    with patch.object(trainer.model, "generate", side_effect=_scripted(choose)):
+        trainer.train()
+    logs = trainer._logs
+    rewards = list(logs["rewards"][env_cls.__name__])
+    correct = list(logs["rewards"]["correct"])
+    assert len(rewards) == 4 and len(set(round(r, 6) for r in rewards)) >= 3
+    for prompt, completion, r, c in zip(logs["prompt"], logs["completion"], rewards, correct):
+        seed = next(s for s in (s1, s2) if prompt[-1]["content"].endswith(obs[s]))
+        label = completion[0]["tool_calls"][0]["function"]["arguments"]["action"]
+        want_r, want_c = _replay(env_cls, seed, label)
+        assert r == pytest.approx(want_r) and c == want_c, (seed, label)
