@@ -23,6 +23,17 @@ Every learning-curve point is a deterministic evaluation on the same seeds
 registered tasks with a discrete interface are benchmarked with ``raw`` (their own
 default observation) when ``--envs`` names them (``all``: every registered env).
 Writes ``OUT/results.json`` and ``OUT/results.md`` and prints the table.
+
+Curriculum mode (issue 15's target: >= 50% on routing L3 within 2,000,000 steps)::
+
+    python benchmarks/bench_ppo.py --curriculum-l3 --timesteps 2000000   # the full budget
+    python benchmarks/bench_ppo.py --curriculum-l3 --timesteps 150000    # what fits a CPU slot
+
+trains on level-3-sized networks (``topology`` of L3 for every level) with the level mix
+``1`` until 15% of the budget, ``1:0.3,2:0.7`` until 35%, then ``1:0.1,2:0.3,3:0.6``
+(:mod:`netarena_gym.train.curriculum`), with the dense ``progress`` shaping weight
+``--progress-shaping`` (0.5), and evaluates on level 3; ``--baseline`` also trains
+plain PPO on L3 with the same budget and shaping for comparison.
 """
 from __future__ import annotations
 
@@ -45,6 +56,7 @@ CONFIGS = {
 }
 DEFAULT_CONFIGS = "full,partial,raw"
 TARGET = (ROUTING, 1, 200_000, 0.90)
+L3_TARGET = (ROUTING, 3, 2_000_000, 0.50)
 
 
 def parse_args(argv):
@@ -60,7 +72,41 @@ def parse_args(argv):
     p.add_argument("--eval-seed", type=int, default=0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/bench_ppo")
-    return p.parse_args(argv)
+    p.add_argument("--curriculum-l3", action="store_true",
+                   help="the level-3 curriculum mode (see the module docstring)")
+    p.add_argument("--progress-shaping", type=float, default=None,
+                   help="the reward's progress weight (curriculum mode default: 0.5)")
+    p.add_argument("--baseline", action="store_true",
+                   help="curriculum mode: also train plain PPO on L3 for comparison")
+    a = p.parse_args(argv)
+    if a.curriculum_l3:
+        a.levels = "3"
+        if a.configs == DEFAULT_CONFIGS:
+            a.configs = "full"
+        if a.progress_shaping is None:
+            a.progress_shaping = 0.5
+    return a
+
+
+def l3_curriculum(timesteps: int) -> list[str]:
+    """The curriculum-mode stages for a budget of ``timesteps``."""
+    return ["0=1", f"{int(0.15 * timesteps)}=1:0.3,2:0.7",
+            f"{int(0.35 * timesteps)}=1:0.1,2:0.3,3:0.6"]
+
+
+def settings(cfg: dict, a, *, curriculum: bool) -> tuple[dict, object]:
+    """``(env_kwargs, curriculum)`` of one run."""
+    from netarena_gym.routing.generator import level_config
+    from netarena_gym.train.curriculum import parse_curriculum
+    kw = dict(cfg["env_kwargs"])
+    if a.progress_shaping is not None:
+        kw["reward"] = {"progress": a.progress_shaping}
+    if not a.curriculum_l3:
+        return kw, None
+    c3 = level_config(3)
+    kw["topology"] = {"routers": list(c3.routers), "subnets": list(c3.subnets),
+                      "hosts": list(c3.hosts)}
+    return kw, parse_curriculum(l3_curriculum(a.timesteps)) if curriculum else None
 
 
 def supports(env_id: str, level, cfg: dict) -> bool:
@@ -73,9 +119,12 @@ def supports(env_id: str, level, cfg: dict) -> bool:
     return ok
 
 
-def run_one(env_id, level, name, cfg, a) -> dict:
+def run_one(env_id, level, name, cfg, a, *, curriculum: bool = False) -> dict:
     from netarena_gym.train.ppo import PolicyAgent, evaluate, train, write_curve
     t0 = time.perf_counter()
+    env_kwargs, cur = settings(cfg, a, curriculum=curriculum)
+    if a.curriculum_l3:
+        name = f"{name}, {'curriculum' if curriculum else 'no curriculum'}"
 
     def progress(row):
         print(f"  {env_id} L{level} {name}: {row['timesteps']:>7d} steps "
@@ -83,17 +132,17 @@ def run_one(env_id, level, name, cfg, a) -> dict:
 
     model, rows = train(algo="maskable_ppo", env_id=env_id, level=level,
                         timesteps=a.timesteps, n_envs=a.n_envs, seed=a.seed,
-                        env_kwargs=cfg["env_kwargs"] or None, history=cfg["history"],
-                        drop=cfg["drop"],
+                        env_kwargs=env_kwargs or None, history=cfg["history"],
+                        drop=cfg["drop"], curriculum=cur,
                         eval_every=a.eval_every, eval_episodes=a.eval_episodes,
                         eval_seed=a.eval_seed, on_record=progress)
     total = time.perf_counter() - t0
-    out = Path(a.out) / f"{env_id}-L{level}-{name}"
+    out = Path(a.out) / f"{env_id}-L{level}-{name}".replace(", ", "-").replace(" ", "_")
     out.mkdir(parents=True, exist_ok=True)
     model.save(out / "policy.zip")
     write_curve(rows, out, title=f"MaskablePPO {env_id} L{level} ({name})")
     final = evaluate(env_id, PolicyAgent(model), level=level, episodes=a.final_episodes,
-                     seed=a.eval_seed, env_kwargs=cfg["env_kwargs"] or None)
+                     seed=a.eval_seed, env_kwargs=env_kwargs or None)
     reach = next((r for r in rows if r["eval_correctness"] >= 0.9), None)
     train_s = rows[-1]["wall_seconds"]
     return {"env": env_id, "level": level, "config": name,
@@ -103,6 +152,9 @@ def run_one(env_id, level, name, cfg, a) -> dict:
             "final_correctness": final["correctness"],
             "final_ci95": final["correctness_ci95"], "final_safety": final["safety"],
             "final_mean_steps": final["mean_steps"], "final_episodes": final["episodes"],
+            "final_mean_cost": final["mean_cost"], "seed": a.seed, "eval_seed": a.eval_seed,
+            "progress_shaping": a.progress_shaping,
+            "curriculum": cur.to_list() if cur is not None else None,
             "train_seconds": train_s, "steps_per_second": model.num_timesteps / max(train_s, 1e-9),
             "seconds_incl_evals": round(total, 1)}
 
@@ -140,20 +192,23 @@ def main(argv=None) -> int:
                 if not supports(env_id, level, cfg):
                     print(f"skip {env_id} L{level} {name}: not supported")
                     continue
-                results.append(run_one(env_id, level, name, cfg, a))
-                out = Path(a.out)
-                (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-                (out / "results.md").write_text(table(results) + "\n")
+                runs = [True, False] if a.curriculum_l3 and a.baseline else [a.curriculum_l3]
+                for cur in runs:
+                    results.append(run_one(env_id, level, name, cfg, a, curriculum=cur))
+                    out = Path(a.out)
+                    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+                    (out / "results.md").write_text(table(results) + "\n")
     print(table(results))
-    env_id, level, budget, goal = TARGET
+    env_id, level, budget, goal = L3_TARGET if a.curriculum_l3 else TARGET
     hit = [r for r in results if (r["env"], r["level"]) == (env_id, level)
-           and r["steps_to_90"] is not None and r["steps_to_90"] <= budget]
+           and any(c["eval_correctness"] >= goal and c["timesteps"] <= budget
+                   for c in r["curve"])]
     tried = [r for r in results if (r["env"], r["level"]) == (env_id, level)]
     if tried:
         best = max(tried, key=lambda r: r["final_correctness"])
         print(f"target {env_id} L{level} >= {goal:.0%} within {budget} steps: "
               f"{'MET' if hit else 'NOT MET'} (best final {best['final_correctness']:.1%}, "
-              f"setting {best['config']})")
+              f"setting {best['config']}, {best['timesteps']:,} steps run)")
     return 0
 
 

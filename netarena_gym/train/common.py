@@ -65,7 +65,8 @@ def env_levels(env_id: str, spec: str = "all") -> list:
 def evaluate(env_id: str, agent, *, level, episodes: int, seed: int,
              interface: str = "discrete", env_kwargs: dict | None = None) -> dict:
     """The ``netarena-gym eval`` protocol: episode ``i`` uses seed ``seed + i``; returns
-    ``agents.summary.summarize`` plus the run's identity (same keys as ``--format json``).
+    ``agents.summary.summarize`` plus the run's identity (same keys as ``--format json``)
+    and ``mean_cost`` (the mean :func:`episode_cost`).
     ``agent`` is an agent, or a callable that builds one from the env."""
     import gymnasium as gym
     env = gym.make(env_id, level=level, interface=interface, **(env_kwargs or {}))
@@ -76,8 +77,17 @@ def evaluate(env_id: str, agent, *, level, episodes: int, seed: int,
         results = [play_episode(env, agent, seed=seed + i) for i in range(episodes)]
     finally:
         env.close()
+    costs = [episode_cost(r) for r in results]
     return {"env": env_id, "level": level, "interface": interface, "seed": seed,
-            **summarize(results), "wall_seconds": time.perf_counter() - t0}
+            **summarize(results), "mean_cost": sum(costs) / len(costs) if costs else 0.0,
+            "wall_seconds": time.perf_counter() - t0}
+
+
+def episode_cost(result) -> float:
+    """An episode's cost: the sum over its steps of ``info["cost"]`` (the env reports it
+    as ``newly_broken`` in the episode record's trajectory)."""
+    traj = result.get("trajectory", ()) if isinstance(result, dict) else result.trajectory
+    return float(sum(int(t.get("newly_broken") or 0) for t in traj))
 
 
 def evaluate_chat_model(path: str, env_id: str, levels, *, episodes: int, seed: int = 0,

@@ -14,6 +14,12 @@ episode a memoryless policy sees the same observation again and a deterministic 
 repeats itself; with memory it learns to inspect again. ``drop`` removes keys. Both
 are computed from the observation and the actions alone (no env internals), by the
 wrapper during training and by :class:`PolicyAgent` at evaluation.
+
+Training can log each reward component, the episode cost and the Lagrange multiplier to
+``progress.csv`` / TensorBoard / W&B and write ``checkpoint-N`` folders to resume from
+(:mod:`netarena_gym.train.ppo_callbacks`), penalise the cost with a learned multiplier
+(:mod:`netarena_gym.train.lagrangian`) and follow a level curriculum
+(:mod:`netarena_gym.train.curriculum`).
 """
 from __future__ import annotations
 
@@ -108,9 +114,23 @@ class AgentView(gym.Wrapper):
 
 
 def make_env(env_id: str, level, *, env_kwargs: dict | None = None, history: bool = False,
-             drop: tuple[str, ...] = (), monitor: bool = False) -> gym.Env:
-    env = gym.make(env_id, level=level, interface="discrete", **(env_kwargs or {}))
+             drop: tuple[str, ...] = (), monitor: bool = False, curriculum=None,
+             cost_penalty: bool = False) -> gym.Env:
+    """The policy's training env: :class:`AgentView` over the discrete interface of
+    ``level`` (or, with a ``curriculum``, a :class:`~netarena_gym.train.curriculum.LevelMixEnv`
+    over its levels, at its first stage); ``cost_penalty`` adds the Lagrangian's
+    :class:`~netarena_gym.train.lagrangian.CostPenalty`; ``monitor``: SB3's ``Monitor``."""
+    if curriculum is not None:
+        from netarena_gym.train.curriculum import LevelMixEnv
+        env = LevelMixEnv({lvl: gym.make(env_id, level=lvl, interface="discrete",
+                                         **(env_kwargs or {})) for lvl in curriculum.levels},
+                          curriculum.stages[0].mix)
+    else:
+        env = gym.make(env_id, level=level, interface="discrete", **(env_kwargs or {}))
     env = AgentView(env, history=history, drop=tuple(drop))
+    if cost_penalty:
+        from netarena_gym.train.lagrangian import CostPenalty
+        env = CostPenalty(env)
     if monitor:
         from stable_baselines3.common.monitor import Monitor
         env = Monitor(env, info_keywords=("correct", "safe"))
@@ -119,20 +139,22 @@ def make_env(env_id: str, level, *, env_kwargs: dict | None = None, history: boo
 
 def make_vec_env(env_id: str, level, n_envs: int, *, seed: int = 0,
                  env_kwargs: dict | None = None, history: bool = False,
-                 drop: tuple[str, ...] = (), subproc: bool = False):
+                 drop: tuple[str, ...] = (), subproc: bool = False, curriculum=None,
+                 cost_penalty: bool = False):
     """``n_envs`` monitored envs; ``level`` is one level or a list of one level per env
-    (their spaces must agree)."""
+    (their spaces must agree); with a ``curriculum`` every env follows it instead."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     levels = list(level) if isinstance(level, (list, tuple)) else [level] * n_envs
     if len(levels) != n_envs:
         raise ValueError(f"{len(levels)} levels for {n_envs} envs")
-    check_same_spaces(env_id, sorted(set(levels), key=str), env_kwargs)
+    if curriculum is None:
+        check_same_spaces(env_id, sorted(set(levels), key=str), env_kwargs)
 
     def thunk(lvl):
         def _f():
             return make_env(env_id, lvl, env_kwargs=env_kwargs, history=history, drop=drop,
-                            monitor=True)
+                            monitor=True, curriculum=curriculum, cost_penalty=cost_penalty)
         return _f
     cls = SubprocVecEnv if subproc else DummyVecEnv
     vec = cls([thunk(lvl) for lvl in levels])
@@ -182,8 +204,9 @@ def new_model(algo: str, vec, *, seed: int = 0, hyper: dict | None = None,
                 policy_kwargs={"net_arch": list(net_arch or DEFAULT_NET)}, **kw)
 
 
-def load_model(path: str | Path, device: str = "cpu"):
-    """A saved policy, MaskablePPO or PPO (the zip records which)."""
+def load_model(path: str | Path, device: str = "cpu", env=None):
+    """A saved policy, MaskablePPO or PPO (the zip records which); with ``env`` (a vector
+    env), ready to train on."""
     from stable_baselines3.common.save_util import load_from_zip_file
     data, _, _ = load_from_zip_file(str(path), device=device, load_data=True)
     maskable = "sb3_contrib.common.maskable" in str(data.get("policy_class", ""))
@@ -191,7 +214,7 @@ def load_model(path: str | Path, device: str = "cpu"):
         from sb3_contrib import MaskablePPO as Algo
     else:
         from stable_baselines3 import PPO as Algo
-    return Algo.load(str(path), device=device)
+    return Algo.load(str(path), device=device, env=env)
 
 
 class PolicyAgent:
@@ -237,7 +260,7 @@ class SB3Agent(PolicyAgent):
 
 
 CURVE_FIELDS = ("timesteps", "wall_seconds", "train_episodes", "train_correct", "eval_correctness",
-                "eval_safety", "eval_mean_steps", "eval_mean_reward")
+                "eval_safety", "eval_mean_steps", "eval_mean_reward", "eval_mean_cost")
 
 
 def _callback_class():
@@ -245,16 +268,22 @@ def _callback_class():
 
     class CurveCallback(BaseCallback):
         """Every ``every`` steps: deterministic evaluation on fixed seeds (the eval
-        protocol) and the success rate of the recent training episodes."""
+        protocol) and the success rate of the recent training episodes; then, with a
+        ``checkpoint_dir``, a ``checkpoint-N`` with the curve and ``stateful``'s states."""
 
-        def __init__(self, *, env_id, level, every, episodes, seed, env_kwargs, t0):
+        def __init__(self, *, env_id, level, every, episodes, seed, env_kwargs, t0,
+                     rows=(), checkpoint_dir=None, stateful=None, keep=2):
             super().__init__()
             self.env_id, self.level, self.every = env_id, level, every
             self.episodes, self.seed, self.env_kwargs = episodes, seed, env_kwargs
             self.t0 = t0
-            self.rows: list[dict] = []
+            self.rows: list[dict] = list(rows)
             self._next = every
             self._eval_seconds = 0.0
+            self.checkpoint_dir, self.stateful, self.keep = checkpoint_dir, stateful or {}, keep
+
+        def _on_training_start(self) -> None:
+            self._next = (self.num_timesteps // self.every + 1) * self.every
 
         def _on_step(self) -> bool:
             if self.num_timesteps >= self._next:
@@ -270,7 +299,7 @@ def _callback_class():
                             episodes=self.episodes, seed=self.seed, env_kwargs=self.env_kwargs)
                    for lvl in levels]
             s = {k: float(np.mean([p[k] for p in per]))
-                 for k in ("correctness", "safety", "mean_steps", "mean_reward")}
+                 for k in ("correctness", "safety", "mean_steps", "mean_reward", "mean_cost")}
             self._eval_seconds += time.perf_counter() - t
             self.rows.append({
                 "timesteps": int(self.num_timesteps),
@@ -280,7 +309,14 @@ def _callback_class():
                 "train_correct": (float(np.mean([e.get("correct", 0) for e in buf]))
                                   if buf else float("nan")),
                 "eval_correctness": s["correctness"], "eval_safety": s["safety"],
-                "eval_mean_steps": s["mean_steps"], "eval_mean_reward": s["mean_reward"]})
+                "eval_mean_steps": s["mean_steps"], "eval_mean_reward": s["mean_reward"],
+                "eval_mean_cost": s["mean_cost"]})
+            if self.checkpoint_dir is not None:
+                from netarena_gym.train.ppo_callbacks import save_checkpoint
+                save_checkpoint(self.checkpoint_dir, self.model, {
+                    "curve": self.rows,
+                    "callbacks": {k: cb.state() for k, cb in self.stateful.items()}},
+                    keep=self.keep)
 
     return CurveCallback
 
@@ -290,20 +326,62 @@ def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_e
           env_kwargs: dict | None = None, history: bool = True, drop: tuple[str, ...] = (),
           subproc: bool = False,
           eval_every: int = 25_000, eval_episodes: int = 100, eval_seed: int = 0,
-          on_record=None, progress_bar: bool = False):
+          on_record=None, progress_bar: bool = False, log_dir: str | Path | None = None,
+          report_to: str = "none", checkpoint_dir: str | Path | None = None,
+          resume_from: str | Path | None = None, curriculum=None, lagrangian=None):
     """Train; returns ``(model, curve_rows)``. ``level``: one level, or one per env.
     Evaluation seeds ``eval_seed + i`` are the ``netarena-gym eval --seed`` ones (a mix is
     evaluated on each of its levels and averaged); training episodes come from the vector
-    env's own seeded stream, not from the evaluation seeds."""
+    env's own seeded stream, not from the evaluation seeds.
+
+    ``log_dir``: SB3's logger writes ``progress.csv`` there (with each reward component,
+    the episode cost, ...; see :mod:`~netarena_gym.train.ppo_callbacks`), and TensorBoard
+    events for ``report_to`` ``"tensorboard"``/``"wandb"``. ``checkpoint_dir``: a
+    ``checkpoint-N`` at every curve point; ``resume_from``: such a checkpoint, trained on
+    up to ``timesteps`` in all. ``curriculum``: a
+    :class:`~netarena_gym.train.curriculum.Curriculum` the training envs follow (the curve
+    still evaluates ``level``). ``lagrangian``: a
+    :class:`~netarena_gym.train.lagrangian.LagrangeConfig` (or dict) for the cost penalty
+    with a learned multiplier."""
     import torch
+    from stable_baselines3.common.callbacks import CallbackList
+
+    from netarena_gym.train.lagrangian import LagrangeConfig, lagrange_callback
+    from netarena_gym.train.ppo_callbacks import (POLICY_FILE, EpisodeMetrics, configure_logger,
+                                                  finish_tracking, read_checkpoint)
     torch.set_num_threads(1)
+    lagrangian = LagrangeConfig.coerce(lagrangian)
     vec = make_vec_env(env_id, level, n_envs, seed=seed + 7919, env_kwargs=env_kwargs,
-                       history=history, drop=drop, subproc=subproc)
-    model = new_model(algo, vec, seed=seed, hyper=hyper, net_arch=net_arch)
-    t0 = time.perf_counter()
+                       history=history, drop=drop, subproc=subproc, curriculum=curriculum,
+                       cost_penalty=lagrangian is not None)
+    state: dict = {"curve": [], "callbacks": {}}
+    if resume_from is not None:
+        model = load_model(Path(resume_from) / POLICY_FILE, env=vec)
+        state = read_checkpoint(resume_from)
+    else:
+        model = new_model(algo, vec, seed=seed, hyper=hyper, net_arch=net_arch)
+    if log_dir is not None:
+        model.set_logger(configure_logger(log_dir, report_to, config={
+            "algo": algo, "env_id": env_id, "level": str(level), "timesteps": timesteps,
+            "seed": seed, "hyper": hyper or {}},
+            resumed_at=model.num_timesteps if resume_from is not None else None))
+    stateful = {}
+    callbacks = [EpisodeMetrics()]
+    if lagrangian is not None:
+        stateful["lagrangian"] = lagrange_callback(lagrangian)
+    if curriculum is not None:
+        from netarena_gym.train.curriculum import curriculum_callback
+        callbacks.append(curriculum_callback(curriculum))
+    for name, cb in stateful.items():
+        if name in state["callbacks"]:
+            cb.load_state(state["callbacks"][name])
+        callbacks.append(cb)
+    done_wall = state["curve"][-1]["wall_seconds"] if state["curve"] else 0.0
+    t0 = time.perf_counter() - done_wall
     distinct = sorted(set(level), key=str) if isinstance(level, (list, tuple)) else [level]
     cb = _callback_class()(env_id=env_id, level=distinct, every=eval_every, episodes=eval_episodes,
-                           seed=eval_seed, env_kwargs=env_kwargs, t0=t0)
+                           seed=eval_seed, env_kwargs=env_kwargs, t0=t0, rows=state["curve"],
+                           checkpoint_dir=checkpoint_dir, stateful=stateful)
     if on_record is not None:
         orig = cb.record
 
@@ -311,10 +389,18 @@ def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_e
             orig()
             on_record(cb.rows[-1])
         cb.record = record
+    callbacks.append(cb)
     # stable-baselines3's own bar (rich, through tqdm.rich): timesteps, rate and time left
-    model.learn(total_timesteps=timesteps, callback=cb, progress_bar=progress_bar)
+    remaining = max(0, timesteps - model.num_timesteps)
+    if remaining:
+        model.learn(total_timesteps=remaining, callback=CallbackList(callbacks),
+                    progress_bar=progress_bar, reset_num_timesteps=resume_from is None)
     if not cb.rows or cb.rows[-1]["timesteps"] < model.num_timesteps:
+        cb.model, cb.num_timesteps = model, model.num_timesteps
         cb.record()
+    if log_dir is not None:
+        model.logger.close()
+        finish_tracking(report_to)
     vec.close()
     return model, cb.rows
 

@@ -50,3 +50,33 @@ def test_train_ppo_through_the_cli_writes_its_evaluation(tmp_path):
     assert rc == 0
     ev = json.loads((out / "eval.json").read_text())
     assert ev["1"]["episodes"] == 3 and len(ev["1"]["correctness_ci95"]) == 2
+
+
+def test_tracking_options_find_the_last_checkpoint(tmp_path, capsys):
+    from netarena_gym.train.cli.common import TrainParser, add_tracking_args, tracking
+    p = add_tracking_args(TrainParser(prog="t"))
+    assert vars(p.parse_args([])) == {"report_to": "none", "resume": False}
+    for n in (5, 12, 100):
+        (tmp_path / f"checkpoint-{n}").mkdir()
+    (tmp_path / "checkpoint-999").write_text("a file, not a checkpoint")
+    t = tracking(p.parse_args(["--resume"]), tmp_path)
+    assert t.resume_from == tmp_path / "checkpoint-100"  # numeric, not lexicographic order
+    assert t.train_kwargs() == {"resume_from_checkpoint": str(tmp_path / "checkpoint-100")}
+    assert tracking(p.parse_args([]), tmp_path).train_kwargs() == {}
+    fresh = tracking(p.parse_args(["--resume"]), tmp_path / "empty")
+    assert fresh.resume_from is None and "starting from scratch" in capsys.readouterr().err
+    assert tracking(p.parse_args(["--report-to", "none"]), tmp_path).trainer_overrides() == {
+        "report_to": "none"}
+
+
+def test_report_to_a_missing_tracker_says_how_to_install_it(tmp_path, monkeypatch):
+    import importlib.util
+
+    from netarena_gym.errors import DependencyNotInstalled
+    from netarena_gym.train.cli.common import TrainParser, add_tracking_args, tracking
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "wandb" else real(name, *a))
+    args = add_tracking_args(TrainParser(prog="t")).parse_args(["--report-to", "wandb"])
+    with pytest.raises(DependencyNotInstalled, match="pip install wandb"):
+        tracking(args, tmp_path)

@@ -1,6 +1,7 @@
-"""PPO baselines: a short MaskablePPO run saves a loadable policy, a learning curve and a
-final evaluation whose numbers are those of ``netarena-gym eval``; PPO without masks and
-the cross-level table run too."""
+"""PPO baselines: MaskablePPO learns (after a short run it beats the random agent on
+held-out seeds); a short run saves a loadable policy, a learning curve and a final
+evaluation whose numbers are those of ``netarena-gym eval``; PPO without masks and the
+cross-level table run too."""
 import csv
 import json
 
@@ -30,13 +31,32 @@ def test_ppo_saves_policy_curve_and_eval(ppo_run):
         assert (out / name).stat().st_size > 0, name
     rows = list(csv.DictReader(open(out / "learning_curve.csv")))
     assert int(rows[0]["timesteps"]) >= 1500 and int(rows[-1]["timesteps"]) >= 3000
-    assert all(0.0 <= float(r["eval_correctness"]) <= 1.0 for r in rows)
+    steps = [int(r["timesteps"]) for r in rows]
+    assert steps == sorted(set(steps))  # one point per --eval-every, in order
     assert float(rows[-1]["train_episodes"]) > 50  # a few hundred episodes were played
     assert open(out / "learning_curve.png", "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     ev = json.loads((out / "eval.json").read_text())["1"]
     assert ev["episodes"] == 12 and ev["seed"] == 100
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["timesteps_done"] >= 3000 and cfg["algo"] == "maskable_ppo"
+
+
+def test_maskable_ppo_beats_the_random_agent_on_held_out_seeds():
+    """Direction, not plumbing: 16k MaskablePPO steps on routing L1 (fresh features, no
+    reachability matrix; ~30 s on 2 cores) lift held-out correctness clear of the random
+    agent's: the 95% intervals do not overlap. Measured with training seeds 0-3: 55-63%
+    against the random agent's 19% [13, 28] on these 100 seeds."""
+    from netarena_gym.agents.random import RandomAgent
+    from netarena_gym.train.ppo import PolicyAgent, evaluate, train
+    kw = {"observability": "full"}
+    held_out = dict(level=1, episodes=100, seed=500, env_kwargs=kw)
+    rand = evaluate(ROUTING, lambda env: RandomAgent(env, seed=0), **held_out)
+    model, _ = train(env_id=ROUTING, level=1, timesteps=16_384, n_envs=8, seed=0,
+                     env_kwargs=kw, history=False, drop=("reachability",),
+                     eval_every=10**9, eval_episodes=1)
+    ppo = evaluate(ROUTING, PolicyAgent(model), **held_out)
+    assert ppo["correctness_ci95"][0] > rand["correctness_ci95"][1], (ppo, rand)
+    assert ppo["mean_steps"] < rand["mean_steps"]  # it also fixes the network sooner
 
 
 def test_saved_policy_loads_and_acts_within_the_mask(ppo_run):
@@ -139,3 +159,55 @@ def test_cross_level_table(tmp_path):
     assert "| 1 | " in md and "n/a" in md
     csv_rows = list(csv.DictReader(open(tmp_path / "generalisation.csv")))
     assert len(csv_rows) == 3 and csv_rows[0]["train"] == "1"
+
+
+def test_episode_metrics_sum_to_the_monitored_episode_reward():
+    """Each reward component's per-episode sum, added up, is the episode's reward
+    (SB3's Monitor), episode by episode; the cost is the sum of ``info["cost"]``."""
+    from netarena_gym.train.ppo import make_vec_env, new_model
+    from netarena_gym.train.ppo_callbacks import EpisodeMetrics
+
+    class Keep(EpisodeMetrics):
+        seen: list = []
+
+        def _on_rollout_end(self):
+            Keep.seen += self._ended
+            super()._on_rollout_end()
+
+    vec = make_vec_env(ROUTING, 1, 2, seed=3)
+    model = new_model("maskable_ppo", vec, hyper={"n_steps": 128, "batch_size": 64})
+    model.learn(256, callback=Keep())
+    monitored = [e["r"] for e in model.ep_info_buffer]
+    assert len(Keep.seen) == len(monitored) > 5
+    for ep, r in zip(Keep.seen, monitored):
+        from netarena_gym.core.reward import COMPONENTS
+        assert sum(ep[k] for k in COMPONENTS) == pytest.approx(r, abs=1e-5)
+        assert ep["cost"] >= 0 and ep["cost"] == int(ep["cost"])
+    vec.close()
+
+
+def test_progress_log_tensorboard_and_resume(tmp_path):
+    """``progress.csv`` has every reward component; ``--report-to tensorboard`` writes
+    them as scalars; ``--resume`` continues from the last checkpoint to --timesteps."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from netarena_gym.core.reward import COMPONENTS
+    ppo = load_script("ppo")
+    out = tmp_path / "run"
+    common = ["--level", "1", "--n-envs", "2", "--set", "n_steps=128", "--set", "batch_size=64",
+              "--eval-every", "512", "--eval-episodes", "2", "--final-episodes", "2",
+              "--out", str(out), "--quiet"]
+    ppo.main(["--timesteps", "1024", "--report-to", "tensorboard", *common])
+    assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1024",
+                                                                "checkpoint-512"]
+    head = next(csv.reader(open(out / "progress.csv")))
+    assert {f"reward/{k}" for k in COMPONENTS} | {"cost/episode", "episode/correct"} <= set(head)
+    acc = EventAccumulator(str(out)).Reload()
+    assert {"reward/success", "reward/safety", "cost/episode"} <= set(acc.Tags()["scalars"])
+    res = ppo.main(["--timesteps", "2048", "--resume", *common])
+    assert res["config"]["resumed_from"] == str(out / "checkpoint-1024")
+    assert [r["timesteps"] for r in res["curve"]] == [512, 1024, 1536, 2048]
+    assert res["config"]["timesteps_done"] == 2048
+    assert (out / "progress-to-1024.csv").exists() and (out / "progress.csv").exists()
+    assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1536",
+                                                                "checkpoint-2048"]

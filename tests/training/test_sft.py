@@ -117,3 +117,26 @@ def test_tool_agent_keeps_the_task_when_the_context_overflows(tiny_model):
     assert len(lengths) == 6 and max(lengths) <= 2500 and lengths[-1] < 2 * lengths[1]
     assert agent.messages[1]["role"] == "user" and "Current state:" in agent.messages[1]["content"]
     assert len(agent.messages) < 2 + 2 * 6
+
+
+def test_sft_reports_to_tensorboard_and_resumes(tiny_model, tmp_path):
+    """``--report-to tensorboard`` writes the loss as a scalar; ``--resume`` continues from
+    the last checkpoint-N (its optimizer step count) rather than from scratch."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    sft = load_script("sft")
+    out = tmp_path / "sft"
+    common = ["--model", str(tiny_model), "--n", "2", "--eval-levels", "none",
+              "--set", "save_strategy=steps", "--set", "save_steps=2", "--out", str(out)]
+    first = sft.main([*common, "--max-steps", "2", "--report-to", "tensorboard"])
+    assert first["optimizer_steps"] == 2 and (out / "checkpoint-2").is_dir()
+    events = list(out.rglob("events.out.tfevents*"))
+    assert events
+    assert "train/loss" in EventAccumulator(str(events[0].parent)).Reload().Tags()["scalars"]
+    state = out / "checkpoint-2" / "trainer_state.json"
+    marked = json.loads(state.read_text())
+    marked["log_history"][0]["loss"] = 123.0  # a mark: only a resumed run reads it back
+    state.write_text(json.dumps(marked))
+    again = sft.main([*common, "--max-steps", "4", "--resume"])
+    assert again["resumed_from"] == str(out / "checkpoint-2")
+    assert again["optimizer_steps"] == 4
+    assert again["loss"][:2] == [123.0, first["loss"][1]] and len(again["loss"]) == 4

@@ -5,6 +5,11 @@ MaskablePPO on vectorised envs.
         --timesteps 200000 --out runs/ppo-routing-l1
     netarena-gym train ppo --level 1,2 --timesteps 20000 --eval-every 5000 \\
         --eval-episodes 20 --out runs/ppo-mix
+    netarena-gym train ppo --level 2 --cost-limit 0 --env-kwargs '{"reward": {"safety": 0}}' \\
+        --report-to tensorboard --out runs/ppo-lagrangian
+    netarena-gym train ppo --level 3 --curriculum 1 --curriculum 100000=1:0.3,2:0.7 \\
+        --curriculum 300000=2:0.3,3:0.7 --progress-shaping 0.5 --timesteps 2000000 \\
+        --topology-of 3 --out runs/ppo-l3-curriculum
 
 Writes ``OUT/policy.zip`` (the policy), ``OUT/learning_curve.csv`` and ``.png`` (every
 ``--eval-every`` steps: deterministic correctness/safety on the fixed evaluation seeds,
@@ -13,6 +18,19 @@ evaluation on ``--final-episodes`` episodes, seeds ``--eval-seed + i``, through
 ``agents.episode.play_episode``: the same numbers as ``NETARENA_POLICY=OUT/policy.zip
 netarena-gym eval --agent netarena_gym.train.ppo:SB3Agent --interface discrete --level L --episodes N --seed
 S --format json`` when the env options are the defaults) and ``OUT/config.json``.
+
+Also ``OUT/progress.csv`` (SB3's logger, per rollout: each reward component summed over
+an episode, ``reward/success`` ..., the episode cost ``cost/episode``, the Lagrange
+multiplier; TensorBoard/W&B too with ``--report-to``) and ``OUT/checkpoint-N`` at every
+curve point (the last two kept); ``--resume`` continues from the last one up to
+``--timesteps`` in all.
+
+``--cost-limit D`` trains Lagrangian PPO (:mod:`netarena_gym.train.lagrangian`): the
+reward minus ``lambda`` x ``info["cost"]``, ``lambda`` learned so that the mean episode
+cost stays under ``D``. ``--curriculum [STEPS=]MIX`` (repeatable) draws each training
+episode's level from the stage's mix (:mod:`netarena_gym.train.curriculum`); the
+learning curve and the final evaluation use ``--level``. ``--progress-shaping P`` sets the
+reward's dense ``progress`` weight.
 
 ``--level`` takes a mix (``1,2`` or ``1:0.7,2:0.3``: each vectorised env gets one level)
 as long as the levels share observation and action spaces (routing 1 and 2 do; 3 is
@@ -28,7 +46,8 @@ import sys
 import time
 from pathlib import Path
 
-from netarena_gym.train.cli.common import HelpFormatter, TrainParser, examples, plain
+from netarena_gym.train.cli.common import (HelpFormatter, TrainParser, add_tracking_args,
+                                           examples, plain, tracking)
 
 
 def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
@@ -54,6 +73,17 @@ def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
                    help="PPO hyperparameter override, e.g. learning_rate=3e-4")
     p.add_argument("--net", default=None, help="hidden layer sizes, e.g. 128,128")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--curriculum", action="append", default=[], metavar="[STEPS=]MIX",
+                   help="a curriculum stage, e.g. 1 then 50000=1:0.3,2:0.7 (repeatable)")
+    p.add_argument("--topology-of", default=None, metavar="LEVEL",
+                   help="routing: every level draws networks of this level's size (so that "
+                        "a curriculum's levels share spaces, e.g. 3)")
+    p.add_argument("--progress-shaping", type=float, default=None, metavar="P",
+                   help="the reward's dense progress weight (default: the env's, 0)")
+    p.add_argument("--cost-limit", type=float, default=None, metavar="D",
+                   help="Lagrangian PPO: mean episode cost budget (off by default)")
+    p.add_argument("--lagrange-lr", type=float, default=0.05, help="the multiplier's step size")
+    p.add_argument("--lagrange-init", type=float, default=0.0, help="the multiplier's start")
     p.add_argument("--eval-every", type=int, default=25_000)
     p.add_argument("--eval-episodes", type=int, default=100,
                    help="episodes per learning-curve point")
@@ -64,6 +94,7 @@ def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--progress", action="store_true",
                    help="a progress bar (timesteps, rate, time left) even when stderr is not "
                         "a terminal")
+    add_tracking_args(p)
     return p
 
 
@@ -71,6 +102,20 @@ def level_list(spec: str, n_envs: int, seed: int) -> list:
     """One level per vectorised env, in the proportions of the mix."""
     from netarena_gym.train.data import level_plan, parse_level_mix
     return level_plan(parse_level_mix(spec), n_envs, seed)
+
+
+def level_topology(level) -> dict:
+    """Routing: the network-size ranges of ``level`` (``topology`` for ``gym.make``)."""
+    from netarena_gym.routing.generator import level_config
+    from netarena_gym.train.data import parse_level
+    cfg = level_config(parse_level(level))
+    return {"routers": list(cfg.routers), "subnets": list(cfg.subnets), "hosts": list(cfg.hosts)}
+
+
+def parse_curriculum(specs):
+    """The :class:`~netarena_gym.train.curriculum.Curriculum` of ``--curriculum`` (or None)."""
+    from netarena_gym.train.curriculum import parse_curriculum as parse
+    return parse(specs)
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -86,6 +131,15 @@ def run(args: argparse.Namespace) -> dict:
     env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
     if args.observability != "partial":
         env_kwargs["observability"] = args.observability
+    if args.progress_shaping is not None:
+        env_kwargs["reward"] = {**env_kwargs.get("reward", {}), "progress": args.progress_shaping}
+    if args.topology_of is not None:
+        env_kwargs["topology"] = level_topology(args.topology_of)
+    track = tracking(args, out)
+    curriculum = parse_curriculum(args.curriculum)
+    lagrangian = (None if args.cost_limit is None else
+                  {"cost_limit": args.cost_limit, "lr": args.lagrange_lr,
+                   "init": args.lagrange_init})
     levels = level_list(args.level, args.n_envs, args.seed)
     eval_level = levels[0] if len(set(levels)) == 1 else None
     hyper = parse_overrides(sets=args.set)
@@ -106,7 +160,10 @@ def run(args: argparse.Namespace) -> dict:
                         subproc=args.vec == "subproc", eval_every=args.eval_every,
                         eval_episodes=args.eval_episodes, eval_seed=args.eval_seed,
                         on_record=progress,
-                        progress_bar=not args.quiet and (args.progress or sys.stderr.isatty()))
+                        progress_bar=not args.quiet and (args.progress or sys.stderr.isatty()),
+                        log_dir=out, report_to=track.report_to, checkpoint_dir=out,
+                        resume_from=track.resume_from, curriculum=curriculum,
+                        lagrangian=lagrangian)
     train_seconds = time.perf_counter() - t0
     model.save(out / "policy.zip")
     title = f"{args.algo} {args.env} level {args.level}"
@@ -117,7 +174,9 @@ def run(args: argparse.Namespace) -> dict:
         final[str(lvl)] = evaluate(args.env, agent, level=lvl, episodes=args.final_episodes,
                                    seed=args.eval_seed, env_kwargs=env_kwargs or None)
     cfg = {k: v for k, v in vars(args).items()}
-    cfg.update(levels_per_env=[str(x) for x in levels], hyper=hyper,
+    cfg.update(levels_per_env=[str(x) for x in levels], hyper=hyper, env_kwargs=env_kwargs,
+               curriculum=curriculum.to_list() if curriculum else None,
+               resumed_from=str(track.resume_from) if track.resume_from else None,
                train_seconds_incl_curve_evals=round(train_seconds, 2),
                train_seconds=rows[-1]["wall_seconds"] if rows else None,
                timesteps_done=int(model.num_timesteps))
@@ -126,7 +185,8 @@ def run(args: argparse.Namespace) -> dict:
     for lvl, s in final.items():
         print(f"final level {lvl}: correctness {s['correctness']:.3f} "
               f"[{s['correctness_ci95'][0]:.3f}, {s['correctness_ci95'][1]:.3f}]  "
-              f"safety {s['safety']:.3f}  mean steps {s['mean_steps']:.2f}  "
+              f"safety {s['safety']:.3f}  mean cost {s['mean_cost']:.2f}  "
+              f"mean steps {s['mean_steps']:.2f}  "
               f"({s['episodes']} episodes, seeds {args.eval_seed}..)")
     return {"final": final, "curve": rows, "config": cfg}
 

@@ -25,6 +25,11 @@ One GPU::
 Writes ``OUT/demos.jsonl`` (the demonstrations used), ``OUT/final`` (model or LoRA
 adapter + tokenizer), ``OUT/log_history.jsonl`` and ``OUT/eval.json`` (per level: the
 ``netarena-gym eval --format json`` summary of the tuned model; seeds ``--eval-seed + i``).
+
+``--report-to tensorboard|wandb`` sets SFTConfig's ``report_to`` (a ``--set report_to=``
+overrides it); ``--resume`` resumes from the last ``OUT/checkpoint-N`` that the trainer
+saved (the presets save per epoch, or not at all for ``cpu-smoke``: add ``--set
+save_strategy=steps --set save_steps=N``).
 """
 from __future__ import annotations
 
@@ -33,7 +38,8 @@ import json
 import time
 from pathlib import Path
 
-from netarena_gym.train.cli.common import HelpFormatter, TrainParser, examples, plain
+from netarena_gym.train.cli.common import (HelpFormatter, TrainParser, add_tracking_args,
+                                           examples, plain, tracking)
 
 
 def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
@@ -67,6 +73,7 @@ def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
                    help="JSON-reply demonstrations: the prompt style they were made with")
     p.add_argument("--chat-history", type=int, default=6,
                    help="JSON-reply demonstrations: the history window they were made with")
+    add_tracking_args(p)
     return p
 
 
@@ -96,12 +103,14 @@ def run(args: argparse.Namespace) -> dict:
     fmt = demo_format(demos)
     write_jsonl(out / "demos.jsonl", demos)
     model, tok = resolve_model(args.model, out, args.env)
+    track = tracking(args, out)
     t0 = time.perf_counter()
     trainer = build_trainer(model=model, tokenizer=tok, demos=demos, output_dir=str(out),
                             preset=args.preset,
-                            overrides=parse_overrides(args.config, args.set, args.max_steps),
+                            overrides={**track.trainer_overrides(),
+                                       **parse_overrides(args.config, args.set, args.max_steps)},
                             lora=args.lora, lora_r=args.lora_r, seed=args.seed)
-    trainer.train()
+    trainer.train(**track.train_kwargs())
     train_seconds = time.perf_counter() - t0
     trainer.save_model(str(out / "final"))
     tok.save_pretrained(str(out / "final"))
@@ -110,6 +119,8 @@ def run(args: argparse.Namespace) -> dict:
     levels = sorted({str(d["level"]) for d in demos})
     summary = {"env": args.env, "model": args.model, "preset": args.preset,
                "demonstrations": len(demos), "demo_format": fmt, "demo_levels": levels,
+               "report_to": track.report_to,
+               "resumed_from": str(track.resume_from) if track.resume_from else None,
                "train_seconds": round(train_seconds, 2),
                "optimizer_steps": trainer.state.global_step,
                "loss": [h["loss"] for h in trainer.state.log_history if "loss" in h]}

@@ -1,0 +1,152 @@
+"""A level curriculum for PPO: a schedule of level mixes over training steps.
+
+A schedule is a list of stages ``STEPS=MIX``: from ``STEPS`` environment steps on, each
+training episode draws its level from ``MIX`` (``"1:0.5,2:0.3,3:0.2"``, as
+``--level-mix``); a stage without ``STEPS=`` starts at 0. For example::
+
+    --curriculum 1 --curriculum 50000=1:0.3,2:0.7 --curriculum 150000=2:0.3,3:0.7
+
+Every training env is a :class:`LevelMixEnv`: one env per level of the schedule behind one
+pair of spaces, switching level at each reset with its own seeded generator (the level
+and the episode's seed are drawn from it, so a run is a function of its seed). The levels
+must share observation and action spaces; on routing, levels 1 and 2 do on their own, and
+all three do on level 3's topology (``env_kwargs={"topology": {"routers": [2, 4],
+"subnets": [2, 4], "hosts": [1, 3]}}``: level 3 is unchanged by it, levels 1 and 2 then
+draw their 1 and 2 faults on level-3 networks). :func:`curriculum_callback` moves every
+env to the next stage when training reaches its step, and logs ``curriculum/stage``.
+
+What it leaves out: stages gated on performance (a stage starts at a fixed step count).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+
+from netarena_gym.errors import InvalidConfig
+from netarena_gym.train.data import parse_level_mix
+
+
+@dataclass(frozen=True)
+class Stage:
+    start: int
+    mix: dict
+
+
+@dataclass(frozen=True)
+class Curriculum:
+    """Stages in order of their start step (the first starts at 0)."""
+    stages: tuple[Stage, ...]
+
+    @property
+    def levels(self) -> list:
+        seen: dict = {}
+        for s in self.stages:
+            seen.update(dict.fromkeys(s.mix))
+        return list(seen)
+
+    def stage_at(self, steps: int) -> int:
+        return max(i for i, s in enumerate(self.stages) if s.start <= steps)
+
+    def to_list(self) -> list[str]:
+        return [f"{s.start}=" + ",".join(f"{k}:{v:g}" for k, v in s.mix.items())
+                for s in self.stages]
+
+
+def parse_curriculum(specs: str | list[str] | None) -> Curriculum | None:
+    """``["1", "50000=1:0.3,2:0.7"]`` (or one string) -> :class:`Curriculum`."""
+    if not specs:
+        return None
+    stages = []
+    for spec in [specs] if isinstance(specs, str) else specs:
+        start, sep, mix = str(spec).partition("=")
+        if not sep:
+            start, mix = "0", start
+        try:
+            stages.append(Stage(int(start), parse_level_mix(mix)))
+        except ValueError as e:
+            raise InvalidConfig(f"bad curriculum stage {spec!r} (STEPS=MIX, e.g. "
+                                f"'50000=1:0.3,2:0.7'): {e}") from None
+    stages.sort(key=lambda s: s.start)
+    if stages[0].start != 0:
+        stages.insert(0, Stage(0, stages[0].mix))
+    if len({s.start for s in stages}) != len(stages):
+        raise InvalidConfig(f"two curriculum stages start at the same step: {specs}")
+    return Curriculum(tuple(stages))
+
+
+class LevelMixEnv(gym.Env):
+    """One env per level behind one pair of spaces; each reset draws a level from the
+    current mix and a seed for that level's env, from its own generator."""
+
+    def __init__(self, envs: dict, mix: dict):
+        first = next(iter(envs.values()))
+        for lvl, e in envs.items():
+            if (e.observation_space, e.action_space) != (first.observation_space,
+                                                         first.action_space):
+                raise InvalidConfig(f"curriculum level {lvl!r} has other spaces than "
+                                    f"{next(iter(envs))!r}; give every level the same "
+                                    "topology (see netarena_gym.train.curriculum)")
+        self.envs = envs
+        self.observation_space, self.action_space = first.observation_space, first.action_space
+        self.metadata = first.metadata
+        self.current = first
+        self.level = next(iter(envs))
+        self.set_mix(mix)
+
+    def set_mix(self, mix: dict) -> None:
+        unknown = set(mix) - set(self.envs)
+        if unknown:
+            raise InvalidConfig(f"levels {sorted(unknown, key=str)} have no env here")
+        self._levels = list(mix)
+        self._p = np.array([mix[k] for k in self._levels], dtype=float)
+        self._p /= self._p.sum()
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self.level = self._levels[int(self.np_random.choice(len(self._levels), p=self._p))]
+        self.current = self.envs[self.level]
+        return self.current.reset(seed=int(self.np_random.integers(2**31 - 1)), options=options)
+
+    def step(self, action):
+        return self.current.step(action)
+
+    def action_masks(self) -> np.ndarray:
+        return self.current.get_wrapper_attr("action_masks")()
+
+    def close(self):
+        for e in self.envs.values():
+            e.close()
+
+
+def curriculum_callback(curriculum: Curriculum):
+    """Moves the training envs to each stage's mix when ``num_timesteps`` reaches it."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class CurriculumCallback(BaseCallback):
+        def __init__(self):
+            super().__init__()
+            self.stage = -1
+
+        def _set(self) -> None:
+            now = curriculum.stage_at(self.num_timesteps)
+            if now != self.stage:
+                self.stage = now
+                self.training_env.env_method("set_mix", curriculum.stages[now].mix)
+
+        def _on_training_start(self) -> None:
+            self.stage = -1
+            self._set()
+
+        def _on_step(self) -> bool:
+            self._set()
+            return True
+
+        def _on_rollout_end(self) -> None:
+            self.logger.record("curriculum/stage", self.stage)
+
+    return CurriculumCallback()
+
+
+__all__ = ["Stage", "Curriculum", "parse_curriculum", "LevelMixEnv", "curriculum_callback"]

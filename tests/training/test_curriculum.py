@@ -1,0 +1,71 @@
+"""The level curriculum: stages parse in step order, every training env draws its levels
+in the stage's proportions from its own seed, and the callback moves the stages."""
+import gymnasium as gym
+import pytest
+
+from netarena_gym.errors import InvalidConfig
+from netarena_gym.train.curriculum import LevelMixEnv, parse_curriculum
+
+from .conftest import ROUTING, requires_sb3
+
+
+def test_stages_parse_in_order_with_an_implicit_start():
+    c = parse_curriculum(["50000=1:0.3,2:0.7", "2"])
+    assert [s.start for s in c.stages] == [0, 50000]
+    assert c.stages[1].mix == {1: pytest.approx(0.3), 2: pytest.approx(0.7)}
+    assert c.levels == [2, 1] and c.stage_at(49_999) == 0 and c.stage_at(50_000) == 1
+    c = parse_curriculum(["10=1"])  # the first stage also covers the steps before it
+    assert [s.start for s in c.stages] == [0, 10]
+    with pytest.raises(InvalidConfig, match="STEPS=MIX"):
+        parse_curriculum(["x=1"])
+    with pytest.raises(InvalidConfig, match="same step"):
+        parse_curriculum(["0=1", "0=2"])
+    assert parse_curriculum([]) is None
+
+
+def levels_drawn(env, n, seed):
+    out = []
+    env.reset(seed=seed)
+    out.append(env.level)
+    for _ in range(n - 1):
+        env.reset()
+        out.append(env.level)
+    return out
+
+
+def test_level_mix_env_draws_in_proportion_and_reproducibly():
+    envs = {lvl: gym.make(ROUTING, level=lvl, interface="discrete") for lvl in (1, 2)}
+    env = LevelMixEnv(envs, {1: 0.8, 2: 0.2})
+    a = levels_drawn(env, 200, seed=1)
+    assert 0.7 < a.count(1) / 200 < 0.9
+    assert levels_drawn(env, 200, seed=1) == a  # a function of the seed
+    env.set_mix({2: 1.0})
+    assert set(levels_drawn(env, 20, seed=2)) == {2}
+    obs, info = env.reset(seed=3)
+    assert env.observation_space.contains(obs) and env.action_masks().shape == (56,)
+    with pytest.raises(InvalidConfig, match="no env"):
+        env.set_mix({3: 1.0})
+
+
+def test_levels_with_other_spaces_are_refused_unless_they_share_a_topology():
+    with pytest.raises(InvalidConfig, match="same topology"):
+        LevelMixEnv({lvl: gym.make(ROUTING, level=lvl, interface="discrete")
+                     for lvl in (1, 3)}, {1: 1.0})
+    topo = {"routers": [2, 4], "subnets": [2, 4], "hosts": [1, 3]}
+    env = LevelMixEnv({lvl: gym.make(ROUTING, level=lvl, interface="discrete", topology=topo)
+                       for lvl in (1, 3)}, {1: 1.0})
+    assert env.action_space.n == gym.make(ROUTING, level=3, interface="discrete").action_space.n
+
+
+@requires_sb3
+def test_training_follows_the_stages(tmp_path):
+    import csv
+
+    from netarena_gym.train.ppo import train
+    c = parse_curriculum(["1", "256=2"])
+    model, rows = train(env_id=ROUTING, level=2, timesteps=512, n_envs=2, curriculum=c,
+                        eval_every=512, eval_episodes=1, log_dir=tmp_path,
+                        hyper={"n_steps": 64, "batch_size": 64})
+    stages = [float(r["curriculum/stage"]) for r in csv.DictReader(open(tmp_path / "progress.csv"))]
+    assert stages[0] == 0 and stages[-1] == 1
+    assert model.get_env().get_attr("level") == [2, 2]  # every env is on the last stage
