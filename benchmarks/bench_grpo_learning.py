@@ -61,13 +61,13 @@ TRAIN_SEED_BASE = 1_000_000
 
 MODES = {
     # scenarios per step, generations per scenario, optimizer steps, held-out episodes
-    "quick": dict(scenarios=16, generations=8, steps=60, eval_episodes=400),
+    "quick": dict(scenarios=8, generations=8, steps=60, eval_episodes=400),
     "full": dict(scenarios=32, generations=8, steps=300, eval_episodes=1000),
 }
-SETTINGS = dict(learning_rate=3e-3, scale_rewards="batch", temperature=1.0, beta=0.0,
+SETTINGS = dict(learning_rate=1e-2, scale_rewards="batch", temperature=1.0, beta=0.0,
                 entropy_coef=0.01)
 #: the first attempt's settings, which collapse onto one command
-COLLAPSE = dict(learning_rate=1e-2, scale_rewards="group", temperature=1.0, beta=0.0,
+COLLAPSE = dict(learning_rate=3e-2, scale_rewards="group", temperature=1.0, beta=0.0,
                 entropy_coef=0.0)
 
 
@@ -155,18 +155,19 @@ def train(path, tok, env_cls, cmd_ids, *, env_id, level, mode, settings, seed, o
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
-    from netarena_gym.train.grpo import metric_reward_funcs
+    from netarena_gym.train.grpo import metric_reward_funcs, reward_weights
     m = MODES[mode]
     keep = set(cmd_ids)
     suppress = [i for i in range(len(tok)) if i not in keep]
     n_rows = m["scenarios"] * m["steps"]
     cfg = GRPOConfig(
         output_dir=str(out / "run"), use_cpu=True, bf16=False, seed=seed,
+        gradient_checkpointing=False,
         per_device_train_batch_size=m["scenarios"] * m["generations"],
         gradient_accumulation_steps=1, num_generations=m["generations"],
         max_completion_length=1, max_tool_calling_iterations=1, max_steps=m["steps"],
         generation_kwargs={"suppress_tokens": suppress}, logging_steps=1,
-        save_strategy="no", report_to="none", reward_weights=[0.0, 0.0],
+        save_strategy="no", report_to="none", reward_weights=reward_weights({}),
         chat_template_kwargs={"enable_thinking": False}, **settings)
     trainer = GRPOTrainer(model=str(path), processing_class=tok, args=cfg,
                           reward_funcs=metric_reward_funcs(),

@@ -60,11 +60,31 @@ def test_grpo_env_reward_and_tool_calls_reach_the_trainer(tiny_model, tmp_path):
         assert h["reward_std"] > 0.5 and h["frac_reward_zero_std"] == 0
         assert h["tools/call_frequency"] > 0 and h["tools/failure_frequency"] == 0
         assert h["netarena/acted"] == pytest.approx(0.5) and h["netarena/steps"] >= 1
+        # each reward component is its own metric: the expert rollout earns success 1
+        assert h["rewards/success/mean"] == pytest.approx(0.5)
+        assert -0.1 < h["rewards/step/mean"] < 0 and h["rewards/invalid/mean"] == 0
     assert driver.fake.state["calls"] > 2  # generation resumed after tool answers
     assert summary["rollout_correct"] == [0.5, 0.5]
     before, after = _weights(tiny_model), _weights(out / "final")
     changed = [k for k in before if not (before[k] == after[k]).all()]
     assert len(changed) == len(before), "every parameter tensor should move"
+
+
+def test_grpo_report_to_tensorboard_and_resume(tiny_model, tmp_path):
+    from transformers import AutoTokenizer
+    grpo = load_script("grpo")
+    tok = AutoTokenizer.from_pretrained(str(tiny_model))
+    out = tmp_path / "run"
+    argv = ["--model", str(tiny_model), "--episodes", "4", "--seed-base", str(SEED_BASE),
+            "--set", "max_completion_length=4096", "--set", "save_strategy=steps",
+            "--set", "save_steps=1", "--report-to", "tensorboard", "--out", str(out)]
+    first = grpo.main(argv + ["--max-steps", "1"], patch_generate=_driver(tok))
+    assert first["optimizer_steps"] == 1 and first["resumed_from"] is None
+    assert list(out.rglob("events.out.tfevents.*"))
+    again = grpo.main(argv + ["--max-steps", "2", "--resume"], patch_generate=_driver(tok))
+    assert again["resumed_from"] == str(out / "checkpoint-1")
+    # the checkpoint restores the first step's log; one more step was trained
+    assert again["optimizer_steps"] == 2 and len(again["rollout_reward"]) == 2
 
 
 def test_grpo_lora_trains_adapters_only(tiny_model, tmp_path):
@@ -99,23 +119,67 @@ def test_grpo_cli_rejects_unknown_env_and_preset(tmp_path):
 
 
 def test_presets_document_cpu_and_gpu():
-    from netarena_gym.train.grpo import PRESETS, grpo_config
+    from netarena_gym.train.grpo import PRESETS, ROLLOUTS_PER_STEP, grpo_config
     assert set(PRESETS) == {"cpu-smoke", "single-gpu"}
     cfg = grpo_config("/tmp/x", "cpu-smoke")
     assert cfg.use_cpu and not cfg.bf16 and cfg.num_generations == 2
-    assert cfg.per_device_train_batch_size % cfg.num_generations == 0
-    g = PRESETS["single-gpu"]
-    assert g["per_device_train_batch_size"] % g["num_generations"] == 0
+    # TRL 1.x needs whole groups per generation batch, not per micro-batch
+    assert cfg.generation_batch_size % cfg.num_generations == 0
     # the GPU presets are valid configs (bf16 needs a GPU, so it is switched off here)
     cpu = {"bf16": False, "use_cpu": True}
     gpu = grpo_config("/tmp/x", "single-gpu", cpu, lora=True, use_vllm=True)
     assert gpu.generation_batch_size % gpu.num_generations == 0
     assert gpu.learning_rate == 1e-5 and gpu.use_vllm and gpu.vllm_mode == "colocate"
-    assert grpo_config("/tmp/x", "single-gpu", cpu).learning_rate == 1e-6
+    assert gpu.model_init_kwargs == {"dtype": "bfloat16"}
+    assert grpo_config("/tmp/x", "single-gpu", cpu, lora=False).learning_rate == 1e-6
+    # the same rollouts per step at every level; level 3 gets the env's 40 calls
+    for levels, calls, tokens in (((1,), 15, 4096), ((2,), 20, 8192), ((1, 3), 40, 16384)):
+        c = grpo_config("/tmp/x", "single-gpu", cpu, use_vllm=True, levels=levels)
+        assert c.max_tool_calling_iterations == calls and c.max_completion_length == tokens
+        assert c.per_device_train_batch_size * c.gradient_accumulation_steps == ROLLOUTS_PER_STEP
+        assert c.vllm_max_model_length > c.max_completion_length
+    # overrides always win
+    c = grpo_config("/tmp/x", "single-gpu", {**cpu, "max_tool_calling_iterations": 16},
+                    levels=(3,))
+    assert c.max_tool_calling_iterations == 16
     from netarena_gym.train.sft import sft_config
     s = sft_config("/tmp/x", "single-gpu", cpu)
     assert s.assistant_only_loss and s.max_length == 16384
     assert sft_config("/tmp/x", "cpu-smoke").use_cpu
+
+
+def test_reward_weights_are_kept_or_rejected():
+    from netarena_gym.train.grpo import METRIC_COLUMNS, reward_weights
+    assert reward_weights({}) == [0.0] * len(METRIC_COLUMNS)
+    mine = [1.0] + [0.0] * (len(METRIC_COLUMNS) - 1)
+    assert reward_weights({"reward_weights": mine}) == mine
+    with pytest.raises(ValueError, match="one per column"):
+        reward_weights({"reward_weights": [1.0, 0.0]})
+
+
+def test_dry_run_prints_plan_budget_and_memory(capsys):
+    grpo = load_script("grpo")
+    plan = grpo.main(["--preset", "single-gpu", "--model", "Qwen/Qwen3-1.7B", "--vllm",
+                      "--level-mix", "1:0.5,2:0.3,3:0.2", "--params", "1.7e9", "--dry-run",
+                      "--vocab-size", "151936"])
+    assert json.loads(capsys.readouterr().out) == plan
+    assert plan["levels"] == [1, 2, 3] and plan["lora"] and plan["dtype"] == "bfloat16"
+    assert plan["max_tool_calling_iterations"] == 40 and plan["rollouts_per_step"] == 64
+    assert plan["vllm_max_model_length"] == plan["tokens_per_rollout"]
+    # logits alone: micro-batch x tokens x vocabulary x 2 bytes (bf16)
+    assert plan["logits_gib"] == pytest.approx(
+        plan["micro_batch"] * plan["tokens_per_rollout"] * 151936 * 2 / 2**30, abs=0.01)
+    assert plan["estimate_gib"] > plan["logits_gib"] + plan["weights_gib"]
+
+
+def test_training_env_and_eval_share_the_tool_call_limit():
+    from netarena_gym.train.tools import make_environment_factory, make_limited_env
+    e = make_environment_factory(tools.RoutingTools._env_id, max_calls=4)()
+    e.reset(seed=5, level="3")
+    assert e._env.unwrapped.max_steps == 4  # L3 allows 40: lowered to the trainer's limit
+    e.reset(seed=5, level="1")
+    assert e._env.unwrapped.max_steps == 4
+    assert make_limited_env(tools.RoutingTools._env_id, 1, {}, 40).unwrapped.max_steps == 15
 
 
 # ------------------------------------------------------------------ direction tests
@@ -163,13 +227,13 @@ def _trainer(env_cls, path, rows, *, batch, lr=0.0, optim="adamw_torch"):
     from datasets import Dataset
     from transformers import AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
-    from netarena_gym.train.grpo import metric_reward_funcs
+    from netarena_gym.train.grpo import metric_reward_funcs, reward_weights
     tok = AutoTokenizer.from_pretrained(str(path), padding_side="left")
     cfg = GRPOConfig(output_dir=str(path.parent / "run"), use_cpu=True, bf16=False,
                      per_device_train_batch_size=batch, num_generations=2, max_steps=1,
                      max_completion_length=1, max_tool_calling_iterations=1,
                      learning_rate=lr, optim=optim, beta=0.0, report_to="none",
-                     save_strategy="no", logging_steps=1, reward_weights=[0.0, 0.0],
+                     save_strategy="no", logging_steps=1, reward_weights=reward_weights({}),
                      log_completions=True, num_completions_to_print=0,
                      chat_template_kwargs={"enable_thinking": False})
     trainer = GRPOTrainer(model=str(path), processing_class=tok, args=cfg,
