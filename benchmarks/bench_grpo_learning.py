@@ -71,48 +71,21 @@ COLLAPSE = dict(learning_rate=3e-2, scale_rewards="group", temperature=1.0, beta
                 entropy_coef=0.0)
 
 
-def tool_call_text(label: str) -> str:
-    return ("<tool_call>\n" + json.dumps({"name": "act", "arguments": {"action": label}})
-            + "\n</tool_call>")
-
-
 def build(env_id: str, level: int, out: Path, seed: int, env_cls):
     """(model path, tokenizer, labels, command token ids). The tokenizer is trained on the
-    rendered prompts of training scenarios only (never the held-out ones), merging across
-    words, so a prompt is ~100 tokens instead of ~1,100."""
+    rendered prompts of training scenarios only (never the held-out ones)."""
     from transformers import AutoTokenizer
-    from netarena_gym.train.tiny import build_tiny_model, build_tokenizer
+    from netarena_gym.train.tiny import build_catalogue_model, tool_call_text
     from netarena_gym.train.tools import catalogue_labels
     labels = catalogue_labels(env_id, level=level,
                               seeds=range(TRAIN_SEED_BASE, TRAIN_SEED_BASE + 50))
-    texts = [tool_call_text(x) for x in labels]
-    template = build_tokenizer([env_id], vocab_size=300, corpus=["x"])
-    corpus = [render(template, env_cls, r)[0]
-              for r in rows(env_cls, env_id, level, 300, TRAIN_SEED_BASE)]
-    path = build_tiny_model(out / "model", [env_id], hidden_size=64, layers=2, heads=4,
-                            kv_heads=2, vocab_size=2000, seed=seed, extra_tokens=texts,
-                            corpus=corpus, across_words=True)
+    path = build_catalogue_model(out / "model", env_cls, labels, level=level,
+                                 corpus_seeds=range(TRAIN_SEED_BASE, TRAIN_SEED_BASE + 300),
+                                 hidden_size=64, layers=2, heads=4, kv_heads=2, seed=seed)
     tok = AutoTokenizer.from_pretrained(str(path), padding_side="left")
-    ids = [tok.convert_tokens_to_ids(t) for t in texts]
+    ids = [tok.convert_tokens_to_ids(tool_call_text("act", {"action": x})) for x in labels]
     assert len(set(ids)) == len(ids) and all(i is not None for i in ids)
     return path, tok, labels, ids
-
-
-def render(tok, env_cls, row, env=None):
-    """(the prompt text a GRPO rollout of ``row`` sees, the env after its reset)."""
-    env = env or env_cls()
-    first = env.reset(**row)
-    msgs = [row["prompt"][0], {"role": "user", "content": row["prompt"][1]["content"] + first}]
-    return tok.apply_chat_template(msgs, tools=[env.act], add_generation_prompt=True,
-                                   enable_thinking=False, tokenize=False), env
-
-
-def rows(env_cls, env_id: str, level: int, n: int, seed_base: int) -> list[dict]:
-    from netarena_gym.train.data import TASK_PROMPT
-    from netarena_gym.train.tools import system_prompt
-    return [{"env_id": env_id, "level": str(level), "seed": seed_base + i,
-             "prompt": [{"role": "system", "content": system_prompt(env_cls)},
-                        {"role": "user", "content": TASK_PROMPT}]} for i in range(n)]
 
 
 def evaluate(model, tok, env_cls, cmd_ids, labels, *, env_id: str, level: int,
@@ -120,14 +93,15 @@ def evaluate(model, tok, env_cls, cmd_ids, labels, *, env_id: str, level: int,
     """Held-out correctness of the policy (sampled, and greedy), as described above."""
     import torch
     from netarena_gym.core.stats import wilson_interval
+    from netarena_gym.train.tiny import catalogue_rows, prompt_text
     model.eval()
     gen = torch.Generator().manual_seed(seed)
     env = env_cls()
     sampled = greedy = 0
     chosen: dict[str, int] = {}
     ids_t = torch.tensor(cmd_ids)
-    for r in rows(env_cls, env_id, level, episodes, 0):
-        text, _ = render(tok, env_cls, r, env)
+    for r in catalogue_rows(env_cls, episodes, level=level, seed_base=0):
+        text = prompt_text(tok, env, r)
         enc = tok(text, add_special_tokens=False, return_tensors="pt")
         with torch.no_grad():
             logits = model(**enc).logits[0, -1, ids_t].float()
@@ -156,6 +130,7 @@ def train(path, tok, env_cls, cmd_ids, *, env_id, level, mode, settings, seed, o
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
     from netarena_gym.train.grpo import metric_reward_funcs, reward_weights
+    from netarena_gym.train.tiny import catalogue_rows
     m = MODES[mode]
     keep = set(cmd_ids)
     suppress = [i for i in range(len(tok)) if i not in keep]
@@ -172,7 +147,8 @@ def train(path, tok, env_cls, cmd_ids, *, env_id, level, mode, settings, seed, o
     trainer = GRPOTrainer(model=str(path), processing_class=tok, args=cfg,
                           reward_funcs=metric_reward_funcs(),
                           train_dataset=Dataset.from_list(
-                              rows(env_cls, env_id, level, n_rows, TRAIN_SEED_BASE)),
+                              catalogue_rows(env_cls, n_rows, level=level,
+                                             seed_base=TRAIN_SEED_BASE)),
                           environment_factory=env_cls)
     trainer.train()
     hist = [h for h in trainer.state.log_history if "reward" in h]
