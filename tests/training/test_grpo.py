@@ -87,6 +87,21 @@ def test_grpo_report_to_tensorboard_and_resume(tiny_model, tmp_path):
     assert again["optimizer_steps"] == 2 and len(again["rollout_reward"]) == 2
 
 
+def test_grpo_eval_uses_the_training_tool_call_limit(tiny_model, tmp_path):
+    """The trained (random tiny) model never calls a tool, so every eval episode runs to
+    the env's step limit: the training's 3 tool calls, not routing L1's own 15."""
+    from transformers import AutoTokenizer
+    grpo = load_script("grpo")
+    tok = AutoTokenizer.from_pretrained(str(tiny_model))
+    summary = grpo.main(["--model", str(tiny_model), "--episodes", "1", "--seed-base",
+                         str(SEED_BASE), "--max-steps", "1", "--set",
+                         "max_completion_length=4096", "--set", "max_tool_calling_iterations=3",
+                         "--eval-episodes", "1", "--eval-max-new-tokens", "4",
+                         "--out", str(tmp_path / "run")], patch_generate=_driver(tok))
+    assert summary["max_tool_calling_iterations"] == 3
+    assert summary["eval"]["1"]["mean_steps"] == 3
+
+
 def test_grpo_lora_trains_adapters_only(tiny_model, tmp_path):
     from transformers import AutoTokenizer
     grpo = load_script("grpo")

@@ -146,25 +146,27 @@ def evaluate_like_training(trainer, tok, args, env_kwargs: dict | None) -> dict:
     """Per level of the mix, the model played as in its rollouts: the env's ``max_steps``
     lowered to the tool-call limit of training (as the rollouts' envs were), and the
     conversation capped at the prompt + completion budget of training."""
-    from netarena_gym.train.common import evaluate_trained
+    from netarena_gym.train.common import evaluate_llm
     from netarena_gym.train.data import parse_level_mix
     from netarena_gym.train.grpo import PROMPT_TOKENS
     from netarena_gym.train.tools import make_limited_env
     calls = trainer.args.max_tool_calling_iterations
+    model = trainer.model
+    if getattr(model, "peft_config", None):
+        model = model.merge_and_unload()  # LoRA adapters merged once, for every level
+    model.eval()
     out = {}
-    lora = bool(getattr(trainer.model, "peft_config", None))
     for lvl in parse_level_mix(args.level_mix):
         kw = dict(env_kwargs or {})
         if "max_steps" not in kw:
             env = make_limited_env(args.env, lvl, kw, calls)
             kw["max_steps"] = env.unwrapped.max_steps
             env.close()
-        res = evaluate_trained(trainer, tok, args.env, [lvl], lora=lora and not out,
-                               episodes=args.eval_episodes, seed=args.eval_seed,
-                               max_new_tokens=args.eval_max_new_tokens, env_kwargs=kw,
-                               max_prompt_tokens=PROMPT_TOKENS
-                               + trainer.args.max_completion_length)
-        out.update(res)
+        out.update(evaluate_llm(model, tok, args.env, [lvl], episodes=args.eval_episodes,
+                                seed=args.eval_seed, max_new_tokens=args.eval_max_new_tokens,
+                                env_kwargs=kw,
+                                max_prompt_tokens=PROMPT_TOKENS
+                                + trainer.args.max_completion_length))
     return out
 
 
