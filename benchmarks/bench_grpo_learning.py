@@ -43,7 +43,9 @@ What it learns: a single-turn policy that does not read the pingall can do no be
 than the one command that fixes most scenarios, ``r0: flush filters`` (24% of 150
 training scenarios; uniform over the catalogue: 2.7%); that is where ``--quick``
 converges. Choosing per scenario (interface fixes need the broken subnet, visible in the
-pingall) would need a model that reads the observation: more steps, ``--full``.
+pingall) would need a model that reads the observation: more steps, ``--full``. On K8s
+(``--task k8s``) one catalogue action rarely fixes a level-1 fault, so this single-turn
+formulation teaches only to avoid penalised actions (measured: correctness stays ~0).
 
     python benchmarks/bench_grpo_learning.py --quick            # routing L1, <= 15 min, 2 cores
     python benchmarks/bench_grpo_learning.py --full             # longer run
