@@ -45,35 +45,51 @@ def _corpus(env_ids: list[str] | None, episodes: int) -> list[str]:
 
 
 def build_tokenizer(env_ids: list[str] | None = None, *, vocab_size: int = 600,
-                    episodes: int = 2):
-    """A byte-level BPE ``PreTrainedTokenizerFast`` with Qwen3's control tokens and template."""
+                    episodes: int = 2, extra_tokens: tuple[str, ...] | list[str] = (),
+                    corpus: list[str] | None = None, across_words: bool = False):
+    """A byte-level BPE ``PreTrainedTokenizerFast`` with Qwen3's control tokens and template.
+
+    ``extra_tokens`` become single (non-special) tokens, e.g. whole tool calls, so a model
+    can choose a tool call in one token (see ``benchmarks/bench_grpo_learning.py``).
+    ``corpus`` replaces the default training text (the expert's conversations);
+    ``across_words`` lets merges span spaces and punctuation, so text that repeats in the
+    corpus (a system prompt, a tool schema, rows of a pingall) becomes few, long tokens
+    and sequences get several times shorter."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False,
+                                                  use_regex=not across_words)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL),
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                   show_progress=False)
-    tok.train_from_iterator(_corpus(env_ids, episodes), trainer=trainer)
+    tok.train_from_iterator(corpus if corpus is not None else _corpus(env_ids, episodes),
+                            trainer=trainer)
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>",
                                    pad_token="<|endoftext|>", padding_side="left")
     fast.add_tokens(list(ADDED), special_tokens=False)
+    if extra_tokens:
+        fast.add_tokens(list(extra_tokens), special_tokens=False)
     fast.chat_template = qwen3_chat_template()
     return fast
 
 
 def build_tiny_model(out_dir: str | Path, env_ids: list[str] | None = None, *,
                      hidden_size: int = 16, layers: int = 2, heads: int = 4,
-                     kv_heads: int = 2, vocab_size: int = 600, seed: int = 0) -> Path:
-    """Write a tiny ``Qwen3ForCausalLM`` and its tokenizer to ``out_dir``; return the path."""
+                     kv_heads: int = 2, vocab_size: int = 600, seed: int = 0,
+                     extra_tokens: tuple[str, ...] | list[str] = (),
+                     corpus: list[str] | None = None, across_words: bool = False) -> Path:
+    """Write a tiny ``Qwen3ForCausalLM`` and its tokenizer to ``out_dir``; return the path.
+    ``extra_tokens``, ``corpus`` and ``across_words`` as in :func:`build_tokenizer`."""
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    tok = build_tokenizer(env_ids, vocab_size=vocab_size)
+    tok = build_tokenizer(env_ids, vocab_size=vocab_size, extra_tokens=extra_tokens,
+                          corpus=corpus, across_words=across_words)
     torch.manual_seed(seed)
     cfg = Qwen3Config(vocab_size=len(tok), hidden_size=hidden_size,
                       intermediate_size=2 * hidden_size, num_hidden_layers=layers,
@@ -87,6 +103,49 @@ def build_tiny_model(out_dir: str | Path, env_ids: list[str] | None = None, *,
     model.save_pretrained(out)
     tok.save_pretrained(out)
     return out
+
+
+def tool_call_text(name: str, arguments: dict) -> str:
+    """A Qwen3 tool call as the model writes it."""
+    return ("<tool_call>\n" + json.dumps({"name": name, "arguments": arguments})
+            + "\n</tool_call>")
+
+
+def catalogue_rows(env_cls, n: int, *, level=1, seed_base: int) -> list[dict]:
+    """``n`` GRPO dataset rows (seeds ``seed_base + i``) for a catalogue tool class
+    (:func:`netarena_gym.train.tools.make_catalogue_factory`), with its system prompt."""
+    from netarena_gym.train.data import TASK_PROMPT
+    from netarena_gym.train.tools import system_prompt
+    return [{"env_id": env_cls._env_id, "level": str(level), "seed": seed_base + i,
+             "prompt": [{"role": "system", "content": system_prompt(env_cls)},
+                        {"role": "user", "content": TASK_PROMPT}]} for i in range(n)]
+
+
+def prompt_text(tok, env, row: dict) -> str:
+    """Reset ``env`` (a catalogue tool env) to ``row`` and return the prompt text a GRPO
+    rollout of that row sees (TRL appends the first observation to the last message and
+    renders the tools with the chat template)."""
+    first = env.reset(**row)
+    msgs = [row["prompt"][0], {"role": "user", "content": row["prompt"][1]["content"] + first}]
+    return tok.apply_chat_template(msgs, tools=[env.act], add_generation_prompt=True,
+                                   enable_thinking=False, tokenize=False)
+
+
+def build_catalogue_model(out_dir: str | Path, env_cls, labels: list[str], *, level=1,
+                          corpus_seeds=range(1_000_000, 1_000_300), vocab_size: int = 2000,
+                          **model_kw) -> Path:
+    """A tiny model that can call each catalogue action of ``labels`` in one token
+    (``tool_call_text("act", {"action": label})``). Its tokenizer is trained on the prompts
+    of the ``corpus_seeds`` scenarios with merges across words, so a routing level-1
+    prompt is ~100 tokens instead of ~1,100; pass training seeds only."""
+    template = build_tokenizer([env_cls._env_id], vocab_size=300, corpus=["x"])
+    env = env_cls()
+    seeds = list(corpus_seeds)
+    corpus = [prompt_text(template, env, r)
+              for r in catalogue_rows(env_cls, len(seeds), level=level, seed_base=seeds[0])]
+    return build_tiny_model(out_dir, [env_cls._env_id], vocab_size=vocab_size,
+                            extra_tokens=[tool_call_text("act", {"action": x}) for x in labels],
+                            corpus=corpus, across_words=True, **model_kw)
 
 
 def main(argv: list[str] | None = None) -> int:

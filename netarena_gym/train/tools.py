@@ -53,6 +53,9 @@ class NetArenaToolEnv:
     #: which reward components :meth:`get_reward` adds up (None: all of them)
     _components: ClassVar[tuple[str, ...] | None] = None
     _default_level: ClassVar[int | str] = 1
+    #: the trainer's tool-call limit per rollout: the env's ``max_steps`` is lowered to it
+    #: (None: the env's own), so an episode ends the same way in training and evaluation
+    _max_calls: ClassVar[int | None] = None
 
     def __init__(self):
         self._envs: dict[Any, gym.Env] = {}
@@ -75,8 +78,8 @@ class NetArenaToolEnv:
         level = self._default_level if level is None else _level(level)
         env = self._envs.get(level)
         if env is None:
-            env = self._envs[level] = gym.make(self._env_id, level=level, interface="text",
-                                               **self._env_kwargs)
+            env = self._envs[level] = make_limited_env(self._env_id, level, self._env_kwargs,
+                                                       self._max_calls)
         self._env = env
         self._clear()
         options = None
@@ -137,6 +140,18 @@ class NetArenaToolEnv:
         """The JSON schemas of this class's tools, as the chat template renders them."""
         from transformers.utils import get_json_schema
         return [get_json_schema(getattr(cls, n)) for n in tool_names(cls)]
+
+
+def make_limited_env(env_id: str, level, env_kwargs: dict | None = None,
+                     max_calls: int | None = None) -> gym.Env:
+    """``gym.make`` on the text interface, with ``max_steps`` lowered to ``max_calls``
+    when the env would allow more (an explicit ``max_steps`` in ``env_kwargs`` wins)."""
+    kw = dict(env_kwargs or {})
+    env = gym.make(env_id, level=level, interface="text", **kw)
+    if max_calls and "max_steps" not in kw and env.unwrapped.max_steps > max_calls:
+        env.close()
+        env = gym.make(env_id, level=level, interface="text", max_steps=int(max_calls), **kw)
+    return env
 
 
 def initial_message(observation: str) -> str:
@@ -377,6 +392,73 @@ class CapacityPlanningTools(NetArenaToolEnv):
         return action["tool"], args
 
 
+class CatalogueTools(NetArenaToolEnv):
+    """Any env with a discrete catalogue (routing, K8s), driven by one tool, ``act(action)``,
+    whose argument is a catalogue label (``"r0: flush filters"``, ``"frontend: inspect"``).
+
+    The label is rendered to the episode's text action by the env's own catalogue
+    (``env.unwrapped.catalogue``), so the step, its reward, correctness and safety are the
+    text interface's. A label this episode lacks (masked) reaches the env as an empty text
+    action, which the env answers as an invalid action, with its penalty. Bind the env id
+    with :func:`make_catalogue_factory`; the labels a model may choose from come from
+    :func:`catalogue_labels`."""
+
+    def act(self, action: str) -> str:
+        """Run one action of the task's catalogue.
+
+        Args:
+            action: The action's label, for example "r0: flush filters".
+
+        Returns:
+            The env's answer: the connectivity check, the command's output and the steps left.
+        """
+        if self._env is None:
+            raise EpisodeOver("no episode is running (reset was not called)")
+        cat = self._env.unwrapped.catalogue
+        for i, e in enumerate(cat.entries):
+            if e is not None and cat.mask[i] and e.label == action:
+                return self._act(dict(e.action))
+        return self._act({})
+
+
+def catalogue_labels(env_id: str, *, level=1, seeds=range(1_000_000, 1_000_020)) -> list[str]:
+    """The catalogue labels the episodes of ``seeds`` offer, in catalogue (slot) order."""
+    env = gym.make(env_id, level=level, interface="text")
+    slots: dict[int, str] = {}
+    try:
+        for s in seeds:
+            env.reset(seed=int(s))
+            cat = env.unwrapped.catalogue
+            for i, e in enumerate(cat.entries):
+                if e is not None and cat.mask[i]:
+                    slots.setdefault(i, e.label)
+    finally:
+        env.close()
+    return [slots[i] for i in sorted(slots)]
+
+
+def catalogue_prompt(task_prompt: str) -> str:
+    """A task's system prompt with its tool sentences replaced by the ``act`` tool's."""
+    head = task_prompt.split(" Use the `", 1)[0]
+    return (head + " Use the `act` tool to run one action of the task's catalogue, named by "
+            "its label; its answer is the new connectivity check and the action's output.")
+
+
+def make_catalogue_factory(env_id: str, *, components=None, env_kwargs: dict | None = None,
+                           default_level: int | str = 1,
+                           max_calls: int | None = None) -> type[CatalogueTools]:
+    """A no-argument :class:`CatalogueTools` subclass for ``environment_factory`` (the
+    arguments as in :func:`make_environment_factory`)."""
+    task = tool_class(env_id)
+    base = make_environment_factory(env_id, components=components, env_kwargs=env_kwargs,
+                                    default_level=default_level, max_calls=max_calls)
+    return type(f"{task.__name__.removesuffix('Tools')}CatalogueTools", (CatalogueTools,),
+                {k: getattr(base, k) for k in ("_components", "_env_kwargs", "_default_level",
+                                                "_max_calls")}
+                | {"_env_id": env_id, "_system_prompt": catalogue_prompt(task._system_prompt),
+                   "__module__": CatalogueTools.__module__, "__doc__": CatalogueTools.__doc__})
+
+
 def _drop_empty(d: dict) -> dict:
     return {k: v for k, v in d.items() if v not in ("", None)}
 
@@ -405,11 +487,14 @@ def tool_class(env_id: str) -> type[NetArenaToolEnv]:
 
 def make_environment_factory(env_id: str, *, components: tuple[str, ...] | list[str] | None = None,
                              env_kwargs: dict | None = None,
-                             default_level: int | str = 1) -> type[NetArenaToolEnv]:
+                             default_level: int | str = 1,
+                             max_calls: int | None = None) -> type[NetArenaToolEnv]:
     """A no-argument class for ``environment_factory`` with the configuration bound in.
 
     ``components`` selects which reward components ``get_reward`` adds up (None: all);
-    ``env_kwargs`` go to ``gym.make`` (``reward=`` weights, ``max_steps``, ``history``...).
+    ``env_kwargs`` go to ``gym.make`` (``reward=`` weights, ``max_steps``, ``history``...);
+    ``max_calls`` (the trainer's ``max_tool_calling_iterations``) lowers the env's
+    ``max_steps`` to it where the env allows more.
     """
     base = tool_class(env_id)
     if components is not None:
@@ -423,5 +508,6 @@ def make_environment_factory(env_id: str, *, components: tuple[str, ...] | list[
             raise ValueError(f"{k!r} is set per dataset row / fixed to text, not in env_kwargs")
     return type(base.__name__, (base,), {"_components": components, "_env_kwargs": kwargs,
                                          "_default_level": default_level,
+                                         "_max_calls": max_calls,
                                          "__module__": base.__module__,
                                          "__doc__": base.__doc__})

@@ -199,3 +199,26 @@ def test_eval_cli_records_convert(tmp_path, capsys):
     (demo,) = D.read_demonstrations(tmp_path / "run" / "episodes.jsonl")
     (direct,) = D.generate_demonstrations(ROUTING, n=1, level_mix="2", seed_base=21)
     assert demo["messages"] == direct["messages"] and demo["env_id"] == ROUTING
+
+
+def test_catalogue_tool_runs_the_envs_own_catalogue_action():
+    """``act(label)`` is the discrete catalogue's action on the text interface: the same
+    observation and reward as stepping the discrete env; a label the episode lacks is
+    the env's invalid action, with its penalty."""
+    from netarena_gym.train.tools import catalogue_labels, make_catalogue_factory
+    labels = catalogue_labels(ROUTING, seeds=range(1_000_000, 1_000_010))
+    assert labels[0] == "r0: inspect" and "r0: flush filters" in labels
+    e = make_catalogue_factory(ROUTING)()
+    e.reset(seed=7, level="1")
+    disc = gym.make(ROUTING, level=1, interface="discrete")
+    _, info = disc.reset(seed=7)
+    index = disc.unwrapped.catalogue.labels().index("r0: flush filters")
+    _, r, *_ = disc.step(index)
+    out = e.act("r0: flush filters")
+    assert e.get_reward() == pytest.approx(r) and "Steps left" in out
+    e.reset(seed=7, level="1")
+    out = e.act("r9: no such action")
+    assert "invalid action" in out and e._metrics()["invalid"] == 1
+    assert e.get_reward() < -0.01
+    with pytest.raises(EpisodeOver):
+        make_catalogue_factory(ROUTING)().act("r0: inspect")

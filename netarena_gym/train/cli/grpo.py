@@ -10,11 +10,17 @@ CPU smoke run (tiny model built locally, no download, ~1 minute on 2 cores)::
 
     netarena-gym train grpo --preset cpu-smoke --model tiny --out runs/grpo-smoke
 
-One GPU (a tool-calling instruct model, LoRA, vLLM colocated)::
+One GPU (a tool-calling instruct model, LoRA, vLLM colocated); ``--dry-run`` prints the
+plan, the token budget and a memory estimate without loading anything::
 
     netarena-gym train grpo --preset single-gpu --model Qwen/Qwen3-1.7B --lora --vllm \\
         --level-mix 1:0.5,2:0.3,3:0.2 --episodes 2048 --out runs/grpo-qwen3-1.7b \\
-        --eval-episodes 100
+        --eval-episodes 100 --dry-run
+
+``--report-to tensorboard|wandb`` sends TRL's logs (every reward component is its own
+``rewards/<component>/mean``) there; ``--resume`` resumes from the last
+``OUT/checkpoint-N`` (``single-gpu`` saves every 50 steps; ``cpu-smoke`` saves none: add
+``--set save_strategy=steps --set save_steps=N``).
 
 ``--config file.json`` overrides any GRPOConfig field of the preset (``--set key=value``
 does the same for one field). After training, ``--eval-episodes N`` plays the model as an
@@ -28,7 +34,8 @@ import json
 import time
 from pathlib import Path
 
-from netarena_gym.train.cli.common import HelpFormatter, TrainParser, examples, plain
+from netarena_gym.train.cli.common import (HelpFormatter, TrainParser, add_tracking_args,
+                                           examples, plain, tracking)
 
 
 def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
@@ -54,7 +61,8 @@ def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
                         "(default: all; e.g. success,safety,step)")
     p.add_argument("--env-kwargs", default=None,
                    help='JSON for gym.make, e.g. \'{"reward": {"progress": 0.5}, "history": 2}\'')
-    p.add_argument("--lora", action="store_true", help="train LoRA adapters (peft)")
+    p.add_argument("--lora", action=argparse.BooleanOptionalAction, default=None,
+                   help="train LoRA adapters (peft); default: on for single-gpu, off for cpu-smoke")
     p.add_argument("--lora-r", type=int, default=16)
     p.add_argument("--vllm", action="store_true", help="generate with vLLM (colocated; GPU)")
     p.add_argument("--max-steps", type=int, default=None, help="optimizer steps (overrides preset)")
@@ -64,6 +72,15 @@ def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
                    help="after training, evaluate the model on N episodes per level")
     p.add_argument("--eval-seed", type=int, default=0)
     p.add_argument("--eval-max-new-tokens", type=int, default=256)
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the plan, token budget and memory estimate; train nothing")
+    p.add_argument("--vocab-size", type=int, default=None,
+                   help="--dry-run: the model's vocabulary (default: read from a local "
+                        "config, else Qwen3's 151,936)")
+    p.add_argument("--params", type=float, default=None,
+                   help="--dry-run: the model's parameter count (e.g. 1.7e9; default: read "
+                        "from a local model, else none)")
+    add_tracking_args(p)
     return p
 
 
@@ -77,16 +94,21 @@ def run(args: argparse.Namespace, *, patch_generate=None) -> dict:
     from netarena_gym.train.common import evaluate_trained, parse_overrides, report, resolve_model
     from netarena_gym.train.data import TRAIN_SEED_BASE, parse_level_mix
     from netarena_gym.train.grpo import build_trainer, write_log
+    from netarena_gym.train.tools import ALL_COMPONENTS
 
+    if args.dry_run:
+        return dry_run(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    track = tracking(args, out)
     model, tok = resolve_model(args.model, out, args.env)
     comps = args.reward_components.split(",") if args.reward_components else None
     env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else None
     t0 = time.perf_counter()
     trainer = build_trainer(env_id=args.env, model=model, tokenizer=tok, output_dir=str(out),
                             preset=args.preset,
-                            overrides=parse_overrides(args.config, args.set, args.max_steps),
+                            overrides={**track.trainer_overrides(),
+                                       **parse_overrides(args.config, args.set, args.max_steps)},
                             episodes=args.episodes, level_mix=args.level_mix,
                             seed_base=TRAIN_SEED_BASE if args.seed_base is None else args.seed_base,
                             components=comps, env_kwargs=env_kwargs, lora=args.lora,
@@ -94,30 +116,98 @@ def run(args: argparse.Namespace, *, patch_generate=None) -> dict:
     if patch_generate is not None:
         from unittest.mock import patch
         with patch.object(trainer.model, "generate", side_effect=patch_generate(trainer)):
-            trainer.train()
+            trainer.train(**track.train_kwargs())
     else:
-        trainer.train()
+        trainer.train(**track.train_kwargs())
     train_seconds = time.perf_counter() - t0
     trainer.save_model(str(out / "final"))
     tok.save_pretrained(str(out / "final"))
     write_log(trainer, out / "log_history.jsonl")
     steps = [h for h in trainer.state.log_history if "rewards/correct/mean" in h]
     summary = {"env": args.env, "model": args.model, "preset": args.preset,
-               "level_mix": args.level_mix, "train_seconds": round(train_seconds, 2),
+               "level_mix": args.level_mix, "report_to": track.report_to,
+               "resumed_from": str(track.resume_from) if track.resume_from else None,
+               "max_tool_calling_iterations": trainer.args.max_tool_calling_iterations,
+               "max_completion_length": trainer.args.max_completion_length,
+               "train_seconds": round(train_seconds, 2),
                "optimizer_steps": trainer.state.global_step,
                "rollout_correct": [h["rewards/correct/mean"] for h in steps],
                "rollout_safe": [h["rewards/safe/mean"] for h in steps],
                "rollout_reward": [h["reward"] for h in steps],
-               "tool_call_frequency": [h.get("tools/call_frequency") for h in steps]}
+               "tool_call_frequency": [h.get("tools/call_frequency") for h in steps],
+               "reward_components": {c: [h.get(f"rewards/{c}/mean") for h in steps]
+                                     for c in ALL_COMPONENTS}}
     if args.eval_episodes > 0:
-        summary["eval"] = evaluate_trained(trainer, tok, args.env,
-                                           list(parse_level_mix(args.level_mix)),
-                                           lora=args.lora, episodes=args.eval_episodes,
-                                           seed=args.eval_seed,
-                                           max_new_tokens=args.eval_max_new_tokens,
-                                           env_kwargs=env_kwargs)
+        summary["eval"] = evaluate_like_training(trainer, tok, args, env_kwargs)
     report(summary, out)
     return summary
+
+def evaluate_like_training(trainer, tok, args, env_kwargs: dict | None) -> dict:
+    """Per level of the mix, the model played as in its rollouts: the env's ``max_steps``
+    lowered to the tool-call limit of training (as the rollouts' envs were), and the
+    conversation capped at the prompt + completion budget of training."""
+    from netarena_gym.train.common import evaluate_llm
+    from netarena_gym.train.data import parse_level_mix
+    from netarena_gym.train.grpo import PROMPT_TOKENS
+    from netarena_gym.train.tools import make_limited_env
+    calls = trainer.args.max_tool_calling_iterations
+    model = trainer.model
+    if getattr(model, "peft_config", None):
+        model = model.merge_and_unload()  # LoRA adapters merged once, for every level
+    model.eval()
+    out = {}
+    for lvl in parse_level_mix(args.level_mix):
+        kw = dict(env_kwargs or {})
+        if "max_steps" not in kw:
+            env = make_limited_env(args.env, lvl, kw, calls)
+            kw["max_steps"] = env.unwrapped.max_steps
+            env.close()
+        out.update(evaluate_llm(model, tok, args.env, [lvl], episodes=args.eval_episodes,
+                                seed=args.eval_seed, max_new_tokens=args.eval_max_new_tokens,
+                                env_kwargs=kw,
+                                max_prompt_tokens=PROMPT_TOKENS
+                                + trainer.args.max_completion_length))
+    return out
+
+
+def dry_run(args: argparse.Namespace) -> dict:
+    """The plan of a run without loading the model: the GRPOConfig fields that matter,
+    the token budget and a memory estimate (``netarena_gym.train.grpo.memory_plan``)."""
+    from netarena_gym.train.common import parse_overrides
+    from netarena_gym.train.data import parse_level_mix
+    from netarena_gym.train.grpo import LORA_BY_DEFAULT, grpo_config, memory_plan
+    levels = list(parse_level_mix(args.level_mix))
+    lora = LORA_BY_DEFAULT[args.preset] if args.lora is None else args.lora
+    overrides = parse_overrides(args.config, args.set, args.max_steps)
+    cfg = grpo_config(str(Path(args.out)), args.preset,
+                      {"bf16": False, "use_cpu": True, **overrides}
+                      if args.preset == "cpu-smoke" else {"bf16": False, **overrides},
+                      use_vllm=args.vllm, seed=args.seed, lora=lora, env_id=args.env,
+                      levels=levels)
+    vocab, params = args.vocab_size, int(args.params) if args.params else None
+    if vocab is None or params is None:
+        v, n = _local_model_size(args.model)
+        vocab, params = vocab or v or 151936, params or n
+    plan = {"env": args.env, "model": args.model, "preset": args.preset, "levels": levels,
+            "lora": lora, "vllm": args.vllm, "learning_rate": cfg.learning_rate,
+            "dtype": (cfg.model_init_kwargs or {}).get("dtype", "float32"),
+            **memory_plan(cfg, vocab_size=vocab, params=params, lora=lora)}
+    print(json.dumps(plan, indent=2))
+    return plan
+
+
+def _local_model_size(name: str) -> tuple[int | None, int | None]:
+    """(vocabulary, parameters) from a local or cached config; (None, None) offline."""
+    try:
+        from transformers import AutoConfig
+        cfg = AutoConfig.from_pretrained(name, local_files_only=True)
+    except Exception:  # noqa: BLE001 -- not cached, or not a model: the estimate says so
+        return None, None
+    h, n, v = cfg.hidden_size, cfg.num_hidden_layers, cfg.vocab_size
+    inter = getattr(cfg, "intermediate_size", 4 * h)
+    params = v * h + n * (4 * h * h + 3 * h * inter)
+    return v, params
+
 
 if __name__ == "__main__":
     main()
