@@ -12,8 +12,12 @@ Entries exist only where traffic resolved them. The model is deterministic (no c
   address drops the device's entries (``neigh_ifdown``), as the kernel does.
 * An ARP exchange ``X`` asks for ``t`` on ``dev``: if someone answers, ``X`` holds ``t``
   ``REACHABLE`` and the answering node learns ``X``'s sender address (``neigh_event_ns``,
-  ``STALE``); if no one answers, ``X`` holds ``t`` ``FAILED`` (``arp`` prints
-  ``(incomplete)``). Sending through an entry that is already there resolves nothing new
+  ``STALE``); if no one answers, ``X`` holds ``t`` ``INCOMPLETE`` (``arp`` prints
+  ``(incomplete)``): the kernel solicits ``mcast_solicit`` (3) times ``retrans_time`` (1 s)
+  apart and only then marks the entry ``FAILED``, and every command runs within those 3 s
+  of the probe round that the step before ended with (measured on Mininet: ``INCOMPLETE``
+  0.3 s and 1.8 s after the round, ``FAILED`` at 3.8 s; the backend flushes before each
+  round, so no older unresolved entry survives). Sending through an entry that is already there resolves nothing new
   and confirms a ``STALE`` one (the kernel's DELAY, PROBE, REACHABLE, settled).
 * The agent's own ``ping`` and ``traceroute`` add to the current round's tables the same
   way; ``ip neigh flush`` and ``arp -d`` delete entries until the next round.
@@ -23,8 +27,10 @@ Entries exist only where traffic resolved them. The model is deterministic (no c
   permanent``/``nud all`` flushes, ``ip neigh del``, ``arp -d``, taking the link down and
   removing its last address drop it.
 
-Left out: timers (REACHABLE turning STALE after ``base_reachable_time``, INCOMPLETE
-turning FAILED after three solicitations: the model shows the settled states), garbage
+Left out: timers (REACHABLE turning STALE after ``base_reachable_time``; INCOMPLETE
+turning FAILED 3 s after the first solicitation, which a command line that itself runs for
+over 3 s, e.g. several ``ping -W1`` in a row, would see; the model shows the state at the
+start of a step), garbage
 collection (the kernel keeps entries below ``gc_thresh1`` anyway), entries added with a
 ``nud`` state other than permanent, proxy ARP and ``arp_ignore``/``arp_announce`` other than 0. The kernel lists
 entries in hash order; the simulator lists them by interface, then address.
@@ -50,7 +56,7 @@ def _apply(log: list, get) -> None:
         e = t.get(key)
         if res is None:
             if e is None or e.mac is not None:
-                t[key] = NeighEntry(ip, ifname, None, "FAILED")
+                t[key] = NeighEntry(ip, ifname, None, "INCOMPLETE")
             continue
         peer, pif = res
         pmac = peer.interfaces[pif].mac
