@@ -228,3 +228,34 @@ def test_arp_off_stops_resolving_and_answering_on_the_device(sim):
     assert not pair(sim, "h2", "h1")
     out(sim, "ip link set dev r0-eth2 arp on")
     assert pair(sim, "h2", "h1")
+
+
+def test_neighbours_on_lo_are_all_keyed_0_0_0_0(sim):
+    # real (Mininet, Linux 6.18, iproute2 6.1, on a host): the kernel keys every loopback
+    # neighbour as 0.0.0.0; the address given is looked up first and not found
+    nd = "lladdr 02:00:00:00:00:0"
+    assert out(sim, f"ip neighbour add 192.168.3.100 {nd}1 dev lo", "h1") == ""
+    assert out(sim, f"ip neigh add 10.1.1.1 {nd}2 dev lo", "h1") == ""  # overrides
+    assert out(sim, "ip neigh show dev lo", "h1") == "0.0.0.0 lladdr 02:00:00:00:00:02 PERMANENT \n"
+    assert fail(sim, f"ip neigh change 10.1.1.1 {nd}3 dev lo", "h1") == (
+        "RTNETLINK answers: No such file or directory\n", 2, ERROR)
+    assert out(sim, f"ip neigh replace 10.1.1.1 {nd}4 dev lo", "h1") == ""
+    assert out(sim, "ip neigh show 0.0.0.0", "h1") == (
+        "0.0.0.0 dev lo lladdr 02:00:00:00:00:04 PERMANENT \n")
+    assert out(sim, "ip neigh add 1.2.3.4 dev lo", "h1") == ""  # keeps the entry's MAC
+    assert out(sim, "ip neigh show nud permanent", "h1") == (
+        "0.0.0.0 dev lo lladdr 02:00:00:00:00:04 PERMANENT \n")
+    assert fail(sim, "ip neigh del 10.1.1.1 dev lo", "h1") == (
+        "RTNETLINK answers: No such file or directory\n", 2, ERROR)
+    assert out(sim, "ip neigh del 0.0.0.0 dev lo", "h1") == ""
+    assert "dev lo" not in out(sim, "ip neigh show", "h1")
+    assert fail(sim, "ip neigh add 1.2.3.4 dev lo", "h1") == (
+        "Error: No link layer address given.\n", 2, ERROR)
+    assert out(sim, f"ip neigh add 0.0.0.0 {nd}5 dev lo", "h1") == ""
+    assert fail(sim, f"ip neigh add 0.0.0.0 {nd}5 dev lo", "h1") == (
+        "RTNETLINK answers: File exists\n", 2, ERROR)
+    assert out(sim, f"ip neigh change 0.0.0.0 {nd}6 dev lo", "h1") == ""
+    assert out(sim, "ip neigh flush dev lo", "h1") == ""  # a permanent entry stays
+    assert out(sim, "ip neigh show dev lo", "h1") == "0.0.0.0 lladdr 02:00:00:00:00:06 PERMANENT \n"
+    assert out(sim, "ip neigh flush nud permanent", "h1") == ""
+    assert out(sim, "ip neigh show dev lo", "h1") == ""
