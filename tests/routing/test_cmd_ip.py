@@ -611,3 +611,25 @@ def test_arp_for_an_address_two_nodes_own_goes_to_the_interface_carrying_it():
     ok(net, "h2", "ip addr flush dev h2-eth0")
     hop = net.neighbor(net.nodes["h3"], "h3-eth0", 0xC0A80264)
     assert (hop[0].name, hop[1]) == ("r0", "r0-eth2")
+
+
+def test_operstate_without_carrier_looks_the_peer_index_up_in_the_own_namespace():
+    # real (Mininet, Linux 6.18, level 3 seed 43 after its faults: r1-eth1, r2-eth4 and
+    # r0-eth4 down), MACs masked:
+    #   4: r1-eth3@if5: <NO-CARRIER,BROADCAST,MULTICAST,UP> ... state LOWERLAYERDOWN ...
+    #   5: r1-eth4@if5: <NO-CARRIER,BROADCAST,MULTICAST,UP> ... state DOWN ...
+    # r1-eth3's peer is r0-eth4 (index 5 in r0): r1's index 5 is r1-eth4, which has no
+    # carrier either; r1-eth4's peer is r2-eth4, index 5: the device itself
+    net = build_network(TopologySpec(hosts=((1, 2, 1), (3, 2), (3, 1, 3)), parents=(0, 1)))[0]
+    for node, dev in (("r1", "r1-eth1"), ("r2", "r2-eth4"), ("r0", "r0-eth4")):
+        ok(net, node, f"ip link set {dev} down")
+    states = {ln.split()[0].split("@")[0]: ln.split()[1]
+              for ln in ok(net, "r1", "ip -br link show").splitlines()}
+    assert states == {"lo": "UNKNOWN", "r1-eth1": "DOWN", "r1-eth2": "UP",
+                      "r1-eth3": "LOWERLAYERDOWN", "r1-eth4": "DOWN"}
+    assert "state LOWERLAYERDOWN" in ok(net, "r1", "ip link show r1-eth3")
+    assert "state DOWN" in ok(net, "r1", "ip addr show r1-eth4")
+    # the peer's index names a device that has carrier (here r0-eth3): DOWN
+    ok(net, "r0", "ip link set r0-eth4 up")
+    ok(net, "r1", "ip link set r1-eth3 down")
+    assert ok(net, "r0", "ip -br link show r0-eth4").split()[1] == "DOWN"
