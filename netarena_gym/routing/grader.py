@@ -98,8 +98,10 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
     if res.kind == "local":
         s = src if src is not None else dst
         trip.src = s
-        if _filter(node, "OUTPUT", s, dst, proto, None, "lo", icmp_type)[0] != "ACCEPT":
-            trip.local_error = "sendmsg: Operation not permitted"
+        v, how = _filter(node, "OUTPUT", s, dst, proto, None, "lo", icmp_type)
+        if v != "ACCEPT":  # an OUTPUT drop is silent: no sendmsg error (Linux 6.18)
+            trip.error = "timeout" if v == "DROP" else _REJECT_TEXT.get(how, "Packet filtered")
+            trip.reporter = s if v == "REJECT" else None
             return trip
         v, how = _filter(node, "INPUT", s, dst, proto, "lo", None, icmp_type)
         if v != "ACCEPT":
@@ -125,8 +127,8 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
             return trip
     trip.src = src
     v, how = _filter(node, "OUTPUT", src, dst, proto, None, dev, icmp_type)
-    if v == "DROP":
-        trip.local_error = "sendmsg: Operation not permitted"
+    if v == "DROP":  # real (Mininet, Linux 6.18): ping sees no sendmsg error, just loss
+        trip.error = "timeout"
         return trip
     if v == "REJECT":
         trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), src
