@@ -259,3 +259,35 @@ def test_neighbours_on_lo_are_all_keyed_0_0_0_0(sim):
     assert out(sim, "ip neigh show dev lo", "h1") == "0.0.0.0 lladdr 02:00:00:00:00:06 PERMANENT \n"
     assert out(sim, "ip neigh flush nud permanent", "h1") == ""
     assert out(sim, "ip neigh show dev lo", "h1") == ""
+
+
+def test_siocdarp_deletes_on_the_device_of_the_link_scope_route(sim):
+    # real (Mininet, Linux 6.18, net-tools 2.10, on r0 after a probe round):
+    #   arp -d 192.168.3.100            -> (nothing), exit 0; again: No ARP entry for ...
+    #   arp -d 10.9.9.9                 -> SIOCDARP(dontpub): Network is unreachable, 255
+    #   (after ip route add 10.9.9.0/24 via 192.168.1.100: the same, a gateway route)
+    #   arp -d 192.168.1.1              -> No ARP entry for 192.168.1.1 (r0's own)
+    #   ip rule add prohibit pref 5; arp -d 192.168.1.100
+    #                                   -> SIOCDARP(dontpub): Permission denied, 255
+    #   arp -i r0-eth1 -d 192.168.1.100 -> exit 0 (no route lookup with a device)
+    #   ip route add blackhole 192.168.1.101/32; arp -d 192.168.1.101 -> exit 0 (scope
+    #   global: skipped; the /24 link route decides; here on s2, which has two hosts)
+    #   ip rule del pref 32766; arp -d 192.168.2.100 -> SIOCDARP(dontpub): Network is unreachable
+    net = sim.state.net
+    r0 = net.nodes["r0"]
+    from netarena_gym.core.ipv4 import ip_to_int as ip
+    assert neigh.siocdarp(net, r0, ip("192.168.3.100")) is None
+    assert neigh.siocdarp(net, r0, ip("192.168.3.100")) == neigh.NO_ENTRY
+    assert neigh.siocdarp(net, r0, ip("10.9.9.9")) == "Network is unreachable"
+    out(sim, "ip route add 10.9.9.0/24 via 192.168.1.100")
+    assert neigh.siocdarp(net, r0, ip("10.9.9.9")) == "Network is unreachable"
+    assert neigh.siocdarp(net, r0, ip("192.168.1.1")) == neigh.NO_ENTRY
+    out(sim, "ip rule add prohibit pref 5")
+    assert neigh.siocdarp(net, r0, ip("192.168.1.100")) == "Permission denied"
+    assert neigh.siocdarp(net, r0, ip("192.168.1.100"), "r0-eth1") is None
+    out(sim, "ip rule del pref 5")
+    out(sim, "ip route add blackhole 192.168.2.101/32")
+    assert neigh.siocdarp(net, r0, ip("192.168.2.101")) is None
+    out(sim, "ip rule del pref 32766")
+    assert neigh.siocdarp(net, r0, ip("192.168.2.100")) == "Network is unreachable"
+    assert neigh.siocdarp(net, r0, ip("192.168.2.100"), "r0-eth2") is None
