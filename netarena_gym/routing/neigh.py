@@ -236,7 +236,7 @@ def siocdarp(net: Network, node: Node, ip: int, ifname: str | None = None) -> st
             if rule.action != "table":
                 return _RULE_ERRNO.get(rule.action, "Invalid argument")
             if rule.table == LOCAL:
-                if ip in node.local_ips() or ((ip >> 24) == 127 and node.interfaces["lo"].up):
+                if node.is_local(ip):
                     found = "lo"
                     break
                 continue

@@ -45,6 +45,7 @@ class Node:
         self._next_ifindex = 1
         self._cache_version = -1
         self._local_ips: frozenset[int] = frozenset()
+        self._local_nets: tuple[tuple[int, int], ...] = ()  # prefixes of addresses on lo
         self._route_cache: dict = {}
         self._dst_only = True
         self._fingerprint: tuple | None = None
@@ -86,6 +87,11 @@ class Node:
                 for a in itf.addresses:
                     ips.add(a.ip)
             self._local_ips = frozenset(ips)
+            # an address on a loopback device makes its whole prefix local (fib_add_ifaddr
+            # adds the prefix route as RTN_LOCAL): 127.0.0.1/8, or 192.168.2.1/24 after
+            # "ifconfig lo 192.168.2.1 netmask 255.255.255.0"
+            self._local_nets = tuple((a.net, a.plen) for itf in self.interfaces.values()
+                                     if itf.loopback and itf.up for a in itf.addresses)
             self._route_cache = {}
             # with selector-free rules a lookup depends on the destination alone
             self._dst_only = all(r.src is None and r.dst is None and r.iif is None
@@ -135,6 +141,12 @@ class Node:
         if self._cache_version != self.version:
             self._refresh()
         return self._local_ips
+
+    def is_local(self, dst: int) -> bool:
+        """Does table ``local`` deliver ``dst`` to this node?"""
+        if self._cache_version != self.version:
+            self._refresh()
+        return dst in self._local_ips or any(in_prefix(dst, n, p) for n, p in self._local_nets)
 
     def iface(self, name: str) -> Interface | None:
         return self.interfaces.get(name)
@@ -325,7 +337,7 @@ class Node:
             if rule.action != "table":
                 return Lookup(rule.action, rule=rule)
             if rule.table == LOCAL:
-                if dst in self._local_ips or ((dst >> 24) == 127 and self.interfaces["lo"].up):
+                if self.is_local(dst):
                     return Lookup("local", dev="lo")
                 continue
             best = self._lpm(self.tables.get(rule.table, ()), dst, oif)

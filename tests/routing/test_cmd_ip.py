@@ -633,3 +633,20 @@ def test_operstate_without_carrier_looks_the_peer_index_up_in_the_own_namespace(
     ok(net, "r0", "ip link set r0-eth4 up")
     ok(net, "r1", "ip link set r1-eth3 down")
     assert ok(net, "r0", "ip -br link show r0-eth4").split()[1] == "DOWN"
+
+
+def test_router_taking_a_hosts_address_leaves_the_hosts_lan_traffic_alone():
+    # real (Mininet, Linux 6.18, campaign level 1 seed 87: on r0
+    # "ip addr change 192.168.3.100/24 dev r0-eth3", h5's address; pingall afterwards):
+    #   h3 -> h1 h2 h4 h5 h6 r0   (r0 answers for 192.168.3.100 itself)
+    #   h5 -> X X X X h6 X        (h6 answers h5 through the entry h5's ARP request left)
+    #   h6 -> h1 h2 h3 h4 h5 r0
+    from netarena_gym.core.ipv4 import ip_to_int as ip
+    from netarena_gym.routing.grader import pair_ok
+    net = build_network(TopologySpec(hosts=((2, 2, 2),), parents=()))[0]
+    ok(net, "r0", "ip addr change 192.168.3.100/24 dev r0-eth3")
+    n = net.nodes
+    assert pair_ok(net, n["h5"], ip("192.168.3.101"), 1.0)
+    assert not pair_ok(net, n["h5"], ip("192.168.2.100"), 1.0)
+    assert pair_ok(net, n["h3"], ip("192.168.3.100"), 1.0)
+    assert pair_ok(net, n["h6"], ip("192.168.3.100"), 1.0)
