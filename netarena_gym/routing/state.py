@@ -491,6 +491,7 @@ class Network:
                     return self.nodes[pname], pif
             return None
         other = None  # an owner of ``ip`` on another of its interfaces (arp_ignore=0)
+        carrier = None  # one that carries ``ip`` on the segment but sends with another
         for pname, pif in self.segments[seg]:
             if pname == node.name and pif == ifname:
                 continue
@@ -498,12 +499,17 @@ class Network:
             pitf = peer.interfaces[pif]
             if pitf.up and not pitf.noarp and ip in peer.local_ips():
                 if any(a.ip == ip for a in pitf.addresses):
-                    return peer, pif
-                if other is None:
+                    # a duplicate: the node that sends with it (the address is the first
+                    # of its subnet there) wins, its ARP requests overriding (neigh_event_ns)
+                    if peer.select_source(pif, ip) == ip:
+                        return peer, pif
+                    if carrier is None:
+                        carrier = (peer, pif)
+                elif other is None:
                     other = (peer, pif)
         # both answer and the first reply wins; on Mininet the interface that carries the
         # address answers first
-        return other
+        return carrier or other
 
     def fingerprint(self) -> tuple:
         return tuple(n.fingerprint() for n in self.nodes.values())

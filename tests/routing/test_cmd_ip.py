@@ -650,3 +650,8 @@ def test_router_taking_a_hosts_address_leaves_the_hosts_lan_traffic_alone():
     assert not pair_ok(net, n["h5"], ip("192.168.2.100"), 1.0)
     assert pair_ok(net, n["h3"], ip("192.168.3.100"), 1.0)
     assert pair_ok(net, n["h6"], ip("192.168.3.100"), 1.0)
+    # then "ip route flush table main" on r0 (real: h6 -> X X X X h5 X): h6 reaches h5,
+    # which sends with the address, not r0, which has it as a secondary
+    ok(net, "r0", "ip route flush table main")
+    assert pair_ok(net, n["h6"], ip("192.168.3.100"), 1.0)
+    assert pair_ok(net, n["h5"], ip("192.168.3.101"), 1.0)
