@@ -102,7 +102,10 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
         s = src if src is not None else dst
         trip.src = s
         v, how = _filter(node, "OUTPUT", s, dst, proto, None, "lo", icmp_type)
-        if v != "ACCEPT":  # an OUTPUT drop is silent: no sendmsg error (Linux 6.18)
+        if v == "DROP" and proto != "icmp":
+            trip.local_error = "send: Operation not permitted"
+            return trip
+        if v != "ACCEPT":  # an OUTPUT drop is silent for ping: no sendmsg error (Linux 6.18)
             trip.error = "timeout" if v == "DROP" else _REJECT_TEXT.get(how, "Packet filtered")
             trip.reporter = s if v == "REJECT" else None
             return trip
@@ -130,8 +133,11 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
             return trip
     trip.src = src
     v, how = _filter(node, "OUTPUT", src, dst, proto, None, dev, icmp_type)
-    if v == "DROP":  # real (Mininet, Linux 6.18): ping sees no sendmsg error, just loss
-        trip.error = "timeout"
+    if v == "DROP":  # real (Mininet, Linux 6.18): ping's raw ICMP socket sees no error,
+        if proto == "icmp":  # just loss; traceroute's UDP socket gets EPERM from send()
+            trip.error = "timeout"
+        else:
+            trip.local_error = "send: Operation not permitted"
         return trip
     if v == "REJECT":
         trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), src

@@ -50,3 +50,15 @@ def test_output_drop_is_silent_loss_not_a_sendmsg_error():
     for ip in ("192.168.1.1", "192.168.1.100"):
         res = b.run({"machine": "r0", "command": f"ping -c 1 -W 1 {ip}"})
         assert (res.output, res.status, res.kind) == (lost(ip), 1, OK)
+
+
+def test_traceroute_udp_gets_eperm_from_an_output_drop():
+    # real (Mininet, Linux 6.18): UDP probes, send() fails with EPERM, after the header
+    from netarena_gym.shell.parser import ERROR
+    b = SimBackend()
+    b.apply(scenario([], SMALL))
+    assert b.run({"machine": "r0", "command": "iptables -A OUTPUT -d 192.168.3.100 -j DROP"}).status == 0
+    res = b.run({"machine": "r0", "command": "traceroute -n -w 1 -q 1 -m 2 192.168.3.100"})
+    assert (res.output, res.status, res.kind) == (
+        "traceroute to 192.168.3.100 (192.168.3.100), 2 hops max, 60 byte packets\n"
+        "send: Operation not permitted\n", 1, ERROR)
