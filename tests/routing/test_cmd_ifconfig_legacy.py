@@ -278,3 +278,23 @@ def test_arp_usage_errors(net):
     assert (res.output, res.status) == ("arp: unrecognized option '--bogus'\n" + usage, 3)
     res = run(net, "r0", "arp -i")
     assert (res.output, res.status) == ("arp: option requires an argument -- 'i'\n" + usage, 3)
+
+
+def test_ifconfig_lo_address_makes_its_whole_prefix_local():
+    # real (Mininet, Linux 6.18, campaign level 1 seed 100: r0-eth1 down, then on r0
+    # "ifconfig lo 192.168.2.1 netmask 255.255.255.0"): the lo address's prefix route is
+    # RTN_LOCAL, so r0 takes every packet for 192.168.2.0/24 itself:
+    #   h3 -> X X h4 X X X        (h3, h4 on 192.168.2.0/24: their replies stop at r0)
+    #   h5 -> X X h3 h4 h6 r0     (r0 answers for h3 and h4)
+    from netarena_gym.routing.grader import pair_ok
+    from netarena_gym.core.ipv4 import ip_to_int
+    net = build_network(TopologySpec(hosts=((2, 2, 2),), parents=()))[0]
+    ok(net, "r0", "ifconfig r0-eth1 down")
+    ok(net, "r0", "ifconfig lo 192.168.2.1 netmask 255.255.255.0")
+    assert "local 192.168.2.100 dev lo table local" in run(net, "r0", "ip route get 192.168.2.100").output
+    nodes, ip = net.nodes, ip_to_int
+    assert pair_ok(net, nodes["h5"], ip("192.168.2.100"), 1.0)  # r0 answers
+    assert not pair_ok(net, nodes["h3"], ip("192.168.3.100"), 1.0)  # the reply stops at r0
+    assert pair_ok(net, nodes["h3"], ip("192.168.2.101"), 1.0)  # on the LAN, as before
+    # 127.0.0.1/8 went with the old lo address
+    assert run(net, "r0", "ip route get 127.0.0.5").output == "RTNETLINK answers: Network is unreachable\n"
