@@ -278,3 +278,58 @@ def test_arp_usage_errors(net):
     assert (res.output, res.status) == ("arp: unrecognized option '--bogus'\n" + usage, 3)
     res = run(net, "r0", "arp -i")
     assert (res.output, res.status) == ("arp: option requires an argument -- 'i'\n" + usage, 3)
+
+
+# ------------------------------------------------------------------- name lookups (no DNS)
+# Real net-tools 2.10 in a Mininet node of the backend's sandbox (nodeexec.ETC_FILES: no
+# DNS, Debian's /etc/networks, localhost in /etc/hosts), pinned verbatim.
+def test_route_and_arp_resolve_like_inet_aton_and_fail_lookups_at_once(net):
+    for line in ("route add default gw foo", "route del default gw foo",
+                 "route add -host bogus dev h1-eth0",
+                 "route add -net 10.0.0.0 netmask 255.0.0.0 gw bogus",
+                 "route -n add default gw foo"):
+        res = run(net, "h1", line)
+        word = line.split()[-1] if "gw" in line else "bogus"
+        assert (res.output, res.status, res.kind) == (f"{word}: Unknown host\n", 6, INVALID)
+    res = run(net, "h1", "route add 192.168.1.300")
+    assert (res.output, res.status) == ("192.168.1.300: Unknown host\n", 6)
+    # inet_aton: "10.1" is 10.0.0.1, "255.255.0" is 255.255.0.0, "010" is octal
+    res = run(net, "h1", "route add -net 10.1 netmask 255.255.0.0 dev h1-eth0")
+    assert res.output.startswith("route: netmask doesn't match route address\n")
+    ok(net, "h1", "route add -host 10.1 dev h1-eth0")
+    ok(net, "h1", "route add -net 10.2.0.0 netmask 255.255.0 dev h1-eth0")
+    ok(net, "h1", "route add -net 010.0.0.0 netmask 255.0.0.0 dev h1-eth0")
+    rows = ok(net, "h1", "route -n").splitlines()
+    assert "8.0.0.0         0.0.0.0         255.0.0.0       U     0      0        0 h1-eth0" in rows
+    assert "10.0.0.1        0.0.0.0         255.255.255.255 UH    0      0        0 h1-eth0" in rows
+    assert "10.2.0.0        0.0.0.0         255.255.0.0     U     0      0        0 h1-eth0" in rows
+
+
+def test_arp_host_argument_is_resolved(net):
+    for line in ("arp bogus", "arp -a bogus", "arp -n bogus", "arp -i h1-eth0 bogus",
+                 "arp -s bogus 02:00:00:00:00:01"):
+        res = run(net, "h1", line)
+        assert (res.output, res.status, res.kind) == ("bogus: Unknown host\n", 255, INVALID)
+    assert ok(net, "h1", "arp 10") == "10 (0.0.0.10) -- no entry\n"
+    assert ok(net, "h1", "arp 192.168.001.77") == "192.168.001.77 (192.168.1.77) -- no entry\n"
+    assert ok(net, "h1", "arp 192.168.001.001") == ok(net, "h1", "arp 192.168.1.1")
+    assert ok(net, "h1", "arp -a 192.168.001.001").startswith("? (192.168.1.1) at ")
+    assert ok(net, "h1", "arp -a 192.168.1.77") == "arp: in 1 entries no match found.\n"
+
+
+def test_names_match_the_sandbox_files():
+    """The names the simulator resolves are the ones the Mininet sandbox binds."""
+    from netarena_gym.routing.backends.nodeexec import ETC_FILES
+    from netarena_gym.routing.commands.legacy import NAMES, resolve
+    import ipaddress
+    files = {}
+    for line in ETC_FILES["/etc/networks"].splitlines():
+        name, addr = line.split()
+        files[name] = int(ipaddress.IPv4Address(addr))
+    for line in ETC_FILES["/etc/hosts"].splitlines():
+        addr, *names = line.split()
+        if ":" not in addr:  # gethostbyname() is IPv4-only
+            files.update((n, int(ipaddress.IPv4Address(addr))) for n in names)
+    assert {k: v for k, v in files.items() if k != "default"} == NAMES
+    assert resolve("default") == 0 and resolve("link-local") == 0xA9FE0000
+    assert resolve("example.com") is None
