@@ -333,3 +333,22 @@ def test_names_match_the_sandbox_files():
     assert {k: v for k, v in files.items() if k != "default"} == NAMES
     assert resolve("default") == 0 and resolve("link-local") == 0xA9FE0000
     assert resolve("example.com") is None
+
+
+def test_route_names_networks_from_etc_networks(net):
+    for line in ("ip route add 169.254.0.0/16 dev h1-eth0", "ip route add 127.0.0.0/8 dev h1-eth0",
+                 "ip route add 10.0.0.0/8 via 192.168.1.1", "ip route add 169.254.1.1 dev h1-eth0"):
+        ok(net, "h1", line)
+    assert ok(net, "h1", "route") == (  # real net-tools 2.10, Mininet node
+        "Kernel IP routing table\n"
+        "Destination     Gateway         Genmask         Flags Metric Ref    Use Iface\n"
+        "default         192.168.1.1     0.0.0.0         UG    0      0        0 h1-eth0\n"
+        "10.0.0.0        192.168.1.1     255.0.0.0       UG    0      0        0 h1-eth0\n"
+        "loopback        0.0.0.0         255.0.0.0       U     0      0        0 h1-eth0\n"
+        "link-local      0.0.0.0         255.255.0.0     U     0      0        0 h1-eth0\n"
+        "169.254.1.1     0.0.0.0         255.255.255.255 UH    0      0        0 h1-eth0\n"
+        "192.168.1.0     0.0.0.0         255.255.255.0   U     0      0        0 h1-eth0\n")
+    assert ok(net, "h1", "arp localhost") == "localhost (127.0.0.1) -- no entry\n"
+    assert ok(net, "h1", "arp link-local") == "link-local (169.254.0.0) -- no entry\n"
+    res = run(net, "h1", "route add -net link-local netmask 255.255.0.0 dev h1-eth0")
+    assert (res.output, res.status, res.kind) == ("SIOCADDRT: File exists\n", 7, ERROR)

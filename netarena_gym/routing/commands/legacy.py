@@ -27,6 +27,7 @@ E_OPTERR, E_USAGE, E_LOOKUP, E_SOCK = 3, 4, 6, 7
 #: the names a node resolves without DNS (the Mininet backend binds the same /etc/networks
 #: and /etc/hosts into its sandbox, netarena_gym.routing.backends.nodeexec.ETC_FILES)
 NAMES = {"loopback": 0x7F000000, "link-local": 0xA9FE0000, "localhost": 0x7F000001}
+_NETWORK_NAMES = {NAMES[n]: n for n in ("loopback", "link-local")}  # from /etc/networks
 
 ROUTE_USAGE = (
     "Usage: route [-nNvee] [-FC] [<AF>]           List kernel routing tables\n"
@@ -82,7 +83,9 @@ def _proc_flags(r: Route) -> int:
 
 def _route_row(r: Route, numeric: bool) -> str:
     flags = _proc_flags(r)
-    dst = "default" if r.dst == 0 and r.plen == 0 and not numeric else int_to_ip(r.dst)
+    dst = int_to_ip(r.dst)
+    if not numeric and r.plen < 32:  # a network: getnetbyaddr(3) names it (/etc/networks)
+        dst = "default" if r.dst == 0 and r.plen == 0 else _NETWORK_NAMES.get(r.dst, dst)
     mask = int_to_ip(mask_of(r.plen))
     if flags & 0x200:
         fl = "!" + ("H" if flags & 0x4 else "")
