@@ -1,5 +1,6 @@
 """``ip -6`` in the simulator: the IPv6 view of a node as a Mininet node shows it after
-the baseline (real iproute2 6.1 on Linux 6.18 in the backend's nodes, pinned verbatim)."""
+the backend's baseline (real iproute2 6.1 on Linux 6.18 in the backend's nodes, and on
+veths with IPv6 disabled, pinned verbatim)."""
 import shlex
 
 import pytest
@@ -81,19 +82,72 @@ def test_route_get_and_failures(net):
         'Command "foo" is unknown, try "ip route help".\n', 255, INVALID)
 
 
-def test_changes_to_ipv6_state_are_not_modelled(net):
-    for line in ("ip -6 route add 2001:db8::/64 dev h1-eth0",
-                 "ip -6 addr add 2001:db8::1/64 dev h1-eth0",
-                 "ip -6 addr del ::1/128 dev lo",
-                 "ip -6 neigh add fe80::5 lladdr 02:00:00:00:00:01 dev h1-eth0",
-                 "ip -6 rule add from all lookup 100", "ip -6 route show table local",
-                 "ip -6 -j addr"):
+# real iproute2 6.1 / Linux 6.18 on a veth with net.ipv6.conf.<dev>.disable_ipv6=1
+REFUSED = [
+    ("ip -6 addr add 2001:db8::1/64 dev h1-eth0",
+     "Error: ipv6: IPv6 is disabled on this device.\n", 2, ERROR),
+    ("ip -6 addr change 2001:db8::1/64 dev h1-eth0",
+     "Error: ipv6: IPv6 is disabled on this device.\n", 2, ERROR),
+    ("ip -6 addr replace 2001:db8::1/64 dev h1-eth0",
+     "Error: ipv6: IPv6 is disabled on this device.\n", 2, ERROR),
+    ("ip -6 addr add 2001:db8::1/64 dev nosuch", 'Cannot find device "nosuch"\n', 1, ERROR),
+    ("ip -6 addr add 2001:db8::1/64",
+     'Not enough information: "dev" argument is required.\n', 1, INVALID),
+    ("ip -6 route del 2001:db8::/64 dev h1-eth0", "RTNETLINK answers: No such process\n", 2,
+     ERROR),
+    ("ip -6 route add 2001:db8::/64 via fe80::1", "Error: Egress device not specified.\n", 2,
+     ERROR),
+    ("ip -6 route add 2001:db8::/64 via 2001:db8::2", "RTNETLINK answers: No route to host\n",
+     2, ERROR),
+    ("ip -6 route add 2001:db8::/64 dev h1-eth0",
+     "Error: IPv6 is disabled on nexthop device.\n", 2, ERROR),
+    ("ip -6 route replace 2001:db8::/64 dev h1-eth0",
+     "Error: IPv6 is disabled on nexthop device.\n", 2, ERROR),
+    ("ip -6 route add ::/0 via fe80::1 dev h1-eth0",
+     "Error: IPv6 is disabled on nexthop device.\n", 2, ERROR),
+    ("ip -6 route add default dev h1-eth0",
+     "Error: IPv6 is disabled on nexthop device.\n", 2, ERROR),
+    ("ip -6 route add 2001:db8::/64 dev nosuch", 'Cannot find device "nosuch"\n', 1, ERROR),
+    ("ip -6 neigh add fe80::5 lladdr 02:00:00:00:00:01 dev h1-eth0",
+     "Error: IPv6 is disabled on this device.\n", 2, ERROR),
+    ("ip -6 neigh del fe80::5 dev h1-eth0", "RTNETLINK answers: No such file or directory\n",
+     2, ERROR),
+    ("ip -6 route show table local", "local ::1 dev lo proto kernel metric 0 pref medium\n", 0,
+     OK),
+    ("ip -6 route show table all",
+     "local ::1 dev lo table local proto kernel metric 0 pref medium\n", 0, OK),
+    ("ip -6 route show table main", "", 0, OK),
+    ("ip -6 route flush all", "", 0, OK),
+    ("ip -6 route flush table main", "", 0, OK),
+    ("ip -6 addr flush dev h1-eth0", "", 0, OK),
+    ("ip -6 neigh flush dev h1-eth0", "", 0, OK),
+]
+
+
+@pytest.mark.parametrize("line,output,status,kind", REFUSED)
+def test_ipv6_is_off_on_the_veths(net, line, output, status, kind):
+    assert run(net, "h1", line) == (output, status, kind)
+
+
+def test_changes_that_would_succeed_are_not_modelled(net):
+    for line in ("ip -6 addr add 2001:db8::1/64 dev lo", "ip -6 addr del ::1/128 dev lo",
+                 "ip -6 route add 2001:db8::/64 dev lo", "ip -6 rule add from all lookup 100",
+                 "ip -6 route show proto kernel", "ip -6 -j rule"):
         out, status, kind = run(net, "h1", line)
         assert out.startswith("netarena: ") and (status, kind) == (1, INVALID), line
     ok = run(net, "h1", "ip link set lo down")
     assert ok[1] == 0
     assert run(net, "h1", "ip -6 addr")[0] == (
         'netarena: "ip -6" with lo down is not supported by the simulator\n')
+
+
+def test_json_listings(net):
+    assert run(net, "h1", "ip -6 -j route") == ("[]\n", 0, OK)
+    assert run(net, "h1", "ip -6 -j addr") == (
+        '[{"ifindex":1,"ifname":"lo","flags":["LOOPBACK","UP","LOWER_UP"],"mtu":65536,'
+        '"operstate":"UNKNOWN","txqlen":1000,"addr_info":[{"family":"inet6","local":"::1",'
+        '"prefixlen":128,"scope":"host","valid_life_time":4294967295,'
+        '"preferred_life_time":4294967295}]}]\n', 0, OK)
 
 
 def test_family_options(net):

@@ -82,6 +82,11 @@ def detect_capabilities() -> frozenset[str]:
     return frozenset(caps)
 
 
+# IPv6 off on every veth (lo keeps ::1): no link-local address or fe80::/64 route that would
+# come and go with link flaps; the simulator's ``ip -6`` (commands/ip_inet6.py) shows this
+_NO_IPV6 = "sysctl -qw net.ipv6.conf.{}.disable_ipv6=1"
+
+
 def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
     """Shell commands that bring ``node`` to its healthy configuration from any state
     (``labels``: set the interface aliases, else clear them)."""
@@ -108,7 +113,7 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
         lines += ["sysctl -qw net.ipv4.ip_forward=0", "sysctl -qw net.ipv4.ip_forward=1",
                   reset_command([*lay.router_ifaces[node], "lo"])]
         for itf in lay.router_ifaces[node]:
-            lines += [f"tc qdisc del dev {itf} root 2>/dev/null",
+            lines += [f"tc qdisc del dev {itf} root 2>/dev/null", _NO_IPV6.format(itf),
                       f"ip addr flush dev {itf}",
                       f"ip link set dev {itf} up mtu 1500 promisc off arp on",
                       f"ip link set dev {itf} alias "
@@ -123,7 +128,8 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
         ip = int_to_ip(s.net + 100 + s.hosts.index(node))
         lines += ["sysctl -qw net.ipv4.ip_forward=1", "sysctl -qw net.ipv4.ip_forward=0",
                   reset_command([itf, "lo"]),
-                  f"tc qdisc del dev {itf} root 2>/dev/null", f"ip addr flush dev {itf}",
+                  f"tc qdisc del dev {itf} root 2>/dev/null", _NO_IPV6.format(itf),
+                  f"ip addr flush dev {itf}",
                   f"ip link set dev {itf} up mtu 1500 promisc off arp on",
                   f"ip addr add {ip}/24 brd + dev {itf}",
                   f"ip route add default via {int_to_ip(s.gateway)} dev {itf}"]

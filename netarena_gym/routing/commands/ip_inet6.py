@@ -1,24 +1,26 @@
 """``ip -6`` (iproute2 6.1, Linux 6.x): the IPv6 view of a routing node.
 
-The simulator models IPv4 only; a node's IPv6 state is what a Mininet node has after
-the baseline, and is read-only here: IPv6 is enabled but no interface other than ``lo``
-has an address (no link-local ones: the backend's veths come up without), so ``lo``
-holds ``::1/128``, the main table and the neighbour table are empty, and the rule list
-is the kernel's two default rules. Listings, ``route get`` and the commands that fail
-on that state print what the real tools print (pinned in tests/routing/test_ip_inet6.py);
-a command that would change IPv6 state, and listings with filters, answer "not supported".
+The simulator models IPv4 only. A node's IPv6 state is the Mininet backend's baseline:
+IPv6 is off on every veth (``net.ipv6.conf.<dev>.disable_ipv6=1``; no link-local address
+or ``fe80::/64`` route to come and go with link flaps) and ``lo`` keeps ``::1/128``. So
+the main table and the neighbour table are empty, the local table holds ``::1``, the rules
+are the kernel's two defaults, and the kernel refuses every change on a veth ("IPv6 is
+disabled on this device"). Listings, ``route get``, flushes and those refusals print what
+the real tools print (pinned in tests/routing/test_ip_inet6.py). Changes that would
+succeed (on ``lo``, rules) and listings with other selectors answer "not supported".
 
 ``ip -6 link`` is ``ip link`` (the family does not filter links).
 """
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 
 from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.routing.commands.ip_common import (
-    ArgReader, IpExit, IpOpts, matches, no_such_device_dump, unsupported)
-from netarena_gym.routing.commands.ip_link import link_name, link_record, operstate
+    ArgReader, IpExit, IpOpts, matches, no_such_device_dump, nodev, unsupported)
+from netarena_gym.routing.commands.ip_link import link_flags, link_name, link_record, operstate
 from netarena_gym.routing.state import Node
 
 __all__ = ["LOOPBACK6", "do_inet6"]
@@ -87,52 +89,129 @@ def _addresses(node: Node, opts: IpOpts, args: ArgReader) -> CommandResult:
     return CommandResult(out, 0, OK)
 
 
+def _device(node: Node, words: list[str]) -> str | None:
+    """The ``dev NAME`` of a request (checked as ``ll_name_to_index`` checks it)."""
+    if "dev" not in words[:-1]:
+        return None
+    name = words[words.index("dev") + 1]
+    if name not in node.interfaces:
+        raise nodev(name)
+    return name
+
+
+def _disabled(node: Node, dev: str | None, what: str) -> None:
+    """A change on a veth: IPv6 is off there (the backend's baseline), the kernel refuses."""
+    if dev is None or node.interfaces[dev].loopback:
+        raise unsupported(what)  # lo's IPv6 state is not modelled
+
+
 def _address(node: Node, opts: IpOpts, args: ArgReader) -> CommandResult:
     if not args:
         return _addresses(node, opts, args)
     cmd = args.take()
     if _is_listing(cmd):
         return _addresses(node, opts, args)
-    if any(matches(cmd, w) for w in ("add", "change", "replace", "delete")) or cmd == "chg":
-        words = _rest(args)
-        if words and words[0] not in ("local", "peer", "dev"):
-            net = _inet6(words[0], "prefix")
-            if matches(cmd, "delete") and not (str(net) == "::1/128" and "lo" in words):
-                return CommandResult("Error: ipv6: address not found.\n", 2, ERROR)
-        raise unsupported(f'"ip -6 address {cmd}"')
-    raise unsupported(f'"ip -6 address {cmd}"')
+    words = _rest(args)
+    what = f'"ip -6 address {cmd}"'
+    if matches(cmd, "flush"):
+        if words[:1] == ["dev"] and len(words) == 2 or len(words) == 1:
+            dev = _device(node, ["dev", words[-1]])
+            _disabled(node, dev, what)
+            return CommandResult("", 0, OK)  # a veth has no IPv6 address
+        raise unsupported(what)
+    if not (any(matches(cmd, w) for w in ("add", "change", "replace", "delete"))
+            or cmd == "chg") or not words or words[0] in ("local", "peer", "dev"):
+        raise unsupported(what)
+    net = _inet6(words[0], "prefix")
+    dev = _device(node, words)
+    if dev is None:
+        raise IpExit('Not enough information: "dev" argument is required.\n', 1, INVALID)
+    if matches(cmd, "delete"):
+        if dev == "lo" and net == ipaddress.IPv6Network("::1/128"):
+            raise unsupported(what)
+        return CommandResult("Error: ipv6: address not found.\n", 2, ERROR)
+    _disabled(node, dev, what)
+    return CommandResult("Error: ipv6: IPv6 is disabled on this device.\n", 2, ERROR)
 
 
 # ------------------------------------------------------------------------------ route
+_LOCAL = "local ::1 dev lo {}proto kernel metric 0 pref medium\n"
+_ROUTE_KEYS = ("dev", "via", "metric", "to", "unicast")
+
+
+def _show_routes(node: Node, words: list[str]) -> CommandResult:
+    if words in ([], ["table", "main"]):
+        return CommandResult("", 0, OK)  # the main table is empty
+    if words == ["table", "local"]:
+        return CommandResult(_LOCAL.format(""), 0, OK)
+    if words == ["table", "all"]:
+        return CommandResult(_LOCAL.format("table local "), 0, OK)
+    if words[:1] == ["dev"] and len(words) == 2:
+        _device(node, words)
+        return CommandResult("", 0, OK)
+    raise unsupported('"ip -6 route show" with these selectors')
+
+
+def _route_get(node: Node, args: ArgReader) -> CommandResult:
+    if not args:
+        raise IpExit("need at least a destination address\n", 1, ERROR)
+    dst = args.take()
+    if dst == "to" and args:
+        dst = args.take()
+    net = _inet6(dst, "prefix")
+    if args:
+        raise unsupported('"ip -6 route get" with options')
+    _lo(node)
+    if net.network_address == ipaddress.IPv6Address(LOOPBACK6):
+        return CommandResult("local ::1 from :: dev lo table local proto kernel src ::1 "
+                             "metric 0 pref medium\n", 0, OK)
+    return CommandResult("RTNETLINK answers: Network is unreachable\n", 2, ERROR)
+
+
+def _route_change(node: Node, action: str, words: list[str]) -> CommandResult:
+    what = f'"ip -6 route {action}"'
+    words = [w for w in words if w not in ("to", "unicast")]
+    if not words:
+        raise unsupported(what)
+    _inet6(words[0], "prefix")
+    dev = _device(node, words)
+    if action == "delete":
+        return CommandResult("RTNETLINK answers: No such process\n", 2, ERROR)
+    keys = words[1::2]
+    if action == "test" or any(k not in _ROUTE_KEYS for k in keys) or len(words) % 2 == 0:
+        raise unsupported(what)
+    if dev is not None:
+        _disabled(node, dev, what)
+        return CommandResult("Error: IPv6 is disabled on nexthop device.\n", 2, ERROR)
+    if "via" not in keys:
+        raise unsupported(what)
+    via = _inet6(words[words.index("via") + 1], "address").network_address
+    if via.is_loopback or via.is_unspecified:
+        raise unsupported(what)
+    if via.is_link_local:
+        return CommandResult("Error: Egress device not specified.\n", 2, ERROR)
+    return CommandResult("RTNETLINK answers: No route to host\n", 2, ERROR)
+
+
 def _route(node: Node, opts: IpOpts, args: ArgReader) -> CommandResult | None:
     if not args:
         return CommandResult("", 0, OK)  # the main table is empty
     cmd = args.take()
-    if _is_listing(cmd) and not args:
-        return CommandResult("", 0, OK)
+    if _is_listing(cmd):
+        return _show_routes(node, _rest(args))
     if matches(cmd, "get"):
-        if not args:
-            raise IpExit("need at least a destination address\n", 1, ERROR)
-        dst = args.take()
-        if dst == "to" and args:
-            dst = args.take()
-        net = _inet6(dst, "prefix")
-        if args:
-            raise unsupported('"ip -6 route get" with options')
-        _lo(node)
-        if net.network_address == ipaddress.IPv6Address(LOOPBACK6):
-            return CommandResult("local ::1 from :: dev lo table local proto kernel src ::1 "
-                                 "metric 0 pref medium\n", 0, OK)
-        return CommandResult("RTNETLINK answers: Network is unreachable\n", 2, ERROR)
-    action = next((w for w in _CHANGES if matches(cmd, w)), None)
-    if action is not None or cmd == "chg":
-        words = [w for w in _rest(args) if w not in ("to", "unicast")]
-        if words:
-            _inet6(words[0], "prefix")
-        if action == "delete" and words:
-            return CommandResult("RTNETLINK answers: No such process\n", 2, ERROR)
-    if action is not None or cmd == "chg" or _is_listing(cmd) or matches(cmd, "flush"):
-        raise unsupported(f'"ip -6 route {cmd}"')
+        return _route_get(node, args)
+    action = "change" if cmd == "chg" else next((w for w in _CHANGES if matches(cmd, w)), None)
+    if action is not None:
+        return _route_change(node, action, _rest(args))
+    if matches(cmd, "flush"):
+        words = _rest(args)
+        if words in (["all"], ["table", "main"]):
+            return CommandResult("", 0, OK)
+        if words[:1] == ["dev"] and len(words) == 2:
+            _disabled(node, _device(node, words), '"ip -6 route flush dev lo"')
+            return CommandResult("", 0, OK)
+        raise unsupported('"ip -6 route flush" with these selectors')
     return None  # help, unknown words: answered as without -6
 
 
@@ -141,20 +220,27 @@ def _neigh(node: Node, opts: IpOpts, args: ArgReader) -> CommandResult:
     if not args:
         return CommandResult("", 0, OK)  # no IPv6 neighbours
     cmd = args.take()
-    if _is_listing(cmd) and (not args or (_rest(args)[:1] == ["dev"] and len(_rest(args)) == 2
-                                          and _rest(args)[1] in node.interfaces)):
-        return CommandResult("", 0, OK)
-    if matches(cmd, "flush") and _rest(args) == ["all"]:
-        return CommandResult("", 0, OK)
-    if any(matches(cmd, w) for w in ("add", "change", "replace", "delete")) and args:
-        word = _rest(args)[0]
-        if word not in ("to", "proxy"):
-            try:
-                ipaddress.IPv6Address(word)
-            except ValueError:
-                raise IpExit(f'Error: inet6 address is expected rather than "{word}".\n', 1,
-                             INVALID) from None
-    raise unsupported(f'"ip -6 neighbour {cmd}"')
+    words = _rest(args)
+    if _is_listing(cmd) or matches(cmd, "flush"):
+        if words == ([] if _is_listing(cmd) else ["all"]):
+            return CommandResult("", 0, OK)
+        if words[:1] == ["dev"] and len(words) == 2:
+            _device(node, words)
+            return CommandResult("", 0, OK)
+        raise unsupported(f'"ip -6 neighbour {cmd}" with these selectors')
+    if not any(matches(cmd, w) for w in ("add", "change", "replace", "delete")) or not words \
+            or words[0] in ("to", "proxy"):
+        raise unsupported(f'"ip -6 neighbour {cmd}"')
+    try:
+        ipaddress.IPv6Address(words[0])
+    except ValueError:
+        raise IpExit(f'Error: inet6 address is expected rather than "{words[0]}".\n', 1,
+                     INVALID) from None
+    dev = _device(node, words)
+    _disabled(node, dev, f'"ip -6 neighbour {cmd}"')
+    if matches(cmd, "delete"):
+        return CommandResult("RTNETLINK answers: No such file or directory\n", 2, ERROR)
+    return CommandResult("Error: IPv6 is disabled on this device.\n", 2, ERROR)
 
 
 def _rule(node: Node, opts: IpOpts, args: ArgReader) -> CommandResult:
@@ -163,14 +249,31 @@ def _rule(node: Node, opts: IpOpts, args: ArgReader) -> CommandResult:
     raise unsupported('"ip -6 rule" changes')
 
 
+def _json(node: Node, obj: str, opts: IpOpts, argv: list[str]) -> CommandResult:
+    """``ip -6 -j``: the plain listings of the empty tables and of lo's address."""
+    if argv not in ([], ["show"], ["list"]) or opts.brief or opts.stats or opts.details:
+        raise unsupported('"ip -6 -json" with these arguments')
+    if obj in ("route", "neighbor", "neighbour"):
+        return CommandResult("[]\n", 0, OK)
+    if obj != "address":
+        raise unsupported(f'"ip -6 -json {obj}"')
+    lo = _lo(node)
+    rec = {"ifindex": lo.ifindex, "ifname": "lo", "flags": link_flags(lo).split(","),
+           "mtu": lo.mtu, "operstate": operstate(lo), "txqlen": 1000,
+           "addr_info": [{"family": "inet6", "local": LOOPBACK6, "prefixlen": 128,
+                          "scope": "host", "valid_life_time": 4294967295,
+                          "preferred_life_time": 4294967295}]}
+    return CommandResult(json.dumps([rec], separators=(",", ":")) + "\n", 0, OK)
+
+
 def do_inet6(node: Node, obj: str, opts: IpOpts, argv: list[str]) -> CommandResult | None:
     """``ip -6 OBJECT ...`` for the objects whose IPv6 view differs from IPv4's; None for
     the ones that ignore the family (``link``, ``help``)."""
     if obj in ("link", "help"):
         return None
-    if opts.json:
-        raise unsupported('"ip -6 -json"')
     args = ArgReader(argv)
+    if opts.json:
+        return _json(node, obj, opts, argv)
     if obj == "address":
         return _address(node, opts, args)
     if obj == "route":
