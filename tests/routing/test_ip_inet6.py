@@ -138,7 +138,7 @@ def test_changes_that_would_succeed_are_not_modelled(net):
     ok = run(net, "h1", "ip link set lo down")
     assert ok[1] == 0
     assert run(net, "h1", "ip -6 addr")[0] == (
-        'netarena: "ip -6" with lo down is not supported by the simulator\n')
+        'netarena: "ip -6" with lo down or its MTU under 1280 is not supported by the simulator\n')
 
 
 def test_json_listings(net):

@@ -55,8 +55,8 @@ def _inet6(word: str, what: str) -> ipaddress.IPv6Network:
 
 def _lo(node: Node):
     lo = node.interfaces.get("lo")
-    if lo is None or not lo.up:  # Linux drops ::1 with lo down: not modelled
-        raise unsupported('"ip -6" with lo down')
+    if lo is None or not lo.up or lo.mtu < 1280:  # Linux drops ::1: not modelled
+        raise unsupported('"ip -6" with lo down or its MTU under 1280')
     return lo
 
 
