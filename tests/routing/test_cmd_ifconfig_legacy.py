@@ -234,8 +234,8 @@ def test_arp_filters(net):
 def test_arp_delete(net):
     ok(net, "r0", "arp -d 192.168.1.100")
     assert "192.168.1.100" not in ok(net, "r0", "arp -n")
-    res = run(net, "r0", "arp -d 192.168.9.9")
-    assert (res.output, res.status, res.kind) == ("No ARP entry for 192.168.9.9\n", 255, ERROR)
+    res = run(net, "r0", "arp -d 192.168.1.100")  # gone: no entry on the connected subnet
+    assert (res.output, res.status, res.kind) == ("No ARP entry for 192.168.1.100\n", 255, ERROR)
     net.new_traffic_round()  # the next probe round resolves it again
     assert "192.168.1.100" in ok(net, "r0", "arp -n")
 
@@ -352,3 +352,26 @@ def test_route_names_networks_from_etc_networks(net):
     assert ok(net, "h1", "arp link-local") == "link-local (169.254.0.0) -- no entry\n"
     res = run(net, "h1", "route add -net link-local netmask 255.255.0.0 dev h1-eth0")
     assert (res.output, res.status, res.kind) == ("SIOCADDRT: File exists\n", 7, ERROR)
+
+
+def test_arp_delete_finds_the_device_by_a_link_scope_lookup(net):
+    """Real net-tools 2.10 / Linux 6.18 in Mininet nodes: without -i, SIOCDARP looks the
+    address up at scope link (connected subnets and local addresses only)."""
+    unreachable = ("SIOCDARP(dontpub): Network is unreachable\n", 255, ERROR)
+
+    def arp_d(node, line):
+        res = run(net, node, line)
+        return res.output, res.status, res.kind
+
+    assert arp_d("r0", "arp -d 192.168.1.1") == ("No ARP entry for 192.168.1.1\n", 255, ERROR)
+    assert arp_d("r0", "arp -d 10.9.9.9") == unreachable
+    assert arp_d("h1", "arp -d 192.168.2.100") == unreachable  # only through the gateway
+    for kind, net_ in (("unreachable", "10.5"), ("blackhole", "10.6"), ("prohibit", "10.7")):
+        ok(net, "r0", f"ip route add {kind} {net_}.0.0/16")
+        assert arp_d("r0", f"arp -d {net_}.0.1") == unreachable
+    ok(net, "r0", "ip link set r0-eth2 down")
+    assert arp_d("r0", "arp -d 192.168.2.101") == unreachable
+    ok(net, "r0", "ip rule add prohibit pref 0")
+    assert arp_d("r0", "arp -d 192.168.1.100") == (
+        "SIOCDARP(dontpub): Permission denied\n", 255, ERROR)
+    assert arp_d("r0", "arp -d 192.168.1.100 -i r0-eth1") == ("", 0, OK)

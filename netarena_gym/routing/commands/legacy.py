@@ -18,9 +18,9 @@ from netarena_gym.routing.commands.ip_common import IpExit
 from netarena_gym.routing.commands.ip_route import table_routes
 from netarena_gym.routing.commands.ip_route_mod import RouteReq, build_route, delete, insert
 from netarena_gym.routing import neigh
-from netarena_gym.routing.state import MAIN, NeighEntry, Node, Route
+from netarena_gym.routing.state import LOCAL, MAIN, NeighEntry, Node, Route
 
-__all__ = ["NAMES", "arp_command", "resolve", "route_command"]
+__all__ = ["NAMES", "arp_command", "arp_device", "resolve", "route_command"]
 
 E_OPTERR, E_USAGE, E_LOOKUP, E_SOCK = 3, 4, 6, 7
 
@@ -318,6 +318,38 @@ def _arp_bsd(e: NeighEntry) -> str:
     return f"? ({int_to_ip(e.ip)}) at {hw} on {e.dev}\n"
 
 
+_RULE_ERRNO = {"prohibit": "Permission denied", "blackhole": "Invalid argument"}
+
+
+def arp_device(node: Node, ip: int) -> tuple[str | None, str | None]:
+    """The device ``SIOCDARP`` without ``-i`` deletes on: the kernel's ``arp_req_delete``
+    looks the address up with ``ip_route_output(.., RT_SCOPE_LINK)``, which passes only
+    routes of scope link or host (a connected subnet, a local address) on an up device, so
+    an address reached through a gateway, or a blackhole/unreachable/prohibit route, is
+    "Network is unreachable"; a rule's action fails the lookup with its own errno.
+    (device, None) or (None, the error text)."""
+    for rule in node.rules:
+        if not rule.matches(0, ip, None, None):
+            continue
+        if rule.action != "table":
+            return None, _RULE_ERRNO.get(rule.action, "Network is unreachable")
+        if rule.table == LOCAL:
+            if ip in node.local_ips() or ((ip >> 24) == 127 and node.interfaces["lo"].up):
+                return "lo", None
+            continue
+        best = None
+        for r in node.tables.get(rule.table, ()):
+            itf = node.interfaces.get(r.dev) if r.dev is not None else None
+            if (r.type != "unicast" or r.scope not in ("link", "host") or itf is None
+                    or not itf.up or (ip & mask_of(r.plen)) != r.dst):
+                continue
+            if best is None or (r.plen, -r.metric) > (best.plen, -best.metric):
+                best = r
+        if best is not None:
+            return best.dev, None
+    return None, "Network is unreachable"
+
+
 def _arp_delete(ctx: CommandContext, args: list[str]) -> CommandResult:
     """``arp -d HOST [-i IF]``: ``SIOCDARP`` removes the entry until traffic brings it back."""
     host = next((a for a in args if not a.startswith("-")), None)
@@ -329,6 +361,10 @@ def _arp_delete(ctx: CommandContext, args: list[str]) -> CommandResult:
     dev = None
     if "-i" in args and args.index("-i") + 1 < len(args):
         dev = args[args.index("-i") + 1]
+    if dev is None:
+        dev, err = arp_device(ctx.node, ip)
+        if err is not None:
+            return CommandResult(f"SIOCDARP(dontpub): {err}\n", 255, ERROR)
     if neigh.delete(ctx.net, ctx.node, ip, dev):
         return CommandResult("", 0, OK)
     return CommandResult(f"No ARP entry for {host}\n", 255, ERROR)
