@@ -240,7 +240,9 @@ def siocdarp(net: Network, node: Node, ip: int, ifname: str | None = None) -> st
                     found = "lo"
                     break
                 continue
-            r = scoped_lpm(node.tables.get(rule.table, ()), ip, None, SCOPE_VALUE["link"])
+            up = [r for r in node.tables.get(rule.table, ())  # a down device's routes are dead
+                  if r.dev is None or r.dev not in node.interfaces or node.interfaces[r.dev].up]
+            r = scoped_lpm(up, ip, None, SCOPE_VALUE["link"])
             if r is None or r.type == "throw":
                 continue
             if r.type != "unicast":

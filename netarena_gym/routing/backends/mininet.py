@@ -82,6 +82,13 @@ def detect_capabilities() -> frozenset[str]:
     return frozenset(caps)
 
 
+# IPv6 off on every veth (lo keeps ::1): no link-local address or fe80::/64 route that would
+# come and go with link flaps; the simulator's ``ip -6`` (commands/ip_inet6.py) shows this.
+# An MTU below 1280 drops a device's IPv6 state and restoring it recreates that state from
+# ``default``: so ``default`` is off too, and each device is set after its MTU.
+_NO_IPV6 = "sysctl -qw net.ipv6.conf.{}.disable_ipv6=1"
+
+
 def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
     """Shell commands that bring ``node`` to its healthy configuration from any state
     (``labels``: set the interface aliases, else clear them)."""
@@ -93,7 +100,8 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
              "ip rule flush", "ip rule add pref 32766 lookup main",
              "ip rule add pref 32767 lookup default",
              "ip route flush table main", "ip route flush table default",
-             "ip neigh flush all nud all"]  # permanent entries too
+             "ip neigh flush all nud all",  # permanent entries too
+             _NO_IPV6.format("default")]
     if node.startswith("r"):
         addrs = {}
         for s in lay.subnets:
@@ -111,6 +119,7 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
             lines += [f"tc qdisc del dev {itf} root 2>/dev/null",
                       f"ip addr flush dev {itf}",
                       f"ip link set dev {itf} up mtu 1500 promisc off arp on",
+                      _NO_IPV6.format(itf),
                       f"ip link set dev {itf} alias "
                       + shlex.quote(lay.iface_alias(node, itf) if labels else ""),
                       f"ip addr add {addrs[itf]} brd + dev {itf}"]
@@ -124,13 +133,17 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
         lines += ["sysctl -qw net.ipv4.ip_forward=1", "sysctl -qw net.ipv4.ip_forward=0",
                   reset_command([itf, "lo"]),
                   f"tc qdisc del dev {itf} root 2>/dev/null", f"ip addr flush dev {itf}",
-                  f"ip link set dev {itf} up mtu 1500 promisc off arp on",
+                  f"ip link set dev {itf} up mtu 1500 promisc off arp on", _NO_IPV6.format(itf),
                   f"ip addr add {ip}/24 brd + dev {itf}",
                   f"ip route add default via {int_to_ip(s.gateway)} dev {itf}"]
     # lo too: an agent may have added addresses to it or changed its MTU or ARP flag
     lines += ["sysctl -qw net.ipv4.icmp_echo_ignore_all=0",
               "ip -4 addr flush dev lo", "ip addr add 127.0.0.1/8 dev lo",
-              "ip link set dev lo up mtu 65536 arp on", "tc qdisc del dev lo root 2>/dev/null"]
+              "ip link set dev lo up mtu 65536 arp on", "tc qdisc del dev lo root 2>/dev/null",
+              # an MTU under 1280 took ::1 away; a down/up of lo brings it back
+              "sysctl -qw net.ipv6.conf.lo.disable_ipv6=0",
+              "ip -6 addr show dev lo | grep -q '::1/128' || "
+              "{ ip link set dev lo down; ip link set dev lo up; }"]
     return "\n".join(lines)
 
 
