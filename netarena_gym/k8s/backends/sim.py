@@ -52,6 +52,7 @@ class SimBackend:
         self.scenario: Scenario | None = None
         self.namespace = "default"
         self.engine: PolicyEngine | None = None
+        self._cluster: Cluster | None = None
         self._plans: dict = {}  # (command, namespace) -> JsonPatchPlan | None (see executor.plan)
 
     def apply(self, scenario: Scenario, prebuilt: dict | None = None) -> None:
@@ -109,7 +110,13 @@ class SimBackend:
         return CommandResult(out + msg, 1, ERROR)
 
     def objects(self) -> Cluster:
-        return store_cluster(self.store)
+        """The store's objects (the same :class:`Cluster` until the store changes: its
+        ``version`` moves on every write and a new store has a new token)."""
+        st = self.store
+        c = self._cluster
+        if c is None or c.version != (st.token, st.version):
+            c = self._cluster = store_cluster(st)
+        return c
 
     def observe(self) -> np.ndarray:
         """Probe outcomes (True: the connection succeeds), in probe-set order."""
@@ -117,6 +124,7 @@ class SimBackend:
 
     def close(self) -> None:
         self.store = None
+        self._cluster = None
 
 
 def _argv(inv, targets) -> list[str]:
