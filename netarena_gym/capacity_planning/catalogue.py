@@ -45,6 +45,8 @@ class DiscreteView:
         self.observed: set = set()
         self.candidates: list = []
         self._query_vec = np.zeros(len(ALL_TEMPLATES) + len(OP_NAMES), np.float32)
+        self._checks: tuple | None = None   # the entries' checks, for the entries list below
+        self._checked: list | None = None
 
     # ------------------------------------------------------------------ build
     def build(self, graph: Graph, query: Query, rng: np.random.Generator) -> None:
@@ -94,23 +96,35 @@ class DiscreteView:
             if op["op"] in OP_NAMES:
                 q[len(ALL_TEMPLATES) + OP_NAMES.index(op["op"])] += 1 / 3
         np.clip(q, 0, 1, out=q)
+        self._checks = None  # new entries: their checks are gathered again
         self.refresh(graph)
 
     def refresh(self, graph: Graph) -> None:
-        """Recompute the mask after a step."""
+        """Recompute the mask after a step: an entry on a node needs the node, an
+        ``add_node`` a missing node under an existing parent, an answer nothing."""
         cat = self.catalogue
-        for i, e in enumerate(cat.entries):
-            if e is None:
-                continue
-            a = e.action
-            if a["tool"] in NODE_TOOLS or a["tool"] == "set_attr":
-                ok = graph.has((a["kind"], a["node"]))
-            elif a["tool"] == "add_node":
-                ok = (not graph.has((a["kind"], a["name"]))
-                      and graph.has((a["parent_kind"], a["parent"])))
-            else:
-                ok = True
-            cat.mask[i] = 1 if ok else 0
+        if self._checks is None or self._checked is not cat.entries:
+            self._checked = cat.entries
+            self._checks = ([], [], [], [])
+            on, on_keys, add, add_keys = self._checks
+            for i, e in enumerate(cat.entries):
+                if e is None:
+                    continue
+                a = e.action
+                if a["tool"] in NODE_TOOLS or a["tool"] == "set_attr":
+                    on.append(i)
+                    on_keys.append((a["kind"], a["node"]))
+                elif a["tool"] == "add_node":
+                    add.append(i)
+                    add_keys.append(((a["kind"], a["name"]), (a["parent_kind"], a["parent"])))
+                else:
+                    cat.mask[i] = 1
+        on, on_keys, add, add_keys = self._checks
+        has = graph.has
+        if on:
+            cat.mask[on] = [1 if has(k) else 0 for k in on_keys]
+        if add:
+            cat.mask[add] = [1 if not has(k) and has(p) else 0 for k, p in add_keys]
 
     def saw(self, action: dict | None, graph: Graph) -> None:
         """Record what a read revealed."""
