@@ -32,6 +32,8 @@ NODE_TOOLS = ("get_node", "list_children", "remove_node")
 ADD_SLOTS = 16
 SET_SLOTS = 4
 SIZE = FOCUS * len(NODE_TOOLS) + ADD_SLOTS + SET_SLOTS + ANSWER_SLOTS
+NODE_ENTRY_CACHE = 4096
+_ONES = np.ones(len(NODE_TOOLS), np.int8)
 
 
 def _name(k) -> str:
@@ -45,6 +47,7 @@ class DiscreteView:
         self.observed: set = set()
         self.candidates: list = []
         self._query_vec = np.zeros(len(ALL_TEMPLATES) + len(OP_NAMES), np.float32)
+        self._node_entries: dict = {}  # node key -> its NODE_TOOLS entries
         self._checks: tuple | None = None   # the entries' checks, for the entries list below
         self._checked: list | None = None
 
@@ -68,10 +71,16 @@ class DiscreteView:
             for c in sorted(kids, key=lambda c: natural_key(_name(c))):
                 push(c)
         self.focus = focus
+        nt = len(NODE_TOOLS)
         for i, k in enumerate(focus):
-            for j, tool in enumerate(NODE_TOOLS):
-                self.catalogue.set(i * len(NODE_TOOLS) + j, CatalogueEntry(
-                    f"{tool} {k[0]} {k[1]}", {"tool": tool, "node": k[1], "kind": k[0]}, tool))
+            block = self._node_entries.get(k)
+            if block is None:  # entries are immutable: kept per node across episodes
+                if len(self._node_entries) >= NODE_ENTRY_CACHE:
+                    self._node_entries.clear()
+                block = self._node_entries[k] = tuple(CatalogueEntry(
+                    f"{tool} {k[0]} {k[1]}", {"tool": tool, "node": k[1], "kind": k[0]}, tool)
+                    for tool in NODE_TOOLS)
+            self.catalogue.set_block(i * nt, block, _ONES[:nt])
         base = FOCUS * len(NODE_TOOLS)
         for i, act in enumerate(_additions(graph, query)[:ADD_SLOTS]):
             self.catalogue.set(base + i, CatalogueEntry(f"add {act['kind']} {act['name']}", act, "add"))

@@ -37,10 +37,6 @@ def spaces_dict() -> dict[str, spaces.Space]:
     }
 
 
-_ABSENT = (0.0, 0.0, 0.0, 0.0, 0.0)
-_UNSEEN = (1.0, 0.0, 0.0, 0.0, 0.0)
-
-
 def log_scale(v: float) -> float:
     return min(1.0, math.log10(1.0 + abs(v)) / 13.0)
 
@@ -51,20 +47,16 @@ def arrays(graph: Graph, focus: list, observed: set, candidates: list,
     them) and the answer candidates."""
     f = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
     nk = len(KINDS)
-    if focus:  # rows filled as Python floats, written at once (the same float32 values)
-        n = len(focus)
-        f[np.arange(n), [KIND_INDEX[k[0]] for k in focus]] = 1
-        rows = []
-        for k in focus:
-            if not graph.has(k):
-                rows.append(_ABSENT)
-            elif k in observed:
-                rows.append((1.0, 1.0, log_scale(graph.capacity(k)),
-                             min(1.0, len(graph.children(k)) / 64),
-                             min(1.0, graph.degree(k) / 64)))
-            else:
-                rows.append(_UNSEEN)
-        f[:n, nk:] = rows
+    for i, k in enumerate(focus):
+        f[i, KIND_INDEX[k[0]]] = 1
+        if not graph.has(k):
+            continue
+        f[i, nk] = 1
+        if k in observed:
+            f[i, nk + 1] = 1
+            f[i, nk + 2] = log_scale(graph.capacity(k))
+            f[i, nk + 3] = min(1.0, len(graph.children(k)) / 64)
+            f[i, nk + 4] = min(1.0, graph.degree(k) / 64)
     c = np.zeros((ANSWER_SLOTS, CANDIDATE_FEATURES), np.float32)
     for i, v in enumerate(candidates):
         c[i, 0] = 1
