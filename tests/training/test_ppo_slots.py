@@ -96,3 +96,20 @@ def test_slot_policy_learns_level_1_and_round_trips(tmp_path):
                     env_kwargs=kw)["correctness"] == pytest.approx(
         evaluate(ROUTING, PolicyAgent(model), level=1, episodes=10, seed=5000,
                  env_kwargs=kw)["correctness"])
+
+
+def test_the_cli_trains_the_slot_policy_with_fault_shaping(tmp_path):
+    from .conftest import load_script
+    res = load_script("ppo").main([
+        "--level", "3", "--observability", "full", "--drop", "reachability", "--no-history",
+        "--policy", "slots", "--fault-shaping", "0.1", "--timesteps", "256", "--n-envs", "2",
+        "--eval-every", "256", "--eval-episodes", "2", "--final-episodes", "2",
+        "--set", "n_steps=64", "--set", "batch_size=64", "--quiet", "--out", str(tmp_path)])
+    assert res["config"]["policy"] == "slots" and res["config"]["fault_shaping"] == 0.1
+    assert res["curve"][-1]["eval_ci95"] is not None
+    from netarena_gym.train.ppo import load_model
+    from netarena_gym.train.ppo_slots import SlotPolicy
+    assert isinstance(load_model(tmp_path / "policy.zip").policy, SlotPolicy)
+    with pytest.raises(ValueError, match="MaskablePPO"):
+        load_script("ppo").main(["--algo", "ppo", "--policy", "slots", "--observability", "full",
+                                 "--timesteps", "64", "--out", str(tmp_path / "x"), "--quiet"])
