@@ -53,6 +53,8 @@ def ppo_section(files: list[Path]) -> list[str]:
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in rows:
         setting = r["config"]
+        if r.get("policy") and r["policy"] not in setting:
+            setting += f", {r['policy']}"
         if r.get("progress_shaping"):
             setting += f", progress {r['progress_shaping']:g}"
         if r.get("fault_shaping"):
@@ -81,7 +83,9 @@ def curve_table(r: dict) -> list[str]:
     seeds = f"seeds {es}-{es + n - 1}" if n else f"seeds from {es}"
     out = ["", f"Learning curve of `{r['config']}` at level {r['level']} (train seed "
            f"{r.get('seed', 0)}; each point: the deterministic policy on {n or '?'} held-out "
-           f"evaluation episodes, {seeds}; wall time is training only):", "",
+           f"evaluation episodes, {seeds}; wall time is training only"
+           + ("; training episodes: the levels the curriculum drew" if r.get("curriculum")
+              else "") + "):", "",
            "| steps | wall s | training episodes correct | eval correctness [95% CI] | "
            "eval mean steps |", "|---|---|---|---|---|"]
     for c in points:
