@@ -30,10 +30,15 @@ Curriculum mode (issue 15's target: >= 50% on routing L3 within 2,000,000 steps)
     python benchmarks/bench_ppo.py --curriculum-l3 --timesteps 150000    # what fits a CPU slot
 
 trains on level-3-sized networks (``topology`` of L3 for every level) with the level mix
-``1`` until 15% of the budget, ``1:0.3,2:0.7`` until 35%, then ``1:0.1,2:0.3,3:0.6``
-(:mod:`netarena_gym.train.curriculum`), with the dense ``progress`` shaping weight
-``--progress-shaping`` (0.5), and evaluates on level 3; ``--baseline`` also trains
-plain PPO on L3 with the same budget and shaping for comparison.
+``1`` until ``--stages``' first step (20,000), ``1:0.3,2:0.7`` until its second (60,000),
+then ``1:0.1,2:0.3,3:0.6`` (:mod:`netarena_gym.train.curriculum`), with the dense
+``progress`` shaping weight ``--progress-shaping`` (0.5) and the per-fault shaping
+``--fault-shaping`` (0.1, :class:`~netarena_gym.train.curriculum.FaultShaping`), the
+slot policy (``--policy slots``, :mod:`netarena_gym.train.ppo_slots`), and evaluates on
+level 3; ``--baseline`` also trains on L3 alone with the same budget, policy and shaping
+for comparison. ``--time-limit`` ends training early (the curve and the final evaluation
+are then of the steps reached); every curve point is also written to
+``OUT/partial.json`` as it comes.
 """
 from __future__ import annotations
 
@@ -77,7 +82,16 @@ def parse_args(argv):
     p.add_argument("--progress-shaping", type=float, default=None,
                    help="the reward's progress weight (curriculum mode default: 0.5)")
     p.add_argument("--baseline", action="store_true",
-                   help="curriculum mode: also train plain PPO on L3 for comparison")
+                   help="curriculum mode: also train on L3 alone for comparison")
+    p.add_argument("--policy", choices=("mlp", "slots"), default=None,
+                   help="the policy network (default: mlp; curriculum mode: slots)")
+    p.add_argument("--fault-shaping", type=float, default=None,
+                   help="FaultShaping weight, full observability only (default: 0; "
+                        "curriculum mode: 0.1)")
+    p.add_argument("--stages", default="20000,60000",
+                   help="curriculum mode: the steps where the 2nd and 3rd stage start")
+    p.add_argument("--time-limit", type=float, default=None,
+                   help="seconds after which each run's training stops early")
     a = p.parse_args(argv)
     if a.curriculum_l3:
         a.levels = "3"
@@ -85,13 +99,18 @@ def parse_args(argv):
             a.configs = "full"
         if a.progress_shaping is None:
             a.progress_shaping = 0.5
+        a.policy = a.policy or "slots"
+        if a.fault_shaping is None:
+            a.fault_shaping = 0.1
+    a.policy = a.policy or "mlp"
+    a.fault_shaping = a.fault_shaping or 0.0
     return a
 
 
-def l3_curriculum(timesteps: int) -> list[str]:
-    """The curriculum-mode stages for a budget of ``timesteps``."""
-    return ["0=1", f"{int(0.15 * timesteps)}=1:0.3,2:0.7",
-            f"{int(0.35 * timesteps)}=1:0.1,2:0.3,3:0.6"]
+def l3_curriculum(stages: str = "20000,60000") -> list[str]:
+    """The curriculum-mode stages, the 2nd and 3rd starting at ``stages``' steps."""
+    second, third = (int(x) for x in stages.split(","))
+    return ["0=1", f"{second}=1:0.3,2:0.7", f"{third}=1:0.1,2:0.3,3:0.6"]
 
 
 def settings(cfg: dict, a, *, curriculum: bool) -> tuple[dict, object]:
@@ -106,7 +125,7 @@ def settings(cfg: dict, a, *, curriculum: bool) -> tuple[dict, object]:
     c3 = level_config(3)
     kw["topology"] = {"routers": list(c3.routers), "subnets": list(c3.subnets),
                       "hosts": list(c3.hosts)}
-    return kw, parse_curriculum(l3_curriculum(a.timesteps)) if curriculum else None
+    return kw, parse_curriculum(l3_curriculum(a.stages)) if curriculum else None
 
 
 def supports(env_id: str, level, cfg: dict) -> bool:
@@ -125,20 +144,29 @@ def run_one(env_id, level, name, cfg, a, *, curriculum: bool = False) -> dict:
     env_kwargs, cur = settings(cfg, a, curriculum=curriculum)
     if a.curriculum_l3:
         name = f"{name}, {'curriculum' if curriculum else 'no curriculum'}"
+    if a.policy != "mlp":
+        name = f"{name}, {a.policy}"
+    out = Path(a.out) / f"{env_id}-L{level}-{name}".replace(", ", "-").replace(" ", "_")
+    out.mkdir(parents=True, exist_ok=True)
+    seen: list[dict] = []
 
     def progress(row):
+        ci = row.get("eval_ci95")
+        ci = f" [{100 * ci[0]:.0f}, {100 * ci[1]:.0f}]" if ci else ""
         print(f"  {env_id} L{level} {name}: {row['timesteps']:>7d} steps "
-              f"{row['wall_seconds']:7.1f} s  correct {row['eval_correctness']:.3f}", flush=True)
+              f"{row['wall_seconds']:7.1f} s  correct {row['eval_correctness']:.3f}{ci}",
+              flush=True)
+        seen.append(row)
+        (out / "partial.json").write_text(json.dumps({"config": name, "curve": seen}, indent=1))
 
     model, rows = train(algo="maskable_ppo", env_id=env_id, level=level,
                         timesteps=a.timesteps, n_envs=a.n_envs, seed=a.seed,
                         env_kwargs=env_kwargs or None, history=cfg["history"],
                         drop=cfg["drop"], curriculum=cur,
                         eval_every=a.eval_every, eval_episodes=a.eval_episodes,
-                        eval_seed=a.eval_seed, on_record=progress)
+                        eval_seed=a.eval_seed, on_record=progress, policy=a.policy,
+                        fault_shaping=a.fault_shaping, stop_after_seconds=a.time_limit)
     total = time.perf_counter() - t0
-    out = Path(a.out) / f"{env_id}-L{level}-{name}".replace(", ", "-").replace(" ", "_")
-    out.mkdir(parents=True, exist_ok=True)
     model.save(out / "policy.zip")
     write_curve(rows, out, title=f"MaskablePPO {env_id} L{level} ({name})")
     final = evaluate(env_id, PolicyAgent(model), level=level, episodes=a.final_episodes,
@@ -153,7 +181,9 @@ def run_one(env_id, level, name, cfg, a, *, curriculum: bool = False) -> dict:
             "final_ci95": final["correctness_ci95"], "final_safety": final["safety"],
             "final_mean_steps": final["mean_steps"], "final_episodes": final["episodes"],
             "final_mean_cost": final["mean_cost"], "seed": a.seed, "eval_seed": a.eval_seed,
-            "progress_shaping": a.progress_shaping,
+            "progress_shaping": a.progress_shaping, "fault_shaping": a.fault_shaping,
+            "policy": a.policy, "n_envs": a.n_envs, "budget": a.timesteps,
+            "eval_episodes": a.eval_episodes, "time_limit": a.time_limit,
             "curriculum": cur.to_list() if cur is not None else None,
             "train_seconds": train_s, "steps_per_second": model.num_timesteps / max(train_s, 1e-9),
             "seconds_incl_evals": round(total, 1)}

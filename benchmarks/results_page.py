@@ -53,8 +53,12 @@ def ppo_section(files: list[Path]) -> list[str]:
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in rows:
         setting = r["config"]
+        if r.get("policy") and r["policy"] not in setting:
+            setting += f", {r['policy']}"
         if r.get("progress_shaping"):
             setting += f", progress {r['progress_shaping']:g}"
+        if r.get("fault_shaping"):
+            setting += f", fault shaping {r['fault_shaping']:g}"
         seed, es, n = r.get("seed", 0), r.get("eval_seed", 0), r["final_episodes"]
         out.append(f"| {r['env'].replace('NetArena-', '')} | {r['level']} | {setting} | "
                    f"{r['timesteps']:,} | {pct(r['final_correctness'])}{ci(r['final_ci95'])} | "
@@ -64,7 +68,31 @@ def ppo_section(files: list[Path]) -> list[str]:
     for r in cur:
         out += ["", f"Curriculum stages of the `{r['config']}` run (`STEPS=MIX`): "
                 + ", ".join(f"`{s}`" for s in r["curriculum"]) + "."]
+    for _, r in rows:
+        out += curve_table(r)
     return out + [""]
+
+
+def curve_table(r: dict) -> list[str]:
+    """A run's learning curve, for the runs whose curve points carry their interval."""
+    points = [c for c in r.get("curve", []) if c.get("eval_ci95")]
+    if not points:
+        return []
+    es = r.get("eval_seed", 0)
+    n = r.get("eval_episodes")
+    seeds = f"seeds {es}-{es + n - 1}" if n else f"seeds from {es}"
+    out = ["", f"Learning curve of `{r['config']}` at level {r['level']} (train seed "
+           f"{r.get('seed', 0)}; each point: the deterministic policy on {n or '?'} held-out "
+           f"evaluation episodes, {seeds}; wall time is training only"
+           + ("; training episodes: the levels the curriculum drew" if r.get("curriculum")
+              else "") + "):", "",
+           "| steps | wall s | training episodes correct | eval correctness [95% CI] | "
+           "eval mean steps |", "|---|---|---|---|---|"]
+    for c in points:
+        out.append(f"| {c['timesteps']:,} | {c['wall_seconds']:.0f} | {pct(c['train_correct'])} | "
+                   f"{pct(c['eval_correctness'])}{ci(c['eval_ci95'])} | "
+                   f"{c['eval_mean_steps']:.1f} |")
+    return out
 
 
 def safe_section(files: list[Path]) -> list[str]:

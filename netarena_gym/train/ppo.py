@@ -36,6 +36,9 @@ from gymnasium import spaces
 from netarena_gym.train.common import evaluate, write_csv
 
 ALGOS = ("maskable_ppo", "ppo")
+#: ``mlp``: SB3's multi-input MLP; ``slots``: one shared scorer per catalogue slot
+#: (:mod:`netarena_gym.train.ppo_slots`, routing only, MaskablePPO only)
+POLICIES = ("mlp", "slots")
 HISTORY_KEY = "taken"
 LAST_KEY = "last"
 MEMORY_KEYS = (HISTORY_KEY, LAST_KEY)
@@ -115,11 +118,13 @@ class AgentView(gym.Wrapper):
 
 def make_env(env_id: str, level, *, env_kwargs: dict | None = None, history: bool = False,
              drop: tuple[str, ...] = (), monitor: bool = False, curriculum=None,
-             cost_penalty: bool = False) -> gym.Env:
+             cost_penalty: bool = False, fault_shaping: float = 0.0) -> gym.Env:
     """The policy's training env: :class:`AgentView` over the discrete interface of
     ``level`` (or, with a ``curriculum``, a :class:`~netarena_gym.train.curriculum.LevelMixEnv`
     over its levels, at its first stage); ``cost_penalty`` adds the Lagrangian's
-    :class:`~netarena_gym.train.lagrangian.CostPenalty`; ``monitor``: SB3's ``Monitor``."""
+    :class:`~netarena_gym.train.lagrangian.CostPenalty`; ``fault_shaping``: the weight of
+    :class:`~netarena_gym.train.curriculum.FaultShaping` (0: none); ``monitor``: SB3's
+    ``Monitor``."""
     if curriculum is not None:
         from netarena_gym.train.curriculum import LevelMixEnv
         env = LevelMixEnv({lvl: gym.make(env_id, level=lvl, interface="discrete",
@@ -127,6 +132,9 @@ def make_env(env_id: str, level, *, env_kwargs: dict | None = None, history: boo
                           curriculum.stages[0].mix)
     else:
         env = gym.make(env_id, level=level, interface="discrete", **(env_kwargs or {}))
+    if fault_shaping:
+        from netarena_gym.train.curriculum import FaultShaping
+        env = FaultShaping(env, fault_shaping)
     env = AgentView(env, history=history, drop=tuple(drop))
     if cost_penalty:
         from netarena_gym.train.lagrangian import CostPenalty
@@ -140,7 +148,7 @@ def make_env(env_id: str, level, *, env_kwargs: dict | None = None, history: boo
 def make_vec_env(env_id: str, level, n_envs: int, *, seed: int = 0,
                  env_kwargs: dict | None = None, history: bool = False,
                  drop: tuple[str, ...] = (), subproc: bool = False, curriculum=None,
-                 cost_penalty: bool = False):
+                 cost_penalty: bool = False, fault_shaping: float = 0.0):
     """``n_envs`` monitored envs; ``level`` is one level or a list of one level per env
     (their spaces must agree); with a ``curriculum`` every env follows it instead."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
@@ -154,7 +162,8 @@ def make_vec_env(env_id: str, level, n_envs: int, *, seed: int = 0,
     def thunk(lvl):
         def _f():
             return make_env(env_id, lvl, env_kwargs=env_kwargs, history=history, drop=drop,
-                            monitor=True, curriculum=curriculum, cost_penalty=cost_penalty)
+                            monitor=True, curriculum=curriculum, cost_penalty=cost_penalty,
+                            fault_shaping=fault_shaping)
         return _f
     cls = SubprocVecEnv if subproc else DummyVecEnv
     vec = cls([thunk(lvl) for lvl in levels])
@@ -191,9 +200,21 @@ def spaces_match(model, env_id: str, level, env_kwargs: dict | None = None) -> b
 
 
 def new_model(algo: str, vec, *, seed: int = 0, hyper: dict | None = None,
-              net_arch: list[int] | None = None, device: str = "cpu"):
+              net_arch: list[int] | None = None, device: str = "cpu", policy: str = "mlp"):
     if algo not in ALGOS:
         raise ValueError(f"algo must be one of {ALGOS}, got {algo!r}")
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {POLICIES}, got {policy!r}")
+    if policy == "slots":
+        if algo != "maskable_ppo":
+            raise ValueError("the slot policy is a MaskablePPO policy (algo='maskable_ppo')")
+        from sb3_contrib import MaskablePPO
+
+        from netarena_gym.train.ppo_slots import SlotPolicy
+        kw = dict(DEFAULT_HYPER)
+        kw.update(hyper or {})
+        return MaskablePPO(SlotPolicy, vec, seed=seed, verbose=0, device=device,
+                           policy_kwargs={"hidden": (net_arch or [64])[0]}, **kw)
     if algo == "maskable_ppo":
         from sb3_contrib import MaskablePPO as Algo
     else:
@@ -209,7 +230,10 @@ def load_model(path: str | Path, device: str = "cpu", env=None):
     env), ready to train on."""
     from stable_baselines3.common.save_util import load_from_zip_file
     data, _, _ = load_from_zip_file(str(path), device=device, load_data=True)
-    maskable = "sb3_contrib.common.maskable" in str(data.get("policy_class", ""))
+    cls = data.get("policy_class")
+    maskable = any("sb3_contrib.common.maskable" in f"{c.__module__}.{c.__name__}"
+                   for c in (cls.__mro__ if isinstance(cls, type) else ())) or (
+        "sb3_contrib.common.maskable" in str(cls))
     if maskable:
         from sb3_contrib import MaskablePPO as Algo
     else:
@@ -310,7 +334,9 @@ def _callback_class():
                                   if buf else float("nan")),
                 "eval_correctness": s["correctness"], "eval_safety": s["safety"],
                 "eval_mean_steps": s["mean_steps"], "eval_mean_reward": s["mean_reward"],
-                "eval_mean_cost": s["mean_cost"]})
+                "eval_mean_cost": s["mean_cost"],
+                # Wilson 95% interval of the correctness (one level; a mix: none)
+                "eval_ci95": per[0]["correctness_ci95"] if len(per) == 1 else None})
             if self.checkpoint_dir is not None:
                 from netarena_gym.train.ppo_callbacks import save_checkpoint
                 save_checkpoint(self.checkpoint_dir, self.model, {
@@ -328,7 +354,9 @@ def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_e
           eval_every: int = 25_000, eval_episodes: int = 100, eval_seed: int = 0,
           on_record=None, progress_bar: bool = False, log_dir: str | Path | None = None,
           report_to: str = "none", checkpoint_dir: str | Path | None = None,
-          resume_from: str | Path | None = None, curriculum=None, lagrangian=None):
+          resume_from: str | Path | None = None, curriculum=None, lagrangian=None,
+          policy: str = "mlp", fault_shaping: float = 0.0,
+          stop_after_seconds: float | None = None):
     """Train; returns ``(model, curve_rows)``. ``level``: one level, or one per env.
     Evaluation seeds ``eval_seed + i`` are the ``netarena-gym eval --seed`` ones (a mix is
     evaluated on each of its levels and averaged); training episodes come from the vector
@@ -342,7 +370,10 @@ def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_e
     :class:`~netarena_gym.train.curriculum.Curriculum` the training envs follow (the curve
     still evaluates ``level``). ``lagrangian``: a
     :class:`~netarena_gym.train.lagrangian.LagrangeConfig` (or dict) for the cost penalty
-    with a learned multiplier."""
+    with a learned multiplier. ``policy``: one of :data:`POLICIES`. ``fault_shaping``:
+    the weight of :class:`~netarena_gym.train.curriculum.FaultShaping` in training.
+    ``stop_after_seconds``: end training early (at the next step) once this much wall
+    time has passed, evaluations included; the curve then ends with a point there."""
     import torch
     from stable_baselines3.common.callbacks import CallbackList
 
@@ -353,13 +384,13 @@ def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_e
     lagrangian = LagrangeConfig.coerce(lagrangian)
     vec = make_vec_env(env_id, level, n_envs, seed=seed + 7919, env_kwargs=env_kwargs,
                        history=history, drop=drop, subproc=subproc, curriculum=curriculum,
-                       cost_penalty=lagrangian is not None)
+                       cost_penalty=lagrangian is not None, fault_shaping=fault_shaping)
     state: dict = {"curve": [], "callbacks": {}}
     if resume_from is not None:
         model = load_model(Path(resume_from) / POLICY_FILE, env=vec)
         state = read_checkpoint(resume_from)
     else:
-        model = new_model(algo, vec, seed=seed, hyper=hyper, net_arch=net_arch)
+        model = new_model(algo, vec, seed=seed, hyper=hyper, net_arch=net_arch, policy=policy)
     if log_dir is not None:
         model.set_logger(configure_logger(log_dir, report_to, config={
             "algo": algo, "env_id": env_id, "level": str(level), "timesteps": timesteps,
@@ -390,6 +421,9 @@ def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_e
             on_record(cb.rows[-1])
         cb.record = record
     callbacks.append(cb)
+    if stop_after_seconds is not None:
+        from netarena_gym.train.ppo_callbacks import StopAfter
+        callbacks.append(StopAfter(time.perf_counter() + stop_after_seconds))
     # stable-baselines3's own bar (rich, through tqdm.rich): timesteps, rate and time left
     remaining = max(0, timesteps - model.num_timesteps)
     if remaining:

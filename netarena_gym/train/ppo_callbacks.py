@@ -9,6 +9,8 @@
   (``episode/correct``, ``episode/safe``). They go wherever the model's logger writes:
   ``OUT/progress.csv`` always (with SB3's own ``rollout/``, ``train/`` and ``time/``
   keys), TensorBoard or Weights & Biases with ``--report-to``.
+* :class:`StopAfter` ends training at the first step past a wall-clock deadline
+  (``time.perf_counter()`` value), for runs that must fit a time slot.
 * :func:`configure_logger` sets that logger up (SB3's ``csv`` and ``tensorboard`` output
   formats; for W&B, ``wandb.init(sync_tensorboard=True)``, the route W&B documents for SB3).
 * :func:`save_checkpoint` / :func:`read_checkpoint`: ``OUT/checkpoint-N`` folders (the
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +81,17 @@ class EpisodeMetrics(BaseCallback):
         self.logger.record("episode/safe", float(np.mean([e["safe"] for e in self._ended])))
         self.logger.record("episode/count", len(self._ended))
         self._ended = []
+
+
+class StopAfter(BaseCallback):
+    """Returns False (SB3: stop training) once ``time.perf_counter()`` passes ``deadline``."""
+
+    def __init__(self, deadline: float):
+        super().__init__()
+        self.deadline = float(deadline)
+
+    def _on_step(self) -> bool:
+        return time.perf_counter() < self.deadline
 
 
 def configure_logger(log_dir: str | Path, report_to: str = "none", *,

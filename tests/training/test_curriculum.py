@@ -1,6 +1,7 @@
 """The level curriculum: stages parse in step order, every training env draws its levels
 in the stage's proportions from its own seed, and the callback moves the stages."""
 import gymnasium as gym
+import numpy as np
 import pytest
 
 from netarena_gym.errors import InvalidConfig
@@ -69,3 +70,34 @@ def test_training_follows_the_stages(tmp_path):
     stages = [float(r["curriculum/stage"]) for r in csv.DictReader(open(tmp_path / "progress.csv"))]
     assert stages[0] == 0 and stages[-1] == 1
     assert model.get_env().get_attr("level") == [2, 2]  # every env is on the last stage
+
+
+def test_fault_shaping_pays_each_fixed_fault_and_telescopes():
+    """A repair that clears an anomaly earns ``weight`` per cleared bit on top of the env's
+    reward (even when no host pair starts working yet); over an episode the bonuses sum
+    to ``weight x (anomalies at reset - anomalies at the end)``."""
+    from netarena_gym.train.curriculum import FaultShaping, anomalies
+    env = FaultShaping(gym.make(ROUTING, level=3, interface="discrete", observability="full"),
+                       weight=0.1)
+    plain = gym.make(ROUTING, level=3, interface="discrete", observability="full")
+    for seed in range(200):
+        obs, _ = env.reset(seed=seed)
+        hit = np.argwhere(obs["router_features"][:, 1] > 0)  # forwarding off on a router
+        if len(hit) and anomalies(obs) > 1:
+            break
+    r = int(hit[0][0])
+    per = env.unwrapped.dims.per_router
+    plain.reset(seed=seed)
+    start = anomalies(obs)
+    obs, rew, term, _, info = env.step(r * per + 1)  # that router: forwarding on
+    _, base, _, _, _ = plain.step(r * per + 1)
+    assert not term and anomalies(obs) == start - 1
+    assert info["reward_components"]["fault_shaping"] == pytest.approx(0.1)
+    assert rew == pytest.approx(base + 0.1)
+    total = 0.1
+    for _ in range(3):  # inspecting changes nothing under full observability: no bonus
+        obs, rew, _, _, info = env.step(r * per)
+        total += info["reward_components"]["fault_shaping"]
+    assert total == pytest.approx(0.1 * (start - anomalies(obs)))
+    with pytest.raises(InvalidConfig, match="observability='full'"):
+        FaultShaping(gym.make(ROUTING, level=3, interface="discrete"))

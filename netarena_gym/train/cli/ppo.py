@@ -10,6 +10,10 @@ MaskablePPO on vectorised envs.
     netarena-gym train ppo --level 3 --curriculum 1 --curriculum 100000=1:0.3,2:0.7 \\
         --curriculum 300000=2:0.3,3:0.7 --progress-shaping 0.5 --timesteps 2000000 \\
         --topology-of 3 --out runs/ppo-l3-curriculum
+    netarena-gym train ppo --level 3 --observability full --drop reachability --no-history \
+        --policy slots --fault-shaping 0.1 --progress-shaping 0.5 --topology-of 3 \
+        --curriculum 1 --curriculum 20000=1:0.3,2:0.7 --curriculum 60000=1:0.1,2:0.3,3:0.6 \
+        --timesteps 2000000 --out runs/ppo-l3-slots
 
 Writes ``OUT/policy.zip`` (the policy), ``OUT/learning_curve.csv`` and ``.png`` (every
 ``--eval-every`` steps: deterministic correctness/safety on the fixed evaluation seeds,
@@ -30,7 +34,11 @@ reward minus ``lambda`` x ``info["cost"]`` (over ``1 + lambda``), ``lambda`` lea
 that the mean episode cost stays under ``D``. ``--curriculum [STEPS=]MIX`` (repeatable) draws each training
 episode's level from the stage's mix (:mod:`netarena_gym.train.curriculum`); the
 learning curve and the final evaluation use ``--level``. ``--progress-shaping P`` sets the
-reward's dense ``progress`` weight.
+reward's dense ``progress`` weight, ``--fault-shaping W`` adds ``W`` per anomaly of the
+routing features a step clears (:class:`~netarena_gym.train.curriculum.FaultShaping`,
+``--observability full``). ``--policy slots`` scores each routing catalogue action with
+one shared network over that action's own slot of the observation
+(:mod:`netarena_gym.train.ppo_slots`): the setting that learns level 3.
 
 ``--level`` takes a mix (``1,2`` or ``1:0.7,2:0.3``: each vectorised env gets one level)
 as long as the levels share observation and action spaces (routing 1 and 2 do; 3 is
@@ -71,7 +79,14 @@ def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--env-kwargs", default=None, help="JSON for gym.make (e.g. reward weights)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="PPO hyperparameter override, e.g. learning_rate=3e-4")
-    p.add_argument("--net", default=None, help="hidden layer sizes, e.g. 128,128")
+    p.add_argument("--net", default=None, help="hidden layer sizes, e.g. 128,128 (slots: the "
+                   "scorer's width, e.g. 64)")
+    p.add_argument("--policy", default="mlp", choices=("mlp", "slots"),
+                   help="mlp: SB3's multi-input MLP; slots: one shared scorer per routing "
+                        "catalogue slot (netarena_gym.train.ppo_slots; MaskablePPO)")
+    p.add_argument("--fault-shaping", type=float, default=0.0, metavar="W",
+                   help="routing, --observability full: W per anomaly the step cleared "
+                        "(netarena_gym.train.curriculum.FaultShaping)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--curriculum", action="append", default=[], metavar="[STEPS=]MIX",
                    help="a curriculum stage, e.g. 1 then 50000=1:0.3,2:0.7 (repeatable)")
@@ -163,7 +178,8 @@ def run(args: argparse.Namespace) -> dict:
                         progress_bar=not args.quiet and (args.progress or sys.stderr.isatty()),
                         log_dir=out, report_to=track.report_to, checkpoint_dir=out,
                         resume_from=track.resume_from, curriculum=curriculum,
-                        lagrangian=lagrangian)
+                        lagrangian=lagrangian, policy=args.policy,
+                        fault_shaping=args.fault_shaping)
     train_seconds = time.perf_counter() - t0
     model.save(out / "policy.zip")
     title = f"{args.algo} {args.env} level {args.level}"
