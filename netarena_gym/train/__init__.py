@@ -14,6 +14,9 @@ docs/training.md; ``training/*.py`` are thin wrappers kept for old command lines
   :func:`~netarena_gym.agents.summary.summarize`, as ``netarena-gym eval`` does;
 * :mod:`~netarena_gym.train.ppo`: stable-baselines3 PPO / MaskablePPO, learning curves,
   policy agents and the ``netarena-gym eval`` protocol;
+* :mod:`~netarena_gym.train.ppo_slots`: the slot policy (one shared scorer per catalogue
+  slot, ``--policy slots``), :mod:`~netarena_gym.train.curriculum` (level mixes, progress
+  and per-fault shaping) and :mod:`~netarena_gym.train.lagrangian` (safety as a cost);
 * :mod:`~netarena_gym.train.tiny`: a tiny Qwen3 built locally (tests, smoke runs);
 * :mod:`~netarena_gym.train.common`: shared command-line pieces.
 
