@@ -98,7 +98,7 @@ def test_faults_hit_any_router_and_transit_links(shape):
 
 
 @pytest.mark.parametrize("shape,routers", [("tree", 16), ("ring", 16), ("leaf-spine", 16),
-                                           ("tree", 64)])
+                                           ("tree", 64), ("ring", 64), ("leaf-spine", 64)])
 def test_expert_solves_large_shapes_safely(shape, routers):
     size = 2 if routers <= 16 else 1
     env = gym.make("NetArena-Routing-v0", level=3, interface="text",

@@ -82,19 +82,21 @@ def detect_capabilities() -> frozenset[str]:
     return frozenset(caps)
 
 
+def _batch(prog: str, lines: list[str], quiet: bool = False) -> str:
+    """``lines`` through one ``prog -force -batch -`` process (a here-document)."""
+    return (f"{prog} -force -batch - {'2>/dev/null ' if quiet else ''}<<'NXEOF'\n"
+            + "".join(f"{ln}\n" for ln in lines) + "NXEOF")
+
+
 def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
     """Shell commands that bring ``node`` to its healthy configuration from any state
-    (``labels``: set the interface aliases, else clear them)."""
-    lines = ["iptables -P INPUT ACCEPT", "iptables -P FORWARD ACCEPT",
-             "iptables -P OUTPUT ACCEPT", "iptables -F", "iptables -X",
-             # `ip rule flush` keeps every pref-0 rule: delete all but `lookup local` by spec
-             "ip rule show | sed -n 's/^0:\t//p' | grep -vx 'from all lookup local' | "
-             "while read -r spec; do ip rule del pref 0 $spec; done",
-             "ip rule flush", "ip rule add pref 32766 lookup main",
-             "ip rule add pref 32767 lookup default",
-             "ip route flush table main", "ip route flush table default",
-             "ip neigh flush all nud all"]  # permanent entries too
-    if node.startswith("r"):
+    (``labels``: set the interface aliases, else clear them). A handful of processes per
+    node, however many interfaces and routes it has: the ``ip`` and ``tc`` commands run
+    as one batch each (a spine of a 64-router leaf-spine has 60 interfaces and 300
+    routes), the filter table is reset by one ``iptables-restore``, the sysctls by one
+    ``sysctl``."""
+    router = node.startswith("r")
+    if router:
         addrs = {}
         for s in lay.subnets:
             if s.router == node:
@@ -104,34 +106,43 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
                 addrs[ln.a_iface] = f"{int_to_ip(ln.a_ip)}/30"
             if ln.b == node:
                 addrs[ln.b_iface] = f"{int_to_ip(ln.b_ip)}/30"
-        # a change of ip_forward resets every device's forwarding (inet_forward_change)
-        lines += ["sysctl -qw net.ipv4.ip_forward=0", "sysctl -qw net.ipv4.ip_forward=1",
-                  reset_command([*lay.router_ifaces[node], "lo"])]
-        for itf in lay.router_ifaces[node]:
-            lines += [f"tc qdisc del dev {itf} root 2>/dev/null",
-                      f"ip addr flush dev {itf}",
-                      f"ip link set dev {itf} up mtu 1500 promisc off arp on",
-                      f"ip link set dev {itf} alias "
-                      + shlex.quote(lay.iface_alias(node, itf) if labels else ""),
-                      f"ip addr add {addrs[itf]} brd + dev {itf}"]
-        for net, plen, dev, gw in lay.intended_routes(node):
-            if gw is not None:
-                lines.append(f"ip route add {int_to_ip(net)}/{plen} via {int_to_ip(gw)} dev {dev}")
+        ifaces = list(lay.router_ifaces[node])
     else:
         s = lay.subnet_of_host[node]
-        itf = f"{node}-eth0"
-        ip = int_to_ip(s.net + 100 + s.hosts.index(node))
-        lines += ["sysctl -qw net.ipv4.ip_forward=1", "sysctl -qw net.ipv4.ip_forward=0",
-                  reset_command([itf, "lo"]),
-                  f"tc qdisc del dev {itf} root 2>/dev/null", f"ip addr flush dev {itf}",
-                  f"ip link set dev {itf} up mtu 1500 promisc off arp on",
-                  f"ip addr add {ip}/24 brd + dev {itf}",
-                  f"ip route add default via {int_to_ip(s.gateway)} dev {itf}"]
+        ifaces = [f"{node}-eth0"]
+        addrs = {ifaces[0]: f"{int_to_ip(s.net + 100 + s.hosts.index(node))}/24"}
+    # a change of ip_forward resets every device's forwarding (inet_forward_change); the
+    # toggle comes before the per-device keys
+    toggle = "0 net.ipv4.ip_forward=1" if router else "1 net.ipv4.ip_forward=0"
+    sysctl = reset_command([*ifaces, "lo"]).replace(
+        "sysctl -q -w ", f"sysctl -q -w net.ipv4.ip_forward={toggle} "
+        "net.ipv4.icmp_echo_ignore_all=0 ", 1)
+    ip = ["rule flush", "rule add pref 32766 lookup main", "rule add pref 32767 lookup default",
+          "route flush table main", "route flush table default",
+          "neigh flush all nud all"]  # permanent entries too
+    for itf in ifaces:
+        ip += [f"addr flush dev {itf}", f"link set dev {itf} up mtu 1500 promisc off arp on"]
+        if router:
+            ip.append(f"link set dev {itf} alias "
+                      + shlex.quote(lay.iface_alias(node, itf) if labels else ""))
+        ip.append(f"addr add {addrs[itf]} brd + dev {itf}")
+    if router:
+        ip += [f"route add {int_to_ip(net)}/{plen} via {int_to_ip(gw)} dev {dev}"
+               for net, plen, dev, gw in lay.intended_routes(node) if gw is not None]
+    else:
+        ip.append(f"route add default via {int_to_ip(s.gateway)} dev {ifaces[0]}")
     # lo too: an agent may have added addresses to it or changed its MTU or ARP flag
-    lines += ["sysctl -qw net.ipv4.icmp_echo_ignore_all=0",
-              "ip -4 addr flush dev lo", "ip addr add 127.0.0.1/8 dev lo",
-              "ip link set dev lo up mtu 65536 arp on", "tc qdisc del dev lo root 2>/dev/null"]
-    return "\n".join(lines)
+    ip += ["addr add 127.0.0.1/8 dev lo", "link set dev lo up mtu 65536 arp on"]
+    return "\n".join([
+        "iptables-restore <<'NXEOF'\n*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n"
+        ":OUTPUT ACCEPT [0:0]\nCOMMIT\nNXEOF",  # policies ACCEPT, no rules, no user chains
+        # `ip rule flush` keeps every pref-0 rule: delete all but `lookup local` by spec
+        "ip rule show | sed -n 's/^0:\t//p' | grep -vx 'from all lookup local' | "
+        "while read -r spec; do ip rule del pref 0 $spec; done",
+        sysctl,
+        _batch("tc", [f"qdisc del dev {itf} root" for itf in [*ifaces, "lo"]], quiet=True),
+        "ip -4 addr flush dev lo",
+        _batch("ip", ip)])
 
 
 def _alive(pid: int) -> bool:
@@ -335,8 +346,13 @@ class MininetBackend:
         return hosts + sorted(self.layout.routers, key=natural_key)
 
     def _probe_ip(self, name: str) -> str:
-        if name.startswith("r"):
-            return int_to_ip(next(s.gateway for s in self.layout.subnets if s.router == name))
+        if name.startswith("r"):  # its first LAN's gateway, a spine its first transit address
+            lay = self.layout
+            ip = next((s.gateway for s in lay.subnets if s.router == name), None)
+            if ip is None:
+                ln = next(ln for ln in lay.links if name in (ln.a, ln.b))
+                ip = ln.a_ip if ln.a == name else ln.b_ip
+            return int_to_ip(ip)
         s = self.layout.subnet_of_host[name]
         return int_to_ip(s.net + 100 + s.hosts.index(name))
 

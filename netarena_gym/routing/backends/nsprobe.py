@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-import select
+import selectors
 import socket
 import struct
 import time
@@ -18,6 +18,7 @@ import time
 import numpy as np
 
 CLONE_NEWNET = 0x40000000
+SOL_RAW, ICMP_FILTER = 255, 1  # <linux/icmp.h>
 _libc = ctypes.CDLL(None, use_errno=True)
 PAYLOAD = bytes(range(56))
 
@@ -36,6 +37,9 @@ def socket_in_netns(pid: int) -> socket.socket:
             s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
         finally:
             _setns(home.fileno())
+    # only echo replies reach the socket (as ping's filter does), not every request the
+    # node answers
+    s.setsockopt(SOL_RAW, ICMP_FILTER, struct.pack("I", ~(1 << 0) & 0xFFFFFFFF))
     s.setblocking(False)
     return s
 
@@ -49,13 +53,18 @@ def _checksum(data: bytes) -> int:
     return ~s & 0xFFFF
 
 
-def echo_request(ident: int, seq: int) -> bytes:
+def echo_request(ident: int, seq: int, tag: int = 0) -> bytes:
+    """An echo request whose 56-byte payload starts with the 16-bit ``tag``."""
+    body = struct.pack("!H", tag) + PAYLOAD[2:]
     hdr = struct.pack("!BBHHH", 8, 0, 0, ident, seq)
-    return struct.pack("!BBHHH", 8, 0, _checksum(hdr + PAYLOAD), ident, seq) + PAYLOAD
+    return struct.pack("!BBHHH", 8, 0, _checksum(hdr + body), ident, seq) + body
 
 
 class NamespaceProber:
-    """Probe matrix over nodes given as PIDs, targets as dotted addresses."""
+    """Probe matrix over nodes given as PIDs, targets as dotted addresses. A request
+    carries its source in the ICMP id, its target's index in the sequence number and the
+    round in the payload (which the reply echoes), so any number of nodes up to 65536
+    is told apart and a late reply from an earlier round is ignored."""
 
     def __init__(self, pids: list[int], targets: list[str]):
         self.targets = targets
@@ -72,47 +81,55 @@ class NamespaceProber:
         n = len(self.socks)
         m = np.zeros((n, n), dtype=bool)
         np.fill_diagonal(m, True)
-        self.round = (self.round + 1) & 0xFF
-        expected = 0
-        for i, s in enumerate(self.socks):
-            self._drain(s)
-            for j, dst in enumerate(self.targets):
-                if i == j:
-                    continue
-                try:
-                    s.sendto(echo_request(self.ident[i], (self.round << 8) | j), (dst, 0))
-                    expected += 1
-                except OSError:
-                    pass  # no route, filtered by OUTPUT, ...: the ping fails
-        deadline = time.monotonic() + timeout
-        by_fd = {s.fileno(): i for i, s in enumerate(self.socks)}
-        got = 0
-        while got < expected:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            ready, _, _ = select.select(self.socks, [], [], left)
-            for s in ready:
-                i = by_fd[s.fileno()]
-                while True:
+        self.round = (self.round + 1) & 0xFFFF
+        expected = got = 0
+        with selectors.DefaultSelector() as sel:  # epoll: no FD_SETSIZE limit
+            for i, s in enumerate(self.socks):
+                self._drain(s)
+                sel.register(s, selectors.EVENT_READ, i)
+            for i, s in enumerate(self.socks):
+                for j, dst in enumerate(self.targets):
+                    if i == j:
+                        continue
                     try:
-                        pkt = s.recv(2048)
-                    except BlockingIOError:
-                        break
-                    j = self._match(pkt, self.ident[i])
-                    if j is not None and not m[i, j]:
-                        m[i, j] = True
-                        got += 1
+                        s.sendto(echo_request(self.ident[i], j, self.round), (dst, 0))
+                        expected += 1
+                    except OSError:
+                        pass  # no route, filtered by OUTPUT, ...: the ping fails
+                # collect what has arrived so far: no socket's buffer fills up on large
+                # networks while the other sources are still sending
+                got += self._collect(sel, m, 0)
+            deadline = time.monotonic() + timeout
+            while got < expected:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                got += self._collect(sel, m, left)
         return m
+
+    def _collect(self, sel, m: np.ndarray, wait: float) -> int:
+        """Read every reply ready within ``wait`` seconds into ``m``; how many were new."""
+        new = 0
+        for key, _ in sel.select(wait):
+            s, i = key.fileobj, key.data
+            while True:
+                try:
+                    pkt = s.recv(2048)
+                except BlockingIOError:
+                    break
+                j = self._match(pkt, self.ident[i])
+                if j is not None and not m[i, j]:
+                    m[i, j] = True
+                    new += 1
+        return new
 
     def _match(self, pkt: bytes, ident: int) -> int | None:
         ihl = (pkt[0] & 0x0F) * 4
-        if len(pkt) < ihl + 8:
+        if len(pkt) < ihl + 10:
             return None
-        typ, _, _, pid, seq = struct.unpack("!BBHHH", pkt[ihl:ihl + 8])
-        if typ != 0 or pid != ident or (seq >> 8) != self.round:
+        typ, _, _, pid, j, tag = struct.unpack("!BBHHHH", pkt[ihl:ihl + 10])
+        if typ != 0 or pid != ident or tag != self.round:
             return None
-        j = seq & 0xFF
         return j if j < len(self.targets) else None
 
     @staticmethod
