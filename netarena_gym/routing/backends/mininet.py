@@ -56,6 +56,10 @@ from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.topology import Layout, TopologySpec, labels_for
 
 STATE_DIR = Path(os.environ.get("NETARENA_STATE_DIR", "/run/netarena-gym"))
+# networks of more nodes than this are probed twice for the pairs that did not answer: one
+# source then sends more echo requests than the kernel queues for a neighbour it has not
+# resolved yet (see NamespaceProber.matrix)
+RETRY_ABOVE = 128
 
 def requirements_missing() -> list[str]:
     """What this machine lacks for the Mininet backend (empty when it can run)."""
@@ -444,7 +448,8 @@ class MininetBackend:
         """The all-pairs reachability matrix (``ping -c1 -W<t>`` semantics)."""
         self._fresh_neighbours()
         if self._prober is not None:
-            m = self._prober.matrix(self.probe_timeout)
+            m = self._prober.matrix(self.probe_timeout,
+                                    attempts=2 if len(self.names) > RETRY_ABOVE else 1)
             m.flags.writeable = False
             return m
         return self._ping_matrix()

@@ -77,35 +77,46 @@ class NamespaceProber:
             s.close()
         self.socks = []
 
-    def matrix(self, timeout: float) -> np.ndarray:
+    def matrix(self, timeout: float, attempts: int = 1) -> np.ndarray:
+        """One echo request per ordered pair, replies awaited ``timeout`` seconds after
+        the last was sent; with ``attempts`` > 1, the pairs still unanswered are probed
+        again (the first attempt has then resolved every neighbour on the way: a node
+        queues only about a hundred packets per neighbour still being resolved, fewer than
+        one source sends to a large network)."""
         n = len(self.socks)
         m = np.zeros((n, n), dtype=bool)
         np.fill_diagonal(m, True)
         self.round = (self.round + 1) & 0xFFFF
-        expected = got = 0
         with selectors.DefaultSelector() as sel:  # epoll: no FD_SETSIZE limit
             for i, s in enumerate(self.socks):
                 self._drain(s)
                 sel.register(s, selectors.EVENT_READ, i)
-            for i, s in enumerate(self.socks):
-                for j, dst in enumerate(self.targets):
-                    if i == j:
-                        continue
-                    try:
-                        s.sendto(echo_request(self.ident[i], j, self.round), (dst, 0))
-                        expected += 1
-                    except OSError:
-                        pass  # no route, filtered by OUTPUT, ...: the ping fails
-                # collect what has arrived so far: no socket's buffer fills up on large
-                # networks while the other sources are still sending
-                got += self._collect(sel, m, 0)
-            deadline = time.monotonic() + timeout
-            while got < expected:
-                left = deadline - time.monotonic()
-                if left <= 0:
+            for _ in range(attempts):
+                if m.all():
                     break
-                got += self._collect(sel, m, left)
+                self._attempt(sel, m, timeout)
         return m
+
+    def _attempt(self, sel, m: np.ndarray, timeout: float) -> None:
+        expected = got = 0
+        for i, s in enumerate(self.socks):
+            for j, dst in enumerate(self.targets):
+                if m[i, j]:
+                    continue
+                try:
+                    s.sendto(echo_request(self.ident[i], j, self.round), (dst, 0))
+                    expected += 1
+                except OSError:
+                    pass  # no route, filtered by OUTPUT, ...: the ping fails
+            # collect what has arrived so far: no socket's buffer fills up on large
+            # networks while the other sources are still sending
+            got += self._collect(sel, m, 0)
+        deadline = time.monotonic() + timeout
+        while got < expected:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            got += self._collect(sel, m, left)
 
     def _collect(self, sel, m: np.ndarray, wait: float) -> int:
         """Read every reply ready within ``wait`` seconds into ``m``; how many were new."""
