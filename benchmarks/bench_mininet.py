@@ -93,6 +93,26 @@ def sweep(b: MininetBackend, shapes, sizes, subnets: int, hosts: int) -> list[di
     return out
 
 
+def _shaped(plan) -> bool:
+    return all(topo and "shape" in topo for _, topo in plan)
+
+
+def _order(plan, episodes: int, per_scenario: int):
+    """(plan index, seed) in campaign order: the levels in turn seed by seed, or, when every
+    entry is a large shape, each shape's share of the episodes at once, rounded up to whole
+    scenarios (a network of fixed sizes is then built once)."""
+    if _shaped(plan):
+        for k in range(len(plan)):
+            for seed in range(-(-episodes // (len(plan) * per_scenario))):
+                yield k, seed
+        return
+    seed = 0
+    while True:
+        for k in range(len(plan)):
+            yield k, seed
+        seed += 1
+
+
 def agreement(b: MininetBackend, episodes: int, log_path: str | None = None,
               sequences=tuple(SEQUENCES), plan=None) -> dict:
     """Sim vs Mininet through the env (:class:`EnvPair`): per aspect (matrix, outcome,
@@ -111,43 +131,42 @@ def agreement(b: MininetBackend, episodes: int, log_path: str | None = None,
     by_level, bad_by_level = collections.Counter(), collections.Counter()
     by_aspect, by_sequence, bad_by_sequence = collections.Counter(), collections.Counter(), collections.Counter()
     examples = []
-    seed = 0
     t0 = time.perf_counter()
     log = open(log_path, "a") if log_path else None
+    limit = float("inf") if _shaped(plan) else episodes
     try:
-        while done < episodes:
-            for (level, topo), pair in zip(plan, pairs):
-                if done >= episodes:
+        for k, seed in _order(plan, episodes, len(chosen)):
+            (level, topo), pair = plan[k], pairs[k]
+            if done >= limit:
+                break
+            g = RoutingGenerator(level, capabilities=b.capabilities, topology=topo, netem_faults=netem)
+            sc = g.generate(seed).scenario
+            scenarios += 1
+            same_scenario += sc == RoutingGenerator(level, topology=topo, netem_faults=netem).generate(seed).scenario
+            for name, make in chosen.items():
+                if done >= limit:
                     break
-                g = RoutingGenerator(level, capabilities=b.capabilities, topology=topo, netem_faults=netem)
-                sc = g.generate(seed).scenario
-                scenarios += 1
-                same_scenario += sc == RoutingGenerator(level, topology=topo, netem_faults=netem).generate(seed).scenario
-                for name, make in chosen.items():
-                    if done >= episodes:
-                        break
-                    rep = run_both(sc, make(sc, seed, topo), pair)
-                    done += 1
-                    key = topo["shape"] if topo and "shape" in topo else str(level)
-                    by_level[key] += 1
-                    by_sequence[name] += 1
-                    aspects = sorted(rep.disagrees_on())
-                    by_aspect.update(aspects)
-                    if rep.agree:
-                        agree += 1
-                    else:
-                        bad_by_level[key] += 1
-                        bad_by_sequence[name] += 1
-                        if len(examples) < 8:
-                            examples.append({"scenario": rep.scenario, "diff": rep.diffs[0].__dict__})
-                    if log:
-                        log.write(json.dumps({"episode": done, "level": key, "seed": seed,
-                                              "sequence": name, "steps": rep.steps,
-                                              "disagree": aspects,
-                                              "first": rep.diffs[0].__dict__ if rep.diffs else None})
-                                  + "\n")
-                        log.flush()
-            seed += 1
+                rep = run_both(sc, make(sc, seed, topo), pair)
+                done += 1
+                key = topo["shape"] if topo and "shape" in topo else str(level)
+                by_level[key] += 1
+                by_sequence[name] += 1
+                aspects = sorted(rep.disagrees_on())
+                by_aspect.update(aspects)
+                if rep.agree:
+                    agree += 1
+                else:
+                    bad_by_level[key] += 1
+                    bad_by_sequence[name] += 1
+                    if len(examples) < 8:
+                        examples.append({"scenario": rep.scenario, "diff": rep.diffs[0].__dict__})
+                if log:
+                    log.write(json.dumps({"episode": done, "level": key, "seed": seed,
+                                          "sequence": name, "steps": rep.steps,
+                                          "disagree": aspects,
+                                          "first": rep.diffs[0].__dict__ if rep.diffs else None})
+                              + "\n")
+                    log.flush()
     finally:
         if log:
             log.close()

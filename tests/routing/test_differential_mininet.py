@@ -12,6 +12,7 @@ from netarena_gym.routing.faults import METHODS, Fault
 from netarena_gym.routing.generator import RoutingGenerator
 
 from .conftest import scenario
+from .test_shapes import hop_counts
 
 pytestmark = [pytest.mark.mininet,
               pytest.mark.skipif(bool(requirements_missing()),
@@ -188,14 +189,7 @@ def _far_and_transit(sc) -> tuple[bool, bool]:
     address)."""
     from netarena_gym.routing.topology import Layout, TopologySpec
     lay = Layout(TopologySpec.from_dict(sc.params["topology"]))
-    first = lay.subnets[0].router
-    hops, todo = {first: 0}, [first]
-    while todo:
-        cur = todo.pop(0)
-        for nb, _, _ in lay.neighbors(cur):
-            if nb not in hops:
-                hops[nb] = hops[cur] + 1
-                todo.append(nb)
+    hops = hop_counts(lay, lay.subnets[0].router)
     tifs = {ln.a_iface for ln in lay.links} | {ln.b_iface for ln in lay.links}
     far = any(hops[f["router"]] >= 2 for f in sc.faults)
     transit = any(f["params"].get("interface") in tifs
