@@ -9,7 +9,8 @@ Targets (issue: routing on real Mininet): reset <= 0.5 s and step <= 0.3 s on a 
         [--shape tree,ring,leaf-spine --routers 16 --subnets 2 --hosts 1] [--sizes 16,32,64]
 
 ``--shape`` runs the campaign on level 3 with ``topology={"shape": ..., "routers": ...,
-"subnets": ..., "hosts": ...}`` (each shape in turn) instead of the small levels, and times
+"subnets": ..., "hosts": ...}`` instead of the small levels (``--episodes`` split evenly
+over the shapes, each shape's share in turn, rounded up to whole scenarios), and times
 that network; ``--sizes`` times the build and reset of every shape at each router count
 (subnets and hosts as given).
 

@@ -31,17 +31,29 @@ def _setns(fd: int) -> None:
 
 def socket_in_netns(pid: int) -> socket.socket:
     """A raw ICMP socket living in the network namespace of process ``pid``."""
+    return _in_netns(pid)[0]
+
+
+def _in_netns(pid: int) -> tuple[socket.socket, int]:
+    """A raw ICMP socket in ``pid``'s network namespace, and a descriptor of that
+    namespace's ``/proc/sys/net/ipv4/route/flush`` (a sysctl file acts on the namespace
+    it was opened in)."""
     with open("/proc/self/ns/net") as home, open(f"/proc/{pid}/ns/net") as there:
         _setns(there.fileno())
         try:
             s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+            flush = os.open("/proc/sys/net/ipv4/route/flush", os.O_WRONLY)
         finally:
             _setns(home.fileno())
+    _setup(s)
+    return s, flush
+
+
+def _setup(s: socket.socket) -> None:
     # only echo replies reach the socket (as ping's filter does), not every request the
     # node answers
     s.setsockopt(SOL_RAW, ICMP_FILTER, struct.pack("I", ~(1 << 0) & 0xFFFFFFFF))
     s.setblocking(False)
-    return s
 
 
 def _checksum(data: bytes) -> int:
@@ -68,14 +80,25 @@ class NamespaceProber:
 
     def __init__(self, pids: list[int], targets: list[str]):
         self.targets = targets
-        self.socks = [socket_in_netns(p) for p in pids]
+        pairs = [_in_netns(p) for p in pids]
+        self.socks = [s for s, _ in pairs]
+        self._flush = [f for _, f in pairs]
         self.ident = [(0x4E00 + i) & 0xFFFF for i in range(len(pids))]
         self.round = 0
 
     def close(self) -> None:
         for s in self.socks:
             s.close()
-        self.socks = []
+        for f in self._flush:
+            os.close(f)
+        self.socks, self._flush = [], []
+
+    def forget_paths(self) -> None:
+        """``ip route flush cache`` in every namespace: the path MTUs learnt from the last
+        probe's "fragmentation needed" errors are forgotten (the simulator models none),
+        so each probe sends what a fresh ``ping -c1`` sends."""
+        for f in self._flush:
+            os.write(f, b"1\n")
 
     def matrix(self, timeout: float, attempts: int = 1) -> np.ndarray:
         """One echo request per ordered pair, replies awaited ``timeout`` seconds after
@@ -94,7 +117,9 @@ class NamespaceProber:
             for _ in range(attempts):
                 if m.all():
                     break
+                self.forget_paths()
                 self._attempt(sel, m, timeout)
+        self.forget_paths()  # what the agent inspects next holds nothing the probe learnt
         return m
 
     def _attempt(self, sel, m: np.ndarray, timeout: float) -> None:
