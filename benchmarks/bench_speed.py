@@ -8,7 +8,8 @@ the reference steps/s. Figures: per env, steps/s with random masked actions *inc
 resets between episodes* and of ``step`` alone, as ratios to CartPole-v1 (random actions,
 same loop); FrozenLake-v1 beside CartPole, and NASim (Tiny, Small) where it is installed;
 reset and expert times in ms; ``gym.vector.AsyncVectorEnv`` (2 workers, shared memory)
-against one env; the K8s policy engine's incremental evaluation on the large app.
+against one env, with the main process's CPU time per env step (CartPole-v1 beside: the
+vector env's own cost), and the K8s policy engine's incremental evaluation on the large app.
 
 ``--markdown`` also prints the table as Markdown; ``--readme PATH`` writes it into PATH
 between the ``<!-- bench_speed:begin -->`` and ``<!-- bench_speed:end -->`` lines (the
@@ -110,34 +111,38 @@ def throughput(env, seconds: float, seed: int = 0, warmup: int = 30) -> tuple[fl
     return steps / total, steps / in_step
 
 
-def vector_speedup(env_id: str, kw: dict, seconds: float, workers: int = 2) -> tuple[float, float]:
-    """(steps/s of AsyncVectorEnv(workers, shared_memory=True), steps/s of one env), both
-    wall-clock with random valid actions and next-step autoreset."""
+def vector_speedup(env_id: str, kw: dict, seconds: float,
+                   workers: int = 2) -> tuple[float, float, float]:
+    """(steps/s of AsyncVectorEnv(workers, shared_memory=True), steps/s of one env, both
+    wall-clock with random valid actions and next-step autoreset; CPU microseconds the
+    main process of the AsyncVectorEnv spends per env step: receiving and stacking the
+    workers' ``info`` dicts, copying observations, choosing actions)."""
     def make():
         return gym.make(env_id, **kw)
 
     def run(envs, n):
         rng = np.random.default_rng(0)
         _, info = envs.reset(seed=0)
-        steps, t0 = 0, time.perf_counter()
+        steps, t0, c0 = 0, time.perf_counter(), time.process_time()
         while time.perf_counter() - t0 < seconds:
-            masks = info["action_mask"]
-            acts = np.array([int(rng.choice(np.flatnonzero(masks[i]))) for i in range(n)])
+            masks = info.get("action_mask")
+            acts = (envs.action_space.sample() if masks is None else
+                    np.array([int(rng.choice(np.flatnonzero(masks[i]))) for i in range(n)]))
             _, _, _, _, info = envs.step(acts)
             steps += n
-        return steps / (time.perf_counter() - t0)
+        return steps / (time.perf_counter() - t0), 1e6 * (time.process_time() - c0) / steps
 
     one = gym.vector.SyncVectorEnv([make])
     try:
-        single = run(one, 1)
+        single, _ = run(one, 1)
     finally:
         one.close()
     vec = gym.vector.AsyncVectorEnv([make] * workers, shared_memory=True)
     try:
-        many = run(vec, workers)
+        many, main_us = run(vec, workers)
     finally:
         vec.close()
-    return many, single
+    return many, single, main_us
 
 
 def large_app_incremental_ms(changes: int, services: int = LARGE_APP_SERVICES) -> float:
@@ -224,9 +229,14 @@ def measure(secs: float, n_reset: int, n_expert: int, vector_secs: float) -> dic
                     large_app_incremental_ms(n_expert * 10), "ms", ("<=", LARGE_APP_GOAL_MS)))
     for name in VECTOR:
         env_id, kw, _ = ENVS[name]
-        many, single = vector_speedup(env_id, kw, vector_secs)
+        many, single, main_us = vector_speedup(env_id, kw, vector_secs)
         rows.append(row(f"{name} AsyncVectorEnv 2 workers, shared memory (wall clock)",
                         many / single, "x one env", (">=", VECTOR_GOAL)))
+        rows.append(row(f"{name} AsyncVectorEnv: main-process CPU per env step", main_us, "us"))
+    many, single, main_us = vector_speedup("CartPole-v1", {}, vector_secs)
+    rows.append(row("CartPole-v1 AsyncVectorEnv 2 workers, shared memory (wall clock)",
+                    many / single, "x one env"))
+    rows.append(row("CartPole-v1 AsyncVectorEnv: main-process CPU per env step", main_us, "us"))
     return {"cartpole": cart, "table": rows}
 
 

@@ -32,6 +32,8 @@ NODE_TOOLS = ("get_node", "list_children", "remove_node")
 ADD_SLOTS = 16
 SET_SLOTS = 4
 SIZE = FOCUS * len(NODE_TOOLS) + ADD_SLOTS + SET_SLOTS + ANSWER_SLOTS
+NODE_ENTRY_CACHE = 4096
+_ONES = np.ones(len(NODE_TOOLS), np.int8)
 
 
 def _name(k) -> str:
@@ -45,6 +47,9 @@ class DiscreteView:
         self.observed: set = set()
         self.candidates: list = []
         self._query_vec = np.zeros(len(ALL_TEMPLATES) + len(OP_NAMES), np.float32)
+        self._node_entries: dict = {}  # node key -> its NODE_TOOLS entries
+        self._checks: tuple | None = None   # the entries' checks, for the entries list below
+        self._checked: list | None = None
 
     # ------------------------------------------------------------------ build
     def build(self, graph: Graph, query: Query, rng: np.random.Generator) -> None:
@@ -66,10 +71,16 @@ class DiscreteView:
             for c in sorted(kids, key=lambda c: natural_key(_name(c))):
                 push(c)
         self.focus = focus
+        nt = len(NODE_TOOLS)
         for i, k in enumerate(focus):
-            for j, tool in enumerate(NODE_TOOLS):
-                self.catalogue.set(i * len(NODE_TOOLS) + j, CatalogueEntry(
-                    f"{tool} {k[0]} {k[1]}", {"tool": tool, "node": k[1], "kind": k[0]}, tool))
+            block = self._node_entries.get(k)
+            if block is None:  # entries are immutable: kept per node across episodes
+                if len(self._node_entries) >= NODE_ENTRY_CACHE:
+                    self._node_entries.clear()
+                block = self._node_entries[k] = tuple(CatalogueEntry(
+                    f"{tool} {k[0]} {k[1]}", {"tool": tool, "node": k[1], "kind": k[0]}, tool)
+                    for tool in NODE_TOOLS)
+            self.catalogue.set_block(i * nt, block, _ONES[:nt])
         base = FOCUS * len(NODE_TOOLS)
         for i, act in enumerate(_additions(graph, query)[:ADD_SLOTS]):
             self.catalogue.set(base + i, CatalogueEntry(f"add {act['kind']} {act['name']}", act, "add"))
@@ -94,23 +105,35 @@ class DiscreteView:
             if op["op"] in OP_NAMES:
                 q[len(ALL_TEMPLATES) + OP_NAMES.index(op["op"])] += 1 / 3
         np.clip(q, 0, 1, out=q)
+        self._checks = None  # new entries: their checks are gathered again
         self.refresh(graph)
 
     def refresh(self, graph: Graph) -> None:
-        """Recompute the mask after a step."""
+        """Recompute the mask after a step: an entry on a node needs the node, an
+        ``add_node`` a missing node under an existing parent, an answer nothing."""
         cat = self.catalogue
-        for i, e in enumerate(cat.entries):
-            if e is None:
-                continue
-            a = e.action
-            if a["tool"] in NODE_TOOLS or a["tool"] == "set_attr":
-                ok = graph.has((a["kind"], a["node"]))
-            elif a["tool"] == "add_node":
-                ok = (not graph.has((a["kind"], a["name"]))
-                      and graph.has((a["parent_kind"], a["parent"])))
-            else:
-                ok = True
-            cat.mask[i] = 1 if ok else 0
+        if self._checks is None or self._checked is not cat.entries:
+            self._checked = cat.entries
+            self._checks = ([], [], [], [])
+            on, on_keys, add, add_keys = self._checks
+            for i, e in enumerate(cat.entries):
+                if e is None:
+                    continue
+                a = e.action
+                if a["tool"] in NODE_TOOLS or a["tool"] == "set_attr":
+                    on.append(i)
+                    on_keys.append((a["kind"], a["node"]))
+                elif a["tool"] == "add_node":
+                    add.append(i)
+                    add_keys.append(((a["kind"], a["name"]), (a["parent_kind"], a["parent"])))
+                else:
+                    cat.mask[i] = 1
+        on, on_keys, add, add_keys = self._checks
+        has = graph.has
+        if on:
+            cat.mask[on] = [1 if has(k) else 0 for k in on_keys]
+        if add:
+            cat.mask[add] = [1 if not has(k) and has(p) else 0 for k, p in add_keys]
 
     def saw(self, action: dict | None, graph: Graph) -> None:
         """Record what a read revealed."""

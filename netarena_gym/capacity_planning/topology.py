@@ -19,7 +19,7 @@ Graphs are built from a topology in one of two schemes:
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -244,7 +244,7 @@ class TopologySpec:
             raise ValueError("capacity_per must be 'port' or 'switch'")
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = {f: getattr(self, f) for f in self.__dataclass_fields__}  # scalars and tuples
         d["agg_switches"] = list(self.agg_switches)
         d["spine_switches"] = list(self.spine_switches)
         d["capacities"] = list(self.capacities)

@@ -92,6 +92,13 @@ class Catalogue:
         self.entries[index] = entry
         self.mask[index] = 1 if (entry is not None and valid) else 0
 
+    def set_block(self, start: int, entries: Sequence[CatalogueEntry | None],
+                  mask: np.ndarray) -> None:
+        """``set(start + j, entries[j], mask[j])`` for every j at once (``mask``: int8,
+        0 wherever the entry is None)."""
+        self.entries[start:start + len(entries)] = entries
+        self.mask[start:start + len(entries)] = mask
+
     def clear(self) -> None:
         self.entries = [None] * self.size
         self.mask[:] = 0

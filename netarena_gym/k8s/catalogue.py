@@ -12,6 +12,8 @@ A block is re-rendered only when its policy's spec changes (a new object).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from netarena_gym.core.actions import Catalogue, CatalogueEntry
 from netarena_gym.k8s.workload import Workload
 
@@ -73,9 +75,10 @@ class CatalogueBuilder:
             if hit is None or hit[0] is not spec:
                 if len(memo) >= 64:
                     memo.clear()
-                hit = memo[id(spec)] = (spec, self._entries(app, obj))
-            for j, (entry, valid) in enumerate(hit[1]):
-                cat.set(base + j, entry, valid)
+                block = self._entries(app, obj)
+                hit = memo[id(spec)] = (spec, [e for e, _ in block], np.array(
+                    [1 if e is not None and v else 0 for e, v in block], np.int8))
+            cat.set_block(base, hit[1], hit[2])
         extras = sorted(n for n in policies if n not in self._static)[:EXTRA_SLOTS]
         if extras != self._extras:
             self._extras = extras

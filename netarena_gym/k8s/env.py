@@ -165,6 +165,7 @@ class K8sPolicyEnv(NetArenaEnv):
         self._actual: np.ndarray | None = None
         self._report_cache: tuple | None = None
         self._prebuilt = None
+        self._by_name: tuple | None = None
         super().__init__(level=level, interface=interface, backend=backend, max_steps=max_steps,
                          reward=reward, observability=observability, history=history,
                          render_mode=render_mode, command_timeout=command_timeout,
@@ -192,8 +193,7 @@ class K8sPolicyEnv(NetArenaEnv):
                              f"{self.probes_name!r}")
         self.backend.apply(scenario, self._prebuilt)
         self._prebuilt = None
-        self._report_cache = None
-        self._feat.clear()
+        self._report_cache = None  # feature rows are kept: they are keyed by the spec object
 
     def _execute(self, action: dict[str, str]) -> CommandResult:
         return self.backend.run(action)
@@ -206,7 +206,11 @@ class K8sPolicyEnv(NetArenaEnv):
         return actual == self.expected
 
     def _policies(self) -> dict[str, dict]:
-        return {p["metadata"]["name"]: p for p in self.backend.objects().policies}
+        """The policies by name (kept while the backend answers the same objects)."""
+        c = self.backend.objects()
+        if self._by_name is None or self._by_name[0] is not c:
+            self._by_name = (c, {p["metadata"]["name"]: p for p in c.policies})
+        return self._by_name[1]
 
     def _fill_catalogue(self) -> None:
         self._cat_builder.fill(self.catalogue, self._policies())

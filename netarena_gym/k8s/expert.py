@@ -45,6 +45,7 @@ def mismatches(observation: str) -> frozenset:
 
 class K8sExpert:
     def __init__(self):
+        self.memo = PlanMemo()
         self.reset()
 
     def reset(self) -> None:
@@ -63,7 +64,7 @@ class K8sExpert:
                 objs = json.loads(last_output(observation))
             except json.JSONDecodeError:
                 return {"command": INSPECT}
-            self.plan = plan(objs, seen)
+            self.plan = plan(objs, seen, self.memo)
             self.predicted = seen
         elif not seen <= self.predicted and self.replans < 3:
             self.replans += 1
@@ -81,6 +82,58 @@ class K8sExpert:
 
 
 # ------------------------------------------------------------------------ planning
+class PlanMemo:
+    """What one expert keeps between plans: listed objects equal to ones listed before are
+    replaced by those (so the policy engine, kept per probe set, finds its compiled pods,
+    Services and policies by identity), and the engines."""
+
+    MAX = 4096
+
+    def __init__(self):
+        self._objs: dict = {}
+        self._engines: dict = {}
+        self._dns: dict = {}
+        self._index: dict = {}
+
+    def same(self, o: dict) -> dict:
+        """``o``, or the equal object listed before under the same kind, namespace and name."""
+        md = o.get("metadata") or {}
+        key = (o.get("kind"), md.get("namespace"), md.get("name"), md.get("resourceVersion"))
+        hit = self._objs.get(key)
+        if hit is not None and hit == o:
+            return hit
+        if len(self._objs) >= self.MAX:
+            self._objs.clear()
+        self._objs[key] = o
+        return o
+
+    def engine(self, probes: tuple, ns: str) -> PolicyEngine:
+        eng = self._engines.get((probes, ns))
+        if eng is None:
+            if len(self._engines) >= 16:
+                self._engines.clear()
+            eng = self._engines[(probes, ns)] = PolicyEngine(probes, ns)
+        return eng
+
+    def index(self, probes: tuple) -> dict:
+        """(source, service, port) -> position in ``probes``."""
+        hit = self._index.get(probes)
+        if hit is None:
+            if len(self._index) >= 16:
+                self._index.clear()
+            hit = self._index[probes] = {(p.source, p.service, p.port): i
+                                         for i, p in enumerate(probes)}
+        return hit
+
+    def dns_pod(self) -> dict:
+        """The standard kube-dns pod the plan assumes (one object, never changed)."""
+        if "pod" not in self._dns:
+            dns = clone(DNS_POD)
+            dns["metadata"]["namespace"] = "kube-system"
+            self._dns["pod"] = dns
+        return self._dns["pod"]
+
+
 def _items(objs: dict) -> tuple[list, list, list]:
     items = objs.get("items", [objs]) if isinstance(objs, dict) else []
     pols = [o for o in items if o.get("kind") == "NetworkPolicy"]
@@ -147,16 +200,17 @@ def _patch_cmd(name: str, spec: dict) -> str:
             + json.dumps(ops, separators=(",", ":")) + "'")
 
 
-def plan(objs: dict, seen: frozenset) -> list[tuple[str, frozenset]]:
-    pols, pods, svcs = _items(objs)
+def plan(objs: dict, seen: frozenset, memo: PlanMemo | None = None) -> list[tuple[str, frozenset]]:
+    """The steps (command, mismatches expected after it); ``memo`` (kept by the expert)
+    makes later plans cheaper and never changes one."""
+    memo = memo if memo is not None else PlanMemo()
+    pols, pods, svcs = (list(map(memo.same, x)) for x in _items(objs))
     if not pods:
         return []
     ns = pods[0]["metadata"].get("namespace", "default")
     probes = _probes(pods, svcs)
-    engine = PolicyEngine(probes, ns)
-    dns = clone(DNS_POD)
-    dns["metadata"]["namespace"] = "kube-system"
-    base = [o for o in pods] + [dns]
+    engine = memo.engine(probes, ns)
+    base = [o for o in pods] + [memo.dns_pod()]
 
     def run(policies: list) -> np.ndarray:
         # frozen: nothing here changes these objects, so the engine keeps each policy's
@@ -164,7 +218,7 @@ def plan(objs: dict, seen: frozenset) -> list[tuple[str, frozenset]]:
         return engine.evaluate(Cluster([], base, svcs, policies, None, frozen=True)).copy()
 
     actual = run(pols)
-    index = {(p.source, p.service, p.port): i for i, p in enumerate(probes)}
+    index = memo.index(probes)
     expected = actual.copy()
     for src, svc, port, exp in seen:
         i = index.get((src, svc, port))

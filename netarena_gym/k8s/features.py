@@ -24,6 +24,7 @@ def feature_spaces(wl: Workload, probes: ProbeSet) -> dict:
 
 
 _NONE = object()  # no policy in this slot
+MAX_CACHED = 256  # policy names whose last row is kept
 
 
 class FeatureBuilder:
@@ -35,7 +36,10 @@ class FeatureBuilder:
         self.app_index = {a: i for i, a in enumerate(wl.apps)}
 
     def clear(self) -> None:
-        """Forget cached rows (they are keyed by the spec object, so this is only memory)."""
+        """Forget cached rows. Never needed for correctness: a row is keyed by its spec
+        object (stored specs are never changed in place), so rows stay valid across
+        episodes; the cache holds one row per policy name and is emptied past
+        ``MAX_CACHED`` names."""
         self._cache.clear()
         self._feats = np.zeros((self.slots, len(POLICY_FEATURES)), np.float32)
         self._peers = np.zeros((self.slots, len(self.wl.apps)), np.int8)
@@ -64,6 +68,8 @@ class FeatureBuilder:
                 continue
             hit = self._cache.get(name)
             if hit is None or hit[0] is not spec:
+                if hit is None and len(self._cache) >= MAX_CACHED:
+                    self._cache.clear()
                 hit = self._cache[name] = (spec,) + self._row(name, obj)
             feats[slot], peers[slot] = hit[1], hit[2]
             slot_spec[slot] = key

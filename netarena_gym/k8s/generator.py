@@ -25,6 +25,7 @@ import numpy as np
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.errors import ScenarioError
 from netarena_gym.core.seeding import choice, draw_seed, rng_from_seed, sample
+from netarena_gym.k8s.state_patches import clone
 from netarena_gym.k8s.faults import NEW_TYPES, TYPES, UPSTREAM_TYPES, apply_fault
 from netarena_gym.k8s.cluster import BaseCluster, base_cluster
 from netarena_gym.k8s.workload import load_workload
@@ -159,25 +160,26 @@ class K8sGenerator:
 
     def check(self, faults: list[dict]) -> dict | None:
         """The faulty manifests when the faults are valid and observable, else None."""
-        pols = self.wl.policy_manifests()
+        pols = self.wl.shared_policy_manifests()
         for f in faults:
             key = f.get("policy", f.get("name"))
-            before = json.dumps(pols.get(key), sort_keys=True)
+            before = pols.get(key)
             try:
-                apply_fault(pols, f)
+                _apply_copied(pols, f)
             except (ValueError, KeyError):
                 return None
-            if json.dumps(pols.get(key), sort_keys=True) == before:
+            after = pols.get(key)
+            if after == before and json.dumps(after, sort_keys=True) == json.dumps(before, sort_keys=True):
                 return None
         ok = self.base.outcomes(pols)
         if ok.all():
             return None
         for i, f in enumerate(faults):
             if f["type"] == "deny_all":
-                without = self.wl.policy_manifests()
+                without = self.wl.shared_policy_manifests()
                 for j, g in enumerate(faults):
                     if j != i:
-                        apply_fault(without, g)
+                        _apply_copied(without, g)
                 if (self.base.outcomes(without) == ok).all():
                     return None
         return pols
@@ -269,6 +271,14 @@ class K8sGenerator:
                      and n not in self._port_names.get(pol, ())]  # a name the pod has is no fault
             return {"type": t, "policy": pol, "name": choice(r, names)}
         raise ValueError(f"unknown fault type {t!r}")
+
+
+def _apply_copied(pols: dict[str, dict], f: dict) -> None:
+    """:func:`apply_fault` on a copy of the manifest it edits (the others stay shared)."""
+    key = f.get("policy", f.get("name"))
+    if key in pols:
+        pols[key] = clone(pols[key])
+    apply_fault(pols, f)
 
 
 # ------------------------------------------------------------------ upstream import

@@ -62,6 +62,7 @@ def compact(obj) -> str:
 
 
 _SPEC_CACHE: dict = {}
+_CREATED = timestamp(EPOCH)  # every object's creationTimestamp (the simulated clock's start)
 
 
 @lru_cache(maxsize=4096)
@@ -120,7 +121,7 @@ class Store:
     def _new_meta(self, resource: str, ns: str, md: dict) -> dict:
         self._uid += 1
         out = {"name": md["name"], "uid": _uid_text(self._uid),
-               "resourceVersion": self._next_rv(), "creationTimestamp": timestamp(EPOCH)}
+               "resourceVersion": self._next_rv(), "creationTimestamp": _CREATED}
         if KINDS[resource][2]:
             out["namespace"] = ns
         for k in ("labels", "annotations"):

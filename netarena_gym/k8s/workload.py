@@ -81,6 +81,12 @@ class Workload:
         """Baseline policies by metadata.name, in upstream's order (a fresh copy)."""
         return json.loads(_policies_json(self))
 
+    def shared_policy_manifests(self) -> dict[str, dict]:
+        """Baseline policies by metadata.name, in upstream's order: a new dict of manifests
+        shared by every caller, which must never change them (copy one before editing it);
+        the same objects every call, so caches may key on their identity."""
+        return dict(_shared_policies(self))
+
     def policy_file(self, name: str) -> str:
         for f, m in self.policies:
             if m["metadata"]["name"] == name:
@@ -298,3 +304,8 @@ def pod_ips(n: int | None = None) -> list[str]:
     (status only: nothing allocates pod IPs on the bundled server): 10.244.0.10 onwards."""
     n = len(load_workload().pods) if n is None else n
     return [f"10.244.{(10 + i) // 256}.{(10 + i) % 256}" for i in range(n)]
+
+
+@lru_cache(maxsize=4)
+def _shared_policies(wl: Workload) -> dict[str, dict]:
+    return json.loads(_policies_json(wl))

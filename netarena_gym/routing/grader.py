@@ -30,7 +30,7 @@ class Trip:
     ``local_error`` is set when the sender's own stack refused (printed as ``ping: ...``);
     ``src`` is the source address the packet carried; ``hops`` is filled when recording."""
     __slots__ = ("ok", "node", "error", "reporter", "local_error", "delay_ms", "loss", "ttl",
-                 "hops", "src")
+                 "hops", "src", "last")
 
     def __init__(self, node: Node, ttl: int, record: bool):
         self.ok = False
@@ -40,6 +40,7 @@ class Trip:
         self.loss = 0.0
         self.ttl = ttl
         self.hops = [] if record else None
+        self.last = None  # (sender, its device, the address it resolved) of the last hop
 
 
 _REJECT_TEXT = {
@@ -88,9 +89,11 @@ def _egress(trip: Trip, node: Node, dev: str) -> None:
 def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
          size: int = PING_PACKET, dont_fragment: bool = False, proto: str = "icmp",
          icmp_type: str = "echo-request", ttl: int = MAX_TTL, record: bool = False,
-         detail: bool = True) -> Trip:
+         detail: bool = True, learned: tuple | None = None) -> Trip:
     """Send one packet from ``origin`` (locally generated) to ``dst``. With
-    ``detail=False`` (the probe matrix) failures skip working out who reports them."""
+    ``detail=False`` (the probe matrix) failures skip working out who reports them.
+    ``learned``: ``(device, address, (node, interface))``, a neighbour ``origin`` learnt
+    from the ARP request of the packet it answers (:func:`learned_from`)."""
     reply_source = _reply_source if detail else _no_source
     trip = Trip(origin, ttl, record)
     node = origin
@@ -98,8 +101,13 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
     if res.kind == "local":
         s = src if src is not None else dst
         trip.src = s
-        if _filter(node, "OUTPUT", s, dst, proto, None, "lo", icmp_type)[0] != "ACCEPT":
-            trip.local_error = "sendmsg: Operation not permitted"
+        v, how = _filter(node, "OUTPUT", s, dst, proto, None, "lo", icmp_type)
+        if v == "DROP" and proto != "icmp":
+            trip.local_error = "send: Operation not permitted"
+            return trip
+        if v != "ACCEPT":  # an OUTPUT drop is silent for ping: no sendmsg error (Linux 6.18)
+            trip.error = "timeout" if v == "DROP" else _REJECT_TEXT.get(how, "Packet filtered")
+            trip.reporter = s if v == "REJECT" else None
             return trip
         v, how = _filter(node, "INPUT", s, dst, proto, "lo", None, icmp_type)
         if v != "ACCEPT":
@@ -125,8 +133,11 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
             return trip
     trip.src = src
     v, how = _filter(node, "OUTPUT", src, dst, proto, None, dev, icmp_type)
-    if v == "DROP":
-        trip.local_error = "sendmsg: Operation not permitted"
+    if v == "DROP":  # real (Mininet, Linux 6.18): ping's raw ICMP socket sees no error,
+        if proto == "icmp":  # just loss; traceroute's UDP socket gets EPERM from send()
+            trip.error = "timeout"
+        else:
+            trip.local_error = "send: Operation not permitted"
         return trip
     if v == "REJECT":
         trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), src
@@ -139,10 +150,14 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
         size = itf.mtu  # fragmented locally; the largest fragment is what must fit
     if itf.qdisc is not None:
         _egress(trip, node, dev)
-    hop = net.neighbor(node, dev, gw if gw is not None else dst)
+    nh = gw if gw is not None else dst
+    hop = net.neighbor(node, dev, nh)
+    if learned is not None and learned[0] == dev and learned[1] == nh:
+        hop = learned[2]
     if hop is None:
         trip.error, trip.reporter = "Destination Host Unreachable", src
         return trip
+    trip.last = (node, dev, nh)
     node, in_if = hop
     while True:
         trip.delay_ms += HOP_MS
@@ -162,6 +177,8 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
                 trip.error = "timeout"
                 return trip
             trip.ok, trip.node = True, node
+            if trip.last is not None:
+                trip.last += (in_if,)
             if record:
                 trip.hops.append((node, dst))
             return trip
@@ -200,10 +217,12 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
             return trip
         if out.qdisc is not None:
             _egress(trip, node, dev)
-        hop = net.neighbor(node, dev, gw if gw is not None else dst)
+        nh = gw if gw is not None else dst
+        hop = net.neighbor(node, dev, nh)
         if hop is None:
             trip.error, trip.reporter = "Destination Host Unreachable", reply_source(node, src)
             return trip
+        trip.last = (node, dev, nh)
         node, in_if = hop
 
 
@@ -232,12 +251,31 @@ def echo(net: Network, origin: Node, dst: int, *, size: int = PING_PACKET,
     responder = req.node
     if responder is origin:
         return PingOutcome(True, s, rtt_ms=BASE_MS, ttl=MAX_TTL)
-    rep = walk(net, responder, s, dst, size=size, icmp_type="echo-reply")
+    rep = walk(net, responder, s, dst, size=size, icmp_type="echo-reply",
+               learned=learned_from(req))
     if not rep.ok or rep.node is not origin:  # delivered elsewhere: a duplicate address
         return PingOutcome(False, s, error=rep.error or "timeout", reporter=None)
     loss = 1.0 - (1.0 - req.loss) * (1.0 - rep.loss)
     return PingOutcome(True, s, rtt_ms=BASE_MS + req.delay_ms + rep.delay_ms, loss=loss,
                        ttl=rep.ttl)
+
+
+def learned_from(req: Trip) -> tuple | None:
+    """What the node a packet was delivered to learnt from the ARP request of its last
+    hop (``neigh_event_ns``): the sender's address on that segment is the sender. The
+    answer goes back through that entry, not through a fresh resolution, which matters
+    when another node on the segment also owns the address (a duplicate: real Mininet
+    keeps the two hosts talking)."""
+    last = req.last
+    if last is None or len(last) < 4:
+        return None
+    sender, dev, nh, in_if = last
+    if sender.interfaces[dev].noarp or (dev, nh) in sender.static_neigh:
+        return None  # no ARP request was sent
+    sip = sender.select_source(dev, nh)
+    if sip is None or (in_if, sip) in req.node.static_neigh:
+        return None  # ARP does not override a permanent entry
+    return in_if, sip, (sender, dev)
 
 
 def pair_ok(net: Network, a: Node, dst: int, timeout_s: float) -> bool:
@@ -254,7 +292,8 @@ def probe(net: Network, a: Node, dst: int, timeout_s: float) -> tuple[bool, int 
         return False, req.src
     if req.node is a:
         return True, req.src
-    rep = walk(net, req.node, req.src, dst, icmp_type="echo-reply", detail=False)
+    rep = walk(net, req.node, req.src, dst, icmp_type="echo-reply", detail=False,
+               learned=learned_from(req))
     return (rep.ok and rep.node is a and req.loss == 0.0 and rep.loss == 0.0
             and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0), req.src
 

@@ -12,19 +12,30 @@ Entries exist only where traffic resolved them. The model is deterministic (no c
   address drops the device's entries (``neigh_ifdown``), as the kernel does.
 * An ARP exchange ``X`` asks for ``t`` on ``dev``: if someone answers, ``X`` holds ``t``
   ``REACHABLE`` and the answering node learns ``X``'s sender address (``neigh_event_ns``,
-  ``STALE``); if no one answers, ``X`` holds ``t`` ``FAILED`` (``arp`` prints
-  ``(incomplete)``). Sending through an entry that is already there resolves nothing new
+  ``STALE``); if no one answers, ``X`` holds ``t`` ``INCOMPLETE`` (``arp`` prints
+  ``(incomplete)``): the kernel solicits ``mcast_solicit`` (3) times ``retrans_time`` (1 s)
+  apart and only then marks the entry ``FAILED``, and every command runs within those 3 s
+  of the probe round that the step before ended with (measured on Mininet: ``INCOMPLETE``
+  0.3 s and 1.8 s after the round, ``FAILED`` at 3.8 s; the backend flushes before each
+  round, so no older unresolved entry survives). Sending through an entry that is already there resolves nothing new
   and confirms a ``STALE`` one (the kernel's DELAY, PROBE, REACHABLE, settled).
 * The agent's own ``ping`` and ``traceroute`` add to the current round's tables the same
   way; ``ip neigh flush`` and ``arp -d`` delete entries until the next round.
+* ``arp -d HOST`` without ``-i`` (:func:`siocdarp`) deletes on the device of the route to
+  ``HOST`` of scope link or narrower (``arp_req_delete``: ``ip_route_output`` at
+  ``RT_SCOPE_LINK``), so it fails where that lookup fails: ``Network is unreachable`` with
+  no such route (a gateway route does not count; nor does a main table that a deleted
+  rule no longer reaches), ``Permission denied`` under a ``prohibit`` rule.
 * ``ip neigh add|replace|change`` makes a ``PERMANENT`` entry (``Node.static_neigh``, part
   of the configuration): traffic through it asks no one and goes to whoever owns the MAC
   on the segment (no one: lost); probe rounds and a plain flush keep it; ``nud
   permanent``/``nud all`` flushes, ``ip neigh del``, ``arp -d``, taking the link down and
   removing its last address drop it.
 
-Left out: timers (REACHABLE turning STALE after ``base_reachable_time``, INCOMPLETE
-turning FAILED after three solicitations: the model shows the settled states), garbage
+Left out: timers (REACHABLE turning STALE after ``base_reachable_time``; INCOMPLETE
+turning FAILED 3 s after the first solicitation, which a command line that itself runs for
+over 3 s, e.g. several ``ping -W1`` in a row, would see; the model shows the state at the
+start of a step), garbage
 collection (the kernel keeps entries below ``gc_thresh1`` anyway), entries added with a
 ``nud`` state other than permanent, proxy ARP and ``arp_ignore``/``arp_announce`` other than 0. The kernel lists
 entries in hash order; the simulator lists them by interface, then address.
@@ -37,7 +48,8 @@ from netarena_gym.core.ipv4 import in_prefix
 from netarena_gym.routing.grader import pair_ok
 from netarena_gym.routing.state import NeighEntry, Network, Node
 
-__all__ = ["round_tables", "table", "entries", "recording", "flush", "delete", "add"]
+__all__ = ["round_tables", "table", "entries", "recording", "flush", "delete", "add",
+           "siocdarp"]
 
 Table = dict[tuple[str, int], NeighEntry]
 
@@ -50,7 +62,7 @@ def _apply(log: list, get) -> None:
         e = t.get(key)
         if res is None:
             if e is None or e.mac is not None:
-                t[key] = NeighEntry(ip, ifname, None, "FAILED")
+                t[key] = NeighEntry(ip, ifname, None, "INCOMPLETE")
             continue
         peer, pif = res
         pmac = peer.interfaces[pif].mac
@@ -198,3 +210,46 @@ def add(net: Network, node: Node, ifname: str, ip: int, mac: str, mode: str) -> 
         node.static_neigh[key] = mac
         node.touch()
     return None
+
+
+_ROUTE_ERRNO = {"prohibit": "Permission denied", "unreachable": "No route to host",
+                "blackhole": "Invalid argument"}
+_RULE_ERRNO = {"prohibit": "Permission denied", "unreachable": "Network is unreachable",
+               "blackhole": "Invalid argument"}
+NO_ENTRY = "No such device or address"
+
+
+def siocdarp(net: Network, node: Node, ip: int, ifname: str | None = None) -> str | None:
+    """``SIOCDARP`` (``arp -d``): delete ``ip``'s entry on ``ifname``, or, without one, on
+    the device of ``ip_route_output(ip, scope link)``. None when deleted, else the errno's
+    text: :data:`NO_ENTRY` (``arp`` prints ``No ARP entry for HOST``) or the route
+    lookup's error (``arp`` prints ``SIOCDARP(dontpub): TEXT``). Measured on Mininet
+    (Linux 6.18, net-tools 2.10)."""
+    if ifname is None:
+        from netarena_gym.routing.commands.ip_common import SCOPE_VALUE
+        from netarena_gym.routing.commands.ip_route_mod import scoped_lpm
+        from netarena_gym.routing.state import LOCAL
+        found: str | None = None
+        for rule in node.rules:
+            if not rule.matches(0, ip, "lo", None):
+                continue
+            if rule.action != "table":
+                return _RULE_ERRNO.get(rule.action, "Invalid argument")
+            if rule.table == LOCAL:
+                if node.is_local(ip):
+                    found = "lo"
+                    break
+                continue
+            up = [r for r in node.tables.get(rule.table, ())  # a down device's routes are dead
+                  if r.dev is None or r.dev not in node.interfaces or node.interfaces[r.dev].up]
+            r = scoped_lpm(up, ip, None, SCOPE_VALUE["link"])
+            if r is None or r.type == "throw":
+                continue
+            if r.type != "unicast":
+                return _ROUTE_ERRNO.get(r.type, "Invalid argument")
+            found = r.dev
+            break
+        if found is None:
+            return "Network is unreachable"
+        ifname = found
+    return None if delete(net, node, ip, ifname) else NO_ENTRY

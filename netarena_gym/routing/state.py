@@ -45,6 +45,7 @@ class Node:
         self._next_ifindex = 1
         self._cache_version = -1
         self._local_ips: frozenset[int] = frozenset()
+        self._local_nets: tuple[tuple[int, int], ...] = ()  # prefixes of addresses on lo
         self._route_cache: dict = {}
         self._dst_only = True
         self._fingerprint: tuple | None = None
@@ -86,6 +87,11 @@ class Node:
                 for a in itf.addresses:
                     ips.add(a.ip)
             self._local_ips = frozenset(ips)
+            # an address on a loopback device makes its whole prefix local (fib_add_ifaddr
+            # adds the prefix route as RTN_LOCAL): 127.0.0.1/8, or 192.168.2.1/24 after
+            # "ifconfig lo 192.168.2.1 netmask 255.255.255.0"
+            self._local_nets = tuple((a.net, a.plen) for itf in self.interfaces.values()
+                                     if itf.loopback and itf.up for a in itf.addresses)
             self._route_cache = {}
             # with selector-free rules a lookup depends on the destination alone
             self._dst_only = all(r.src is None and r.dst is None and r.iif is None
@@ -135,6 +141,12 @@ class Node:
         if self._cache_version != self.version:
             self._refresh()
         return self._local_ips
+
+    def is_local(self, dst: int) -> bool:
+        """Does table ``local`` deliver ``dst`` to this node?"""
+        if self._cache_version != self.version:
+            self._refresh()
+        return dst in self._local_ips or any(in_prefix(dst, n, p) for n, p in self._local_nets)
 
     def iface(self, name: str) -> Interface | None:
         return self.interfaces.get(name)
@@ -325,7 +337,7 @@ class Node:
             if rule.action != "table":
                 return Lookup(rule.action, rule=rule)
             if rule.table == LOCAL:
-                if dst in self._local_ips or ((dst >> 24) == 127 and self.interfaces["lo"].up):
+                if self.is_local(dst):
                     return Lookup("local", dev="lo")
                 continue
             best = self._lpm(self.tables.get(rule.table, ()), dst, oif)
@@ -479,6 +491,7 @@ class Network:
                     return self.nodes[pname], pif
             return None
         other = None  # an owner of ``ip`` on another of its interfaces (arp_ignore=0)
+        carrier = None  # one that carries ``ip`` on the segment but sends with another
         for pname, pif in self.segments[seg]:
             if pname == node.name and pif == ifname:
                 continue
@@ -486,12 +499,17 @@ class Network:
             pitf = peer.interfaces[pif]
             if pitf.up and not pitf.noarp and ip in peer.local_ips():
                 if any(a.ip == ip for a in pitf.addresses):
-                    return peer, pif
-                if other is None:
+                    # a duplicate: the node that sends with it (the address is the first
+                    # of its subnet there) wins, its ARP requests overriding (neigh_event_ns)
+                    if peer.select_source(pif, ip) == ip:
+                        return peer, pif
+                    if carrier is None:
+                        carrier = (peer, pif)
+                elif other is None:
                     other = (peer, pif)
         # both answer and the first reply wins; on Mininet the interface that carries the
         # address answers first
-        return other
+        return carrier or other
 
     def fingerprint(self) -> tuple:
         return tuple(n.fingerprint() for n in self.nodes.values())

@@ -148,3 +148,18 @@ def test_import_upstream_error_config(tmp_path):
     assert scs[1].faults[0]["apps"] == ["adservice", "resid-cart"]
     assert all(s.level == "compat" and s.params["probes"] == "compat" for s in scs)
     assert all(s.meta["observable"] for s in scs)
+
+
+def test_generated_policies_match_the_scenario_and_leave_the_baseline_shared():
+    # the generator edits copies of the workload's shared baseline manifests
+    from netarena_gym.k8s.backends.sim import scenario_policies
+    wl = load_workload()
+    pristine = wl.policy_manifests()
+    g = K8sGenerator(3)
+    rng = np.random.default_rng(2)
+    for _ in range(80):
+        gen = g.sample(rng)
+        assert gen.policies == scenario_policies(gen.scenario)
+        assert json.dumps(gen.policies) == json.dumps(scenario_policies(gen.scenario))
+    assert wl.shared_policy_manifests() == pristine
+    assert json.dumps(wl.shared_policy_manifests()) == json.dumps(pristine)

@@ -234,8 +234,8 @@ def test_arp_filters(net):
 def test_arp_delete(net):
     ok(net, "r0", "arp -d 192.168.1.100")
     assert "192.168.1.100" not in ok(net, "r0", "arp -n")
-    res = run(net, "r0", "arp -d 192.168.9.9")
-    assert (res.output, res.status, res.kind) == ("No ARP entry for 192.168.9.9\n", 255, ERROR)
+    res = run(net, "r0", "arp -d 192.168.1.100")  # gone: no entry on the connected subnet
+    assert (res.output, res.status, res.kind) == ("No ARP entry for 192.168.1.100\n", 255, ERROR)
     net.new_traffic_round()  # the next probe round resolves it again
     assert "192.168.1.100" in ok(net, "r0", "arp -n")
 
@@ -278,3 +278,120 @@ def test_arp_usage_errors(net):
     assert (res.output, res.status) == ("arp: unrecognized option '--bogus'\n" + usage, 3)
     res = run(net, "r0", "arp -i")
     assert (res.output, res.status) == ("arp: option requires an argument -- 'i'\n" + usage, 3)
+
+
+def test_ifconfig_lo_address_makes_its_whole_prefix_local():
+    # real (Mininet, Linux 6.18, campaign level 1 seed 100: r0-eth1 down, then on r0
+    # "ifconfig lo 192.168.2.1 netmask 255.255.255.0"): the lo address's prefix route is
+    # RTN_LOCAL, so r0 takes every packet for 192.168.2.0/24 itself:
+    #   h3 -> X X h4 X X X        (h3, h4 on 192.168.2.0/24: their replies stop at r0)
+    #   h5 -> X X h3 h4 h6 r0     (r0 answers for h3 and h4)
+    from netarena_gym.routing.grader import pair_ok
+    from netarena_gym.core.ipv4 import ip_to_int
+    net = build_network(TopologySpec(hosts=((2, 2, 2),), parents=()))[0]
+    ok(net, "r0", "ifconfig r0-eth1 down")
+    ok(net, "r0", "ifconfig lo 192.168.2.1 netmask 255.255.255.0")
+    assert "local 192.168.2.100 dev lo table local" in run(net, "r0", "ip route get 192.168.2.100").output
+    nodes, ip = net.nodes, ip_to_int
+    assert pair_ok(net, nodes["h5"], ip("192.168.2.100"), 1.0)  # r0 answers
+    assert not pair_ok(net, nodes["h3"], ip("192.168.3.100"), 1.0)  # the reply stops at r0
+    assert pair_ok(net, nodes["h3"], ip("192.168.2.101"), 1.0)  # on the LAN, as before
+    # 127.0.0.1/8 went with the old lo address
+    assert run(net, "r0", "ip route get 127.0.0.5").output == "RTNETLINK answers: Network is unreachable\n"
+
+
+# ------------------------------------------------------------------- name lookups (no DNS)
+# Real net-tools 2.10 in a Mininet node of the backend's sandbox (nodeexec.ETC_FILES: no
+# DNS, Debian's /etc/networks, localhost in /etc/hosts), pinned verbatim.
+def test_route_and_arp_resolve_like_inet_aton_and_fail_lookups_at_once(net):
+    for line in ("route add default gw foo", "route del default gw foo",
+                 "route add -host bogus dev h1-eth0",
+                 "route add -net 10.0.0.0 netmask 255.0.0.0 gw bogus",
+                 "route -n add default gw foo"):
+        res = run(net, "h1", line)
+        word = line.split()[-1] if "gw" in line else "bogus"
+        assert (res.output, res.status, res.kind) == (f"{word}: Unknown host\n", 6, INVALID)
+    res = run(net, "h1", "route add 192.168.1.300")
+    assert (res.output, res.status) == ("192.168.1.300: Unknown host\n", 6)
+    # inet_aton: "10.1" is 10.0.0.1, "255.255.0" is 255.255.0.0, "010" is octal
+    res = run(net, "h1", "route add -net 10.1 netmask 255.255.0.0 dev h1-eth0")
+    assert res.output.startswith("route: netmask doesn't match route address\n")
+    ok(net, "h1", "route add -host 10.1 dev h1-eth0")
+    ok(net, "h1", "route add -net 10.2.0.0 netmask 255.255.0 dev h1-eth0")
+    ok(net, "h1", "route add -net 010.0.0.0 netmask 255.0.0.0 dev h1-eth0")
+    rows = ok(net, "h1", "route -n").splitlines()
+    assert "8.0.0.0         0.0.0.0         255.0.0.0       U     0      0        0 h1-eth0" in rows
+    assert "10.0.0.1        0.0.0.0         255.255.255.255 UH    0      0        0 h1-eth0" in rows
+    assert "10.2.0.0        0.0.0.0         255.255.0.0     U     0      0        0 h1-eth0" in rows
+
+
+def test_arp_host_argument_is_resolved(net):
+    for line in ("arp bogus", "arp -a bogus", "arp -n bogus", "arp -i h1-eth0 bogus",
+                 "arp -s bogus 02:00:00:00:00:01"):
+        res = run(net, "h1", line)
+        assert (res.output, res.status, res.kind) == ("bogus: Unknown host\n", 255, INVALID)
+    assert ok(net, "h1", "arp 10") == "10 (0.0.0.10) -- no entry\n"
+    assert ok(net, "h1", "arp 192.168.001.77") == "192.168.001.77 (192.168.1.77) -- no entry\n"
+    assert ok(net, "h1", "arp 192.168.001.001") == ok(net, "h1", "arp 192.168.1.1")
+    assert ok(net, "h1", "arp -a 192.168.001.001").startswith("? (192.168.1.1) at ")
+    assert ok(net, "h1", "arp -a 192.168.1.77") == "arp: in 1 entries no match found.\n"
+
+
+def test_names_match_the_sandbox_files():
+    """The names the simulator resolves are the ones the Mininet sandbox binds."""
+    from netarena_gym.routing.backends.nodeexec import ETC_FILES
+    from netarena_gym.routing.commands.legacy import NAMES, resolve
+    import ipaddress
+    files = {}
+    for line in ETC_FILES["/etc/networks"].splitlines():
+        name, addr = line.split()
+        files[name] = int(ipaddress.IPv4Address(addr))
+    for line in ETC_FILES["/etc/hosts"].splitlines():
+        addr, *names = line.split()
+        if ":" not in addr:  # gethostbyname() is IPv4-only
+            files.update((n, int(ipaddress.IPv4Address(addr))) for n in names)
+    assert {k: v for k, v in files.items() if k != "default"} == NAMES
+    assert resolve("default") == 0 and resolve("link-local") == 0xA9FE0000
+    assert resolve("example.com") is None
+
+
+def test_route_names_networks_from_etc_networks(net):
+    for line in ("ip route add 169.254.0.0/16 dev h1-eth0", "ip route add 127.0.0.0/8 dev h1-eth0",
+                 "ip route add 10.0.0.0/8 via 192.168.1.1", "ip route add 169.254.1.1 dev h1-eth0"):
+        ok(net, "h1", line)
+    assert ok(net, "h1", "route") == (  # real net-tools 2.10, Mininet node
+        "Kernel IP routing table\n"
+        "Destination     Gateway         Genmask         Flags Metric Ref    Use Iface\n"
+        "default         192.168.1.1     0.0.0.0         UG    0      0        0 h1-eth0\n"
+        "10.0.0.0        192.168.1.1     255.0.0.0       UG    0      0        0 h1-eth0\n"
+        "loopback        0.0.0.0         255.0.0.0       U     0      0        0 h1-eth0\n"
+        "link-local      0.0.0.0         255.255.0.0     U     0      0        0 h1-eth0\n"
+        "169.254.1.1     0.0.0.0         255.255.255.255 UH    0      0        0 h1-eth0\n"
+        "192.168.1.0     0.0.0.0         255.255.255.0   U     0      0        0 h1-eth0\n")
+    assert ok(net, "h1", "arp localhost") == "localhost (127.0.0.1) -- no entry\n"
+    assert ok(net, "h1", "arp link-local") == "link-local (169.254.0.0) -- no entry\n"
+    res = run(net, "h1", "route add -net link-local netmask 255.255.0.0 dev h1-eth0")
+    assert (res.output, res.status, res.kind) == ("SIOCADDRT: File exists\n", 7, ERROR)
+
+
+def test_arp_delete_finds_the_device_by_a_link_scope_lookup(net):
+    """Real net-tools 2.10 / Linux 6.18 in Mininet nodes: without -i, SIOCDARP looks the
+    address up at scope link (connected subnets and local addresses only)."""
+    unreachable = ("SIOCDARP(dontpub): Network is unreachable\n", 255, ERROR)
+
+    def arp_d(node, line):
+        res = run(net, node, line)
+        return res.output, res.status, res.kind
+
+    assert arp_d("r0", "arp -d 192.168.1.1") == ("No ARP entry for 192.168.1.1\n", 255, ERROR)
+    assert arp_d("r0", "arp -d 10.9.9.9") == unreachable
+    assert arp_d("h1", "arp -d 192.168.2.100") == unreachable  # only through the gateway
+    for kind, net_ in (("unreachable", "10.5"), ("blackhole", "10.6"), ("prohibit", "10.7")):
+        ok(net, "r0", f"ip route add {kind} {net_}.0.0/16")
+        assert arp_d("r0", f"arp -d {net_}.0.1") == unreachable
+    ok(net, "r0", "ip link set r0-eth2 down")
+    assert arp_d("r0", "arp -d 192.168.2.101") == unreachable
+    ok(net, "r0", "ip rule add prohibit pref 0")
+    assert arp_d("r0", "arp -d 192.168.1.100") == (
+        "SIOCDARP(dontpub): Permission denied\n", 255, ERROR)
+    assert arp_d("r0", "arp -d 192.168.1.100 -i r0-eth1") == ("", 0, OK)

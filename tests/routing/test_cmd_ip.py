@@ -510,7 +510,7 @@ def test_neigh_show_is_what_the_probe_round_resolved(net):
     assert ok(net, "r0", "ip neigh show nud stale") == ""
     ok(net, "h2", "ip link set h2-eth0 down")
     net.new_traffic_round()
-    assert "192.168.2.100 dev r0-eth2 FAILED \n" in ok(net, "r0", "ip neighbour show")
+    assert "192.168.2.100 dev r0-eth2 INCOMPLETE \n" in ok(net, "r0", "ip neighbour show")
     assert ok(net, "r0", "ip neigh flush dev r0-eth2") == ""
     assert "r0-eth2" not in ok(net, "r0", "ip neigh")
     assert ok(net, "r0", "ip -s neigh flush all") == (
@@ -611,3 +611,47 @@ def test_arp_for_an_address_two_nodes_own_goes_to_the_interface_carrying_it():
     ok(net, "h2", "ip addr flush dev h2-eth0")
     hop = net.neighbor(net.nodes["h3"], "h3-eth0", 0xC0A80264)
     assert (hop[0].name, hop[1]) == ("r0", "r0-eth2")
+
+
+def test_operstate_without_carrier_looks_the_peer_index_up_in_the_own_namespace():
+    # real (Mininet, Linux 6.18, level 3 seed 43 after its faults: r1-eth1, r2-eth4 and
+    # r0-eth4 down), MACs masked:
+    #   4: r1-eth3@if5: <NO-CARRIER,BROADCAST,MULTICAST,UP> ... state LOWERLAYERDOWN ...
+    #   5: r1-eth4@if5: <NO-CARRIER,BROADCAST,MULTICAST,UP> ... state DOWN ...
+    # r1-eth3's peer is r0-eth4 (index 5 in r0): r1's index 5 is r1-eth4, which has no
+    # carrier either; r1-eth4's peer is r2-eth4, index 5: the device itself
+    net = build_network(TopologySpec(hosts=((1, 2, 1), (3, 2), (3, 1, 3)), parents=(0, 1)))[0]
+    for node, dev in (("r1", "r1-eth1"), ("r2", "r2-eth4"), ("r0", "r0-eth4")):
+        ok(net, node, f"ip link set {dev} down")
+    states = {ln.split()[0].split("@")[0]: ln.split()[1]
+              for ln in ok(net, "r1", "ip -br link show").splitlines()}
+    assert states == {"lo": "UNKNOWN", "r1-eth1": "DOWN", "r1-eth2": "UP",
+                      "r1-eth3": "LOWERLAYERDOWN", "r1-eth4": "DOWN"}
+    assert "state LOWERLAYERDOWN" in ok(net, "r1", "ip link show r1-eth3")
+    assert "state DOWN" in ok(net, "r1", "ip addr show r1-eth4")
+    # the peer's index names a device that has carrier (here r0-eth3): DOWN
+    ok(net, "r0", "ip link set r0-eth4 up")
+    ok(net, "r1", "ip link set r1-eth3 down")
+    assert ok(net, "r0", "ip -br link show r0-eth4").split()[1] == "DOWN"
+
+
+def test_router_taking_a_hosts_address_leaves_the_hosts_lan_traffic_alone():
+    # real (Mininet, Linux 6.18, campaign level 1 seed 87: on r0
+    # "ip addr change 192.168.3.100/24 dev r0-eth3", h5's address; pingall afterwards):
+    #   h3 -> h1 h2 h4 h5 h6 r0   (r0 answers for 192.168.3.100 itself)
+    #   h5 -> X X X X h6 X        (h6 answers h5 through the entry h5's ARP request left)
+    #   h6 -> h1 h2 h3 h4 h5 r0
+    from netarena_gym.core.ipv4 import ip_to_int as ip
+    from netarena_gym.routing.grader import pair_ok
+    net = build_network(TopologySpec(hosts=((2, 2, 2),), parents=()))[0]
+    ok(net, "r0", "ip addr change 192.168.3.100/24 dev r0-eth3")
+    n = net.nodes
+    assert pair_ok(net, n["h5"], ip("192.168.3.101"), 1.0)
+    assert not pair_ok(net, n["h5"], ip("192.168.2.100"), 1.0)
+    assert pair_ok(net, n["h3"], ip("192.168.3.100"), 1.0)
+    assert pair_ok(net, n["h6"], ip("192.168.3.100"), 1.0)
+    # then "ip route flush table main" on r0 (real: h6 -> X X X X h5 X): h6 reaches h5,
+    # which sends with the address, not r0, which has it as a secondary
+    ok(net, "r0", "ip route flush table main")
+    assert pair_ok(net, n["h6"], ip("192.168.3.100"), 1.0)
+    assert pair_ok(net, n["h5"], ip("192.168.3.101"), 1.0)

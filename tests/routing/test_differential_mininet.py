@@ -163,9 +163,6 @@ def test_differential_sim_vs_mininet(real):
     assert expected <= seen
 
 
-@pytest.mark.xfail(strict=False, reason="`arp` without -n looks names up; on a machine whose "
-                   "resolver cannot be reached it waits until the command timeout, which the "
-                   "simulator does not model (the only difference left on seeds 0-29)")
 def test_differential_grammar_sequences_sim_vs_mininet(real):
     """Random agents over the full command grammar, every aspect compared."""
     failures = []

@@ -42,7 +42,7 @@ WR4 = [("r0", "ip route del 192.168.1.0/24 dev r0-eth1"),
        ("r0", "ip route add 192.168.1.0/24 dev r0-eth2 via 192.168.2.1"),
        ("r0", "ip route show"), ("r0", "ip route get 192.168.1.100")]
 
-_STATE = {"DELAY": "REACHABLE", "PROBE": "REACHABLE", "INCOMPLETE": "FAILED"}
+_STATE = {"DELAY": "REACHABLE", "PROBE": "REACHABLE"}
 
 
 def neigh_set(text: str) -> list[str]:
@@ -50,7 +50,7 @@ def neigh_set(text: str) -> list[str]:
     lines = normalise(text).splitlines()
     out = []
     for ln in lines:
-        ln = re.sub(r"\b(DELAY|PROBE|INCOMPLETE)\b", lambda m: _STATE[m.group(1)], ln)
+        ln = re.sub(r"\b(DELAY|PROBE)\b", lambda m: _STATE[m.group(1)], ln)
         out.append(ln)
     return sorted(out)
 

@@ -52,3 +52,22 @@ def test_only_the_namespace_sysctls_are_writable(netns_pid):
     assert nodeexec.write_file(netns_pid, "/proc/sys/net/ipv4/ip_forward", "abc\n",
                                False) == ("write", 22)
     assert nodeexec.write_file(netns_pid, "/proc/sys/net/ipv4/nope", "1\n", False) == ("open", 2)
+
+
+def test_name_lookups_fail_at_once_with_the_private_files(netns_pid):
+    """The host's resolver may wait on a nameserver the node cannot reach; in the sandbox
+    the bound files answer from ``files`` only, at once (and the host's stay untouched)."""
+    host_resolv = Path("/etc/resolv.conf").read_bytes()
+    for path, text in nodeexec.ETC_FILES.items():
+        assert nodeexec.run_argv(netns_pid, ["cat", path], 10).stdout == text
+    t = time.monotonic()
+    p = nodeexec.run_argv(netns_pid, ["ping", "-c", "1", "-W", "1", "netarena-nosuchhost"], 10)
+    assert (p.returncode, p.stdout) == (2, "ping: netarena-nosuchhost: Name or service not known\n")
+    p = nodeexec.run_argv(netns_pid, ["arp", "netarena-nosuchhost"], 10)
+    assert (p.returncode, p.stdout) == (255, "netarena-nosuchhost: Unknown host\n")
+    assert time.monotonic() - t < 2
+    p = nodeexec.run_argv(netns_pid, ["getent", "networks", "link-local"], 10)
+    assert p.stdout.split() == ["link-local", "169.254.0.0"]
+    p = nodeexec.run_argv(netns_pid, ["touch", "/etc/hosts"], 10)
+    assert p.returncode == 1 and "Read-only file system" in p.stdout
+    assert Path("/etc/resolv.conf").read_bytes() == host_resolv

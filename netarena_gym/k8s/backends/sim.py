@@ -2,7 +2,8 @@
 
 ``apply(scenario)`` builds the in-memory API server with the scenario's faulty policies;
 ``run({"command": ..., "stdin": ...})`` executes one agent command line (allow-list,
-shell, simulated kubectl); ``observe()`` evaluates the probe set with the policy engine
+shell, simulated kubectl; a JSON patch of one policy, what the discrete catalogue sends,
+is parsed once per command line and then applied directly, see ``executor.plan``); ``observe()`` evaluates the probe set with the policy engine
 (incremental, cached until an object changes; one engine across resets); ``objects()`` is the cluster as the engine reads it.
 
 The agent is held to the same RBAC as on a real cluster (:mod:`netarena_gym.k8s.rbac`):
@@ -20,12 +21,14 @@ from netarena_gym.k8s.commands import executor
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS
 from netarena_gym.k8s.commands.cmdline import BOOL_FLAGS, VALUE_FLAGS, UsageError, parse, resource_args
 from netarena_gym.k8s.faults import apply_fault
-from netarena_gym.k8s.commands.kubectl import Kubectl
+from netarena_gym.k8s.commands.kubectl import Kubectl, run_json_patch
 from netarena_gym.k8s.cluster import base_cluster, store_cluster
 from netarena_gym.k8s.grader import Cluster, PolicyEngine
 from netarena_gym.k8s.rbac import denials
 from netarena_gym.k8s.workload_large import workload_for
 
+PLAN_CACHE = 4096  # command lines whose plan a backend keeps
+_UNPLANNED = object()
 _LONG = {v: k for k, v in {**VALUE_FLAGS, **BOOL_FLAGS}.items() if k.startswith("--")}
 
 
@@ -49,6 +52,8 @@ class SimBackend:
         self.scenario: Scenario | None = None
         self.namespace = "default"
         self.engine: PolicyEngine | None = None
+        self._cluster: Cluster | None = None
+        self._plans: dict = {}  # (command, namespace) -> JsonPatchPlan | None (see executor.plan)
 
     def apply(self, scenario: Scenario, prebuilt: dict | None = None) -> None:
         """``prebuilt``: the generator's policies for this scenario (else rebuilt from it)."""
@@ -71,8 +76,16 @@ class SimBackend:
     def run(self, action: Mapping[str, str]) -> CommandResult:
         """``action``: ``{"command": <shell line>}`` plus an optional ``"stdin"``."""
         self.store.tick()
-        return executor.run(action["command"], action.get("stdin", ""), self.namespace,
-                            self.kubectl_as_agent, self.verbs)
+        command, stdin = action["command"], action.get("stdin", "")
+        key = (command, self.namespace)
+        plan = self._plans.get(key, _UNPLANNED)
+        if plan is _UNPLANNED:
+            if len(self._plans) >= PLAN_CACHE:
+                self._plans.clear()
+            plan = self._plans[key] = executor.plan(command, "", self.namespace, self.verbs)
+        if plan is not None and not stdin:
+            return run_json_patch(self.kubectl, plan)
+        return executor.run(command, stdin, self.namespace, self.kubectl_as_agent, self.verbs)
 
     def kubectl_as_agent(self, argv: list[str], stdin: str = "") -> CommandResult:
         """The simulated kubectl, with the agent's RBAC applied to its reads."""
@@ -97,7 +110,13 @@ class SimBackend:
         return CommandResult(out + msg, 1, ERROR)
 
     def objects(self) -> Cluster:
-        return store_cluster(self.store)
+        """The store's objects (the same :class:`Cluster` until the store changes: its
+        ``version`` moves on every write and a new store has a new token)."""
+        st = self.store
+        c = self._cluster
+        if c is None or c.version != (st.token, st.version):
+            c = self._cluster = store_cluster(st)
+        return c
 
     def observe(self) -> np.ndarray:
         """Probe outcomes (True: the connection succeeds), in probe-set order."""
@@ -105,6 +124,7 @@ class SimBackend:
 
     def close(self) -> None:
         self.store = None
+        self._cluster = None
 
 
 def _argv(inv, targets) -> list[str]:

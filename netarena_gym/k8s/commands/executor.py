@@ -10,11 +10,12 @@ from netarena_gym.shell.parser import INVALID, CommandResult
 from netarena_gym.shell.policy import ParseCache, parse as parse_line, refused, run_pipeline
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS, apply_refusal, check_command_line
 from netarena_gym.k8s.commands.cmdline import UsageError, parse
+from netarena_gym.k8s.commands.kubectl import JsonPatchPlan, plan_json_patch
 
 KubectlRunner = Callable[[list, str], CommandResult]
 _PARSED = ParseCache(parse_line, 4096)  # command line -> (parsed, early result), read-only
 
-__all__ = ["KubectlRunner", "refused", "run"]
+__all__ = ["KubectlRunner", "plan", "refused", "run"]
 
 
 def run(command: str, stdin: str, namespace: str, kubectl: KubectlRunner,
@@ -50,6 +51,27 @@ def run(command: str, stdin: str, namespace: str, kubectl: KubectlRunner,
         return res
 
     return run_pipeline(cl, one)
+
+
+def plan(command: str, stdin: str, namespace: str, verbs=DEFAULT_VERBS) -> JsonPatchPlan | None:
+    """The store-independent part of :func:`run` done once: for a line that is one
+    allowed ``kubectl patch networkpolicy NAME --type=json -p TEXT`` (no pipe, connector,
+    redirection or stdin) the :class:`JsonPatchPlan` whose :func:`run_json_patch` answers
+    what :func:`run` would, else None (run it)."""
+    if stdin:
+        return None
+    cl, early = _PARSED(command)
+    if early is not None or len(cl.items) != 1 or len(cl.items[0][1].commands) != 1:
+        return None
+    cmd = cl.items[0][1].commands[0]
+    if (cmd.argv[0] != "kubectl" or cmd.redirect is not None or cmd.stderr is not None
+            or check_command_line(cl, namespace, verbs)):
+        return None
+    try:
+        inv = parse(cmd.argv[1:])
+    except UsageError:
+        return None
+    return plan_json_patch(inv, namespace)
 
 
 def _stdin_refusal(cl, stdin: str, namespace: str) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
 from netarena_gym.k8s.commands import printers
@@ -182,7 +183,48 @@ def _patch(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
                          ERROR if errors else OK)
 
 
-def _patch_one(k: Kubectl, r: str, ns: str, name: str, ptype: str, text: str) -> CommandResult:
+@dataclass(frozen=True)
+class JsonPatchPlan:
+    """``kubectl patch networkpolicy NAME --type=json -p TEXT`` with everything that
+    does not depend on the store done once: the namespace, the name and the parsed patch
+    (shared between runs; :func:`json_patch` never changes it)."""
+    namespace: str
+    name: str
+    text: str
+    patch: list
+
+
+_PLAN_FLAGS = frozenset({"type", "patch", "namespace"})
+
+
+def plan_json_patch(inv: Invocation, namespace: str) -> JsonPatchPlan | None:
+    """The plan of ``inv`` when it is a JSON patch of one named NetworkPolicy with no
+    other flag and a patch that is valid JSON (kubectl's path for it is then
+    :func:`run_json_patch`'s), else None."""
+    if inv.verb != "patch" or not set(inv.flags) <= _PLAN_FLAGS or inv.flags.get("type") != "json":
+        return None
+    text = inv.flags.get("patch")
+    if not isinstance(text, str) or not text or bad_yaml_escape(text):
+        return None
+    try:
+        patch = _load_json(text)
+        targets = resource_args(inv.args)
+    except (ValueError, UsageError):
+        return None
+    if len(targets) != 1 or targets[0][1] is None or resolve(targets[0][0]) != "networkpolicies":
+        return None
+    return JsonPatchPlan(str(inv.flags.get("namespace", namespace)), targets[0][1], text, patch)
+
+
+def run_json_patch(k: Kubectl, plan: JsonPatchPlan) -> CommandResult:
+    """What ``kubectl patch`` answers for the invocation ``plan`` was made from."""
+    res = _patch_one(k, "networkpolicies", plan.namespace, plan.name, "json", plan.text,
+                     plan.patch)
+    return CommandResult(res.output, 1 if res.status else 0, ERROR if res.status else OK)
+
+
+def _patch_one(k: Kubectl, r: str, ns: str, name: str, ptype: str, text: str,
+               parsed=None) -> CommandResult:
     st = k.store
     cur = st.find(r, ns, name)
     if cur is None:
@@ -190,7 +232,7 @@ def _patch_one(k: Kubectl, r: str, ns: str, name: str, ptype: str, text: str) ->
     if r != "networkpolicies":
         return err(f"netarena: patching {r} is not simulated", INVALID)
     try:
-        patch = _load_json(text)
+        patch = _load_json(text) if parsed is None else parsed
     except ValueError as e:
         if ptype == "merge":
             return err("Error from server: Invalid JSON Patch")

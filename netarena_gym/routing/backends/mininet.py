@@ -92,6 +92,12 @@ def _batch(prog: str, lines: list[str], quiet: bool = False) -> str:
             + "".join(f"{ln}\n" for ln in lines) + "NXEOF")
 
 
+# IPv6 off on every veth (lo keeps ::1): no link-local address or fe80::/64 route that would
+# come and go with link flaps; the simulator's ``ip -6`` (commands/ip_inet6.py) shows this.
+# An MTU below 1280 drops a device's IPv6 state and restoring it recreates that state from
+# ``default``: so ``default`` is off too, and each device is set after its MTU.
+
+
 def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
     """Shell commands that bring ``node`` to its healthy configuration from any state
     (``labels``: set the interface aliases, else clear them). A handful of processes per
@@ -120,23 +126,28 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
     toggle = "0 net.ipv4.ip_forward=1" if router else "1 net.ipv4.ip_forward=0"
     sysctl = reset_command([*ifaces, "lo"]).replace(
         "sysctl -q -w ", f"sysctl -q -w net.ipv4.ip_forward={toggle} "
-        "net.ipv4.icmp_echo_ignore_all=0 ", 1)
-    ip = ["rule flush", "rule add pref 32766 lookup main", "rule add pref 32767 lookup default",
-          "route flush table main", "route flush table default",
-          "neigh flush all nud all"]  # permanent entries too
+        "net.ipv4.icmp_echo_ignore_all=0 net.ipv6.conf.default.disable_ipv6=1 ", 1)
+    links = ["rule flush", "rule add pref 32766 lookup main",
+             "rule add pref 32767 lookup default", "route flush table main",
+             "route flush table default", "neigh flush all nud all"]  # permanent entries too
+    ip = []
     for itf in ifaces:
-        ip += [f"addr flush dev {itf}", f"link set dev {itf} up mtu 1500 promisc off arp on"]
+        links += [f"addr flush dev {itf}", f"link set dev {itf} up mtu 1500 promisc off arp on"]
         if router:
             ip.append(f"link set dev {itf} alias "
                       + shlex.quote(lay.iface_alias(node, itf) if labels else ""))
         ip.append(f"addr add {addrs[itf]} brd + dev {itf}")
+    # lo too: an agent may have added addresses to it or changed its MTU or ARP flag
+    links.append("link set dev lo up mtu 65536 arp on")
+    # each device's IPv6 off after its MTU is set (see above); lo keeps ::1
+    ipv6 = ("sysctl -q -w " + " ".join(f"net.ipv6.conf.{itf}.disable_ipv6=1" for itf in ifaces)
+            + " net.ipv6.conf.lo.disable_ipv6=0")
     if router:
         ip += [f"route add {int_to_ip(net)}/{plen} via {int_to_ip(gw)} dev {dev}"
                for net, plen, dev, gw in lay.intended_routes(node) if gw is not None]
     else:
         ip.append(f"route add default via {int_to_ip(s.gateway)} dev {ifaces[0]}")
-    # lo too: an agent may have added addresses to it or changed its MTU or ARP flag
-    ip += ["addr add 127.0.0.1/8 dev lo", "link set dev lo up mtu 65536 arp on"]
+    ip.append("addr add 127.0.0.1/8 dev lo")
     return "\n".join([
         "iptables-restore <<'NXEOF'\n*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n"
         ":OUTPUT ACCEPT [0:0]\nCOMMIT\nNXEOF",  # policies ACCEPT, no rules, no user chains
@@ -146,7 +157,10 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
         sysctl,
         _batch("tc", [f"qdisc del dev {itf} root" for itf in [*ifaces, "lo"]], quiet=True),
         "ip -4 addr flush dev lo",
-        _batch("ip", ip)])
+        _batch("ip", links), ipv6, _batch("ip", ip),
+        # an MTU under 1280 took ::1 away; a down/up of lo brings it back
+        "ip -6 addr show dev lo | grep -q '::1/128' || "
+        "{ ip link set dev lo down; ip link set dev lo up; }"])
 
 
 def _alive(pid: int) -> bool:

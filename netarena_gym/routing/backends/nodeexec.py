@@ -6,7 +6,13 @@ In the child, before ``exec``: join the node's network namespace (``/proc/PID/ns
 a new mount namespace with private propagation, make every mount read-only
 (``MOUNT_ATTR_RDONLY`` with ``AT_RECURSIVE``), then mount a private ``tmpfs`` on ``/tmp`` and
 ``/run`` (iptables' lock file) and bind ``/proc/sys/net`` writable again: that namespace's
-own sysctls are all a tool can change. Nothing from the agent is interpreted by a shell:
+own sysctls are all a tool can change. Name lookups are made deterministic and immediate:
+private copies of ``/etc/resolv.conf`` (one nameserver, 127.0.0.1 in the node's namespace,
+where nothing listens, so a query fails at once with ``ECONNREFUSED`` instead of waiting on
+the machine's resolver, which a node cannot reach), ``/etc/hosts`` (``localhost`` only),
+``/etc/networks`` (Debian's three names) and ``/etc/nsswitch.conf`` (``files`` then ``dns``)
+are bound read-only over the host's, so ``arp``, ``route`` and ``traceroute`` print numbers
+the way the simulator does, on every machine. Nothing from the agent is interpreted by a shell:
 the argv is exec'd as is. Redirects are written by :func:`write_file` in the same sandbox,
 opened with ``O_NOFOLLOW`` and without ``O_CREAT``.
 
@@ -20,7 +26,20 @@ import errno
 import os
 import subprocess
 
-__all__ = ["SandboxError", "run_argv", "write_file"]
+__all__ = ["ETC_FILES", "SandboxError", "run_argv", "write_file"]
+
+#: the files bound over the host's in the sandbox: name lookups fail at once, on any machine
+ETC_FILES = {
+    "/etc/resolv.conf": "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n",
+    "/etc/hosts": "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n",
+    "/etc/networks": "default\t\t0.0.0.0\nloopback\t127.0.0.0\nlink-local\t169.254.0.0\n",
+    "/etc/nsswitch.conf": ("passwd:         files\ngroup:          files\n"
+                           "shadow:         files\nhosts:          files\n"
+                           "networks:       files\nprotocols:      files\n"
+                           "services:       files\nethers:         files\n"
+                           "rpc:            files\n"),
+}
+_ETC_DIR = "/run/netarena-etc"
 
 _CLONE_NEWNS, _CLONE_NEWNET = 0x00020000, 0x40000000
 _MS_RDONLY, _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = (
@@ -65,11 +84,35 @@ def _enter(netns_fd: int) -> None:
     _check(_libc.unshare(_CLONE_NEWNS), "unshare mount")
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE, None)
     _setattr("/", _MOUNT_ATTR_RDONLY, 0, _AT_RECURSIVE)
+    # where each file really is (resolv.conf may be a link into /run), before /run is hidden
+    targets = {path: os.path.realpath(path) for path in ETC_FILES}
     for d in ("/tmp", "/run"):
         _mount("tmpfs", d, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=4m,mode=1777")
+    _bind_etc(targets)
     _mount("/proc/sys/net", "/proc/sys/net", None, _MS_BIND, None)  # copies "ro": clear it
     _setattr("/proc/sys/net", 0, _MOUNT_ATTR_RDONLY, 0)
     os.chdir("/")
+
+
+def _bind_etc(targets: dict[str, str]) -> None:
+    """Write :data:`ETC_FILES` into the private ``/run`` and bind each read-only over the
+    host's file (a file the host lacks is left absent: glibc's defaults then apply)."""
+    os.mkdir(_ETC_DIR, 0o755)
+    for path, text in ETC_FILES.items():
+        src = os.path.join(_ETC_DIR, os.path.basename(path))
+        fd = os.open(src, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, text.encode())
+        os.close(fd)
+        target = targets[path]
+        if target.startswith(("/run/", "/tmp/")):  # now on our tmpfs: write it there
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            if target != src:
+                os.link(src, target)
+            continue
+        if not os.path.isfile(target):
+            continue
+        _mount(src, target, None, _MS_BIND, None)
+        _setattr(target, _MOUNT_ATTR_RDONLY, 0, 0)
 
 
 def _preexec(pid: int):

@@ -3,7 +3,7 @@
 Objects are matched as ``ip`` matches them: the first object of iproute2's table that the
 word abbreviates (``a`` = address, ``r`` = route, ``ru`` = rule, ``n`` = neighbour,
 ``l`` = link). The sub-commands live in ``ip_addr``, ``ip_link``, ``ip_route*``, ``ip_rule``
-and ``ip_neigh``.
+and ``ip_neigh``; ``-6`` (``-family inet6``) goes to ``ip_inet6``.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.ip_addr import do_ipaddr
 from netarena_gym.routing.commands import ip_json
 from netarena_gym.routing.commands.ip_color import color_mode, colorize
+from netarena_gym.routing.commands.ip_inet6 import do_inet6
 from netarena_gym.routing.commands.ip_common import (
     ArgReader, IpExit, IpOpts, matches, unsupported)
 from netarena_gym.routing.commands.ip_link import do_iplink
@@ -29,8 +30,8 @@ VERSION = "ip utility, iproute2-6.1.0, libbpf 1.1.0\n"
 IP_USAGE = (
     "Usage: ip [ OPTIONS ] OBJECT { COMMAND | help }\n"
     "       ip [ -force ] -batch filename\n"
-    "where  OBJECT := { address | addrlabel | amt | fou | help | ila | ioam | l2tp | link |\n"
-    "                   macsec | maddress | monitor | mptcp | mroute | mrule |\n"
+    "where  OBJECT := { address | addrlabel | amt | fou | help | ila | ioam | l2tp |\n"
+    "                   link | macsec | maddress | monitor | mptcp | mroute | mrule |\n"
     "                   neighbor | neighbour | netconf | netns | nexthop | ntable |\n"
     "                   ntbl | route | rule | sr | tap | tcpmetrics |\n"
     "                   token | tunnel | tuntap | vrf | xfrm }\n"
@@ -53,7 +54,7 @@ _OBJECTS = ("address", "addrlabel", "maddress", "route", "rule", "neighbor", "ne
 # ip's global options in the order its main() tests them (the first abbreviation match
 # wins, so "-h" is -human and "-r" -resolve); exact ones must be typed in full
 _GLOBAL_OPTS = (
-    ("-loops", "arg"), ("-family", "family"), ("=-4", "inet"), ("=-6", "unsupported"),
+    ("-loops", "arg"), ("-family", "family"), ("=-4", "inet"), ("=-6", "inet6"),
     ("=-0", "unsupported"), ("=-M", "unsupported"), ("=-B", "unsupported"),
     ("-human", "ignore"), ("-human-readable", "ignore"), ("-iec", "ignore"),
     ("-stats", "stats"), ("-statistics", "stats"), ("-details", "details"),
@@ -133,15 +134,15 @@ def _parse_options(argv: list[str]) -> tuple[IpOpts, int]:
             i += 1
             if i >= len(argv):
                 raise _usage()
-            if kind == "family" and argv[i] != "inet":
-                if argv[i] in ("inet6", "link", "mpls", "bridge", "help"):
+            if kind == "family" and argv[i] not in ("inet", "inet6"):
+                if argv[i] in ("link", "mpls", "bridge", "help"):
                     raise unsupported(f'"-family {argv[i]}"')
                 raise IpExit(f'Error: argument "{argv[i]}" is wrong: invalid protocol '
                              'family\n\n', 255, INVALID)
             if kind == "family":
-                opts.family = "inet"
-        elif kind == "inet":
-            opts.family = "inet"
+                opts.family = argv[i]
+        elif kind in ("inet", "inet6"):
+            opts.family = kind
         elif kind == "stats":
             opts.stats += 1
         elif kind == "details":
@@ -174,6 +175,11 @@ def _run(ctx: CommandContext, argv: list[str]) -> CommandResult:
     obj = next((o for o in _OBJECTS if matches(word, o)), None)
     if obj is None:
         return CommandResult(f'Object "{word}" is unknown, try "ip help".\n', 1, INVALID)
+    if opts.family == "inet6":  # IPv6: its own module; link and help ignore the family
+        res = do_inet6(ctx.node, obj, opts, rest)
+        if res is not None:
+            return res
+        opts.family = None
     if opts.json:
         return _json(ctx, obj, opts, rest)
     res = _object(ctx, obj, opts, rest)

@@ -190,7 +190,7 @@ def show_addresses(node: Node, opts: IpOpts, args: ArgReader) -> CommandResult:
         if filtering and not addrs and (itf.addresses or opts.family is not None):
             continue
         if opts.brief:
-            out.append(f"{link_name(itf):<16} {operstate(itf):<14} "
+            out.append(f"{link_name(itf):<16} {operstate(itf, node):<14} "
                        + "".join(f"{int_to_ip(a.ip)}/{a.plen} " for a, _ in addrs))
             continue
         if opts.oneline:
@@ -198,7 +198,7 @@ def show_addresses(node: Node, opts: IpOpts, args: ArgReader) -> CommandResult:
                 l1, l2 = _inet_lines(node, itf, a, s)
                 out.append(f"{itf.ifindex}: {itf.name}{l1}\\{l2}")
             continue
-        block = link_record(itf, opts, do_link=False)
+        block = link_record(itf, opts, do_link=False, node=node)
         for a, s in addrs:
             block.extend(_inet_lines(node, itf, a, s))
         if opts.stats:

@@ -39,7 +39,7 @@ class IpExit(Exception):
 @dataclass(slots=True)
 class IpOpts:
     """Global options of ``ip`` (``-4 -s -d -o -br -c``)."""
-    family: str | None = None  # None (any) | "inet"
+    family: str | None = None  # None (any) | "inet" | "inet6"
     stats: int = 0
     details: int = 0
     oneline: bool = False

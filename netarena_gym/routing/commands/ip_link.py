@@ -34,11 +34,22 @@ def link_flags(itf: Interface) -> str:
     return ",".join(parts)
 
 
-def operstate(itf: Interface) -> str:
+def operstate(itf: Interface, node: Node | None = None) -> str:
+    """``IFLA_OPERSTATE``. Without carrier, Linux >= 6.12 (``default_operstate``) looks the
+    device's ``iflink`` (for a veth, the peer's ifindex in the peer's namespace) up in the
+    device's own namespace: LOWERLAYERDOWN only if a device there has that index, is not
+    the device itself and has no carrier either; DOWN otherwise (measured on Mininet,
+    Linux 6.18: ``r1-eth3@if5`` LOWERLAYERDOWN while r1's index 5 had no carrier,
+    ``r1-eth4@if5`` DOWN). The kernel works it out when the carrier changes; the model
+    works it out from the current carriers (``node``: the device's node)."""
     if not itf.up:
         return "DOWN"
     if not itf.carrier:
-        return "LOWERLAYERDOWN"
+        peer = itf.peer
+        if node is None or peer is None or peer.ifindex == itf.ifindex:
+            return "DOWN"
+        same = next((i for i in node.interfaces.values() if i.ifindex == peer.ifindex), None)
+        return "LOWERLAYERDOWN" if same is not None and not same.carrier else "DOWN"
     return "UNKNOWN" if itf.loopback else "UP"
 
 
@@ -65,11 +76,11 @@ def _details(itf: Interface, do_link: bool) -> tuple[str, list[str]]:
     return tail + f"minmtu {ETH_MIN_MTU} maxmtu {ETH_MAX_MTU} ", ["    veth " + gen + queues]
 
 
-def link_record(itf: Interface, opts: IpOpts, do_link: bool) -> list[str]:
+def link_record(itf: Interface, opts: IpOpts, do_link: bool, node: Node | None = None) -> list[str]:
     """The lines ``print_linkinfo`` prints for one interface (no trailing newline)."""
     mode = "mode DEFAULT " if do_link else ""
     head = (f"{itf.ifindex}: {link_name(itf)}: <{link_flags(itf)}> mtu {itf.mtu} "
-            f"qdisc {qdisc_name(itf)} state {operstate(itf)} {mode}group default qlen 1000")
+            f"qdisc {qdisc_name(itf)} state {operstate(itf, node)} {mode}group default qlen 1000")
     lines = [head]
     if do_link or opts.family is None or opts.details:
         if itf.loopback:
@@ -93,8 +104,8 @@ def stats_lines() -> tuple[str, ...]:
     return _STATS_LINES
 
 
-def brief_link_line(itf: Interface) -> str:
-    return (f"{link_name(itf):<16} {operstate(itf):<14} {itf.mac} "
+def brief_link_line(itf: Interface, node: Node | None = None) -> str:
+    return (f"{link_name(itf):<16} {operstate(itf, node):<14} {itf.mac} "
             f"<{link_flags(itf)}> ")
 
 
@@ -133,9 +144,9 @@ def _show(node: Node, opts: IpOpts, args: ArgReader) -> CommandResult:
         if up_only and not itf.up:
             continue
         if opts.brief:
-            out.append(brief_link_line(itf))
+            out.append(brief_link_line(itf, node))
         else:
-            out.append(opts.sl.join(link_record(itf, opts, do_link=True)))
+            out.append(opts.sl.join(link_record(itf, opts, do_link=True, node=node)))
     return CommandResult("".join(line + "\n" for line in out), 0, OK)
 
 

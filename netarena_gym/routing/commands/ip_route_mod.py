@@ -123,7 +123,7 @@ def _scope_value(scope: str) -> int:
     return v if v is not None else int(scope)
 
 
-def _scoped_lpm(routes, addr: int, oif: str | None, min_scope: int) -> Route | None:
+def scoped_lpm(routes, addr: int, oif: str | None, min_scope: int) -> Route | None:
     """The longest-prefix route to ``addr`` of scope ``min_scope`` or narrower (first of
     equal prefixes, i.e. lowest metric)."""
     best = None
@@ -153,7 +153,7 @@ def _resolve_gateway(node: Node, gw: int, oif: str | None, table: int,
     None for an invalid gateway."""
     min_scope = max(scope + 1, SCOPE_VALUE["link"])
     if table != MAIN and table in node.tables:
-        hit = _scoped_lpm(node.tables[table], gw, oif, min_scope)
+        hit = scoped_lpm(node.tables[table], gw, oif, min_scope)
         if hit is not None:
             return (hit.dev, False) if hit.type == "unicast" else None
     for rule in node.rules:
@@ -167,7 +167,7 @@ def _resolve_gateway(node: Node, gw: int, oif: str | None, table: int,
                     and min_scope <= SCOPE_VALUE["host"]:
                 return holder, True
             continue
-        hit = _scoped_lpm(node.tables.get(rule.table, ()), gw, oif, min_scope)
+        hit = scoped_lpm(node.tables.get(rule.table, ()), gw, oif, min_scope)
         if hit is not None:
             return (hit.dev, False) if hit.type == "unicast" else None
     return None

@@ -9,18 +9,25 @@ dynamic neighbour cache of :mod:`netarena_gym.routing.neigh` that ``ip neigh`` s
 """
 from __future__ import annotations
 
+import socket
+
 from netarena_gym.core.ipv4 import int_to_ip, mask_of
 from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
-from netarena_gym.routing.commands.ip_common import IpExit, parse_inet
+from netarena_gym.routing.commands.ip_common import IpExit
 from netarena_gym.routing.commands.ip_route import table_routes
 from netarena_gym.routing.commands.ip_route_mod import RouteReq, build_route, delete, insert
 from netarena_gym.routing import neigh
 from netarena_gym.routing.state import MAIN, NeighEntry, Node, Route
 
-__all__ = ["route_command", "arp_command"]
+__all__ = ["NAMES", "arp_command", "resolve", "route_command"]
 
-E_OPTERR, E_USAGE, E_SOCK = 3, 4, 7
+E_OPTERR, E_USAGE, E_LOOKUP, E_SOCK = 3, 4, 6, 7
+
+#: the names a node resolves without DNS (the Mininet backend binds the same /etc/networks
+#: and /etc/hosts into its sandbox, netarena_gym.routing.backends.nodeexec.ETC_FILES)
+NAMES = {"loopback": 0x7F000000, "link-local": 0xA9FE0000, "localhost": 0x7F000001}
+_NETWORK_NAMES = {NAMES[n]: n for n in ("loopback", "link-local")}  # from /etc/networks
 
 ROUTE_USAGE = (
     "Usage: route [-nNvee] [-FC] [<AF>]           List kernel routing tables\n"
@@ -76,7 +83,9 @@ def _proc_flags(r: Route) -> int:
 
 def _route_row(r: Route, numeric: bool) -> str:
     flags = _proc_flags(r)
-    dst = "default" if r.dst == 0 and r.plen == 0 and not numeric else int_to_ip(r.dst)
+    dst = int_to_ip(r.dst)
+    if not numeric and r.plen < 32:  # a network: getnetbyaddr(3) names it (/etc/networks)
+        dst = "default" if r.dst == 0 and r.plen == 0 else _NETWORK_NAMES.get(r.dst, dst)
     mask = int_to_ip(mask_of(r.plen))
     if flags & 0x200:
         fl = "!" + ("H" if flags & 0x4 else "")
@@ -103,11 +112,16 @@ def _classful_mask_len(ip: int) -> int:
     return 8 if top < 8 else 16 if top < 12 else 24 if top < 14 else 32
 
 
-def _addr(word: str) -> int | None:
-    r = parse_inet(word, allow_words=False)
-    if r is None or r[2] or word.count(".") != 3:
-        return None
-    return r[0]
+def resolve(word: str) -> int | None:
+    """net-tools' ``INET_resolve`` on a node whose name lookups fail: ``default``, then
+    ``inet_aton(3)`` (``10`` = 0.0.0.10, ``10.1`` = 10.0.0.1, ``010`` octal), then the names
+    of the node's ``/etc/networks`` and ``/etc/hosts`` (:data:`NAMES`); None: unknown host."""
+    if word == "default":
+        return 0
+    try:
+        return int.from_bytes(socket.inet_aton(word), "big")
+    except (OSError, ValueError):  # ValueError: an embedded NUL
+        return NAMES.get(word)
 
 
 def _parse_inet_route(args: list[str]) -> tuple[RouteReq, bool] | str:
@@ -123,7 +137,7 @@ def _parse_inet_route(args: list[str]) -> tuple[RouteReq, bool] | str:
         ip, plen = 0, 0
     else:
         base, slash, pfx = target.partition("/")
-        ip = _addr(base)
+        ip = resolve(base)
         if ip is None:
             return f"{base}: Unknown host\n"
         if slash:
@@ -142,7 +156,7 @@ def _parse_inet_route(args: list[str]) -> tuple[RouteReq, bool] | str:
                 return INET_ROUTE_USAGE
             v = args.pop(0)
             if a in ("netmask", "genmask"):
-                m = _addr(v)
+                m = resolve(v)
                 inv = ~m & 0xFFFFFFFF if m is not None else 1
                 if m is None or inv & (inv + 1):
                     return f"route: bogus netmask {v}\n"
@@ -150,7 +164,7 @@ def _parse_inet_route(args: list[str]) -> tuple[RouteReq, bool] | str:
                     return f"route: netmask {m:08x} doesn't make sense with host route\n"
                 plen = 32 - inv.bit_length()
             elif a in ("gw", "gateway"):
-                q.gw = _addr(v)
+                q.gw = resolve(v)
                 if q.gw is None:
                     return f"{v}: Unknown host\n"
             elif a == "metric":
@@ -180,7 +194,8 @@ def _route_modify(node: Node, action: str, args: list[str]) -> CommandResult:
         return CommandResult(INET_ROUTE_USAGE, 0, INVALID)
     parsed = _parse_inet_route(args)
     if isinstance(parsed, str):
-        status = E_USAGE if parsed.startswith("Usage") else E_OPTERR
+        status = (E_USAGE if parsed.startswith("Usage") else
+                  E_LOOKUP if parsed.endswith(": Unknown host\n") else E_OPTERR)
         if parsed.startswith("route: netmask"):  # then usage(E_OPTERR)
             parsed += INET_ROUTE_USAGE
         return CommandResult(parsed, status, INVALID)
@@ -308,15 +323,18 @@ def _arp_delete(ctx: CommandContext, args: list[str]) -> CommandResult:
     host = next((a for a in args if not a.startswith("-")), None)
     if host is None:
         return CommandResult("arp: need host name\n", 255, INVALID)
-    ip = _addr(host)
+    ip = resolve(host)
     if ip is None:
         return CommandResult(f"{host}: Unknown host\n", 255, INVALID)
     dev = None
     if "-i" in args and args.index("-i") + 1 < len(args):
         dev = args[args.index("-i") + 1]
-    if neigh.delete(ctx.net, ctx.node, ip, dev):
+    why = neigh.siocdarp(ctx.net, ctx.node, ip, dev)
+    if why is None:
         return CommandResult("", 0, OK)
-    return CommandResult(f"No ARP entry for {host}\n", 255, ERROR)
+    if why == neigh.NO_ENTRY:
+        return CommandResult(f"No ARP entry for {host}\n", 255, ERROR)
+    return CommandResult(f"SIOCDARP(dontpub): {why}\n", 255, ERROR)
 
 
 @register("arp")
@@ -334,6 +352,8 @@ def arp_command(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResu
             dev = args.pop(0)
         elif a in ("-d", "--delete"):
             return _arp_delete(ctx, args + (["-i", dev] if dev is not None else []))
+        elif a in ("-s", "--set") and args and resolve(args[0]) is None:
+            return CommandResult(f"{args[0]}: Unknown host\n", 255, INVALID)
         elif a in ("-s", "-f", "--set", "--file"):
             return CommandResult(f"netarena: arp {a} is not supported by the simulator\n", 1,
                                  INVALID)
@@ -348,12 +368,15 @@ def arp_command(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResu
                                          INVALID)
         else:
             host = a
+    ip = None if host is None else resolve(host)
+    if host is not None and ip is None:
+        return CommandResult(f"{host}: Unknown host\n", 255, INVALID)
     entries = neigh.entries(ctx.net, ctx.node)
     shown = [e for e in entries
-             if (dev is None or e.dev == dev) and (host is None or int_to_ip(e.ip) == host)]
+             if (dev is None or e.dev == dev) and (ip is None or e.ip == ip)]
     if not shown:
         if host is not None and not bsd:
-            return CommandResult(f"{host} ({host}) -- no entry\n", 0, OK)
+            return CommandResult(f"{host} ({int_to_ip(ip)}) -- no entry\n", 0, OK)
         if host is not None or dev is not None:
             return CommandResult(f"arp: in {len(entries)} entries no match found.\n", 0, OK)
         return CommandResult("", 0, OK)

@@ -233,7 +233,9 @@ def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
         trip = walk(ctx.net, ctx.node, dst, size=60, proto=proto, icmp_type=itype, ttl=ttl,
                     record=True)
         if trip.local_error:
-            return CommandResult(f"{trip.local_error}\n", 1, ERROR)
+            head = lines if trip.local_error.startswith("send:") else []  # after the header
+            return CommandResult("".join(f"{ln}\n" for ln in head) + f"{trip.local_error}\n",
+                                 1, ERROR)
         addr, flag, done = None, "", False
         if trip.ok:
             addr, done = dst, True
