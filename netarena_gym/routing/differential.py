@@ -39,7 +39,7 @@ _RULES = [
     (re.compile(r"link-netnsid \d+"), "link-netnsid N"),
     (re.compile(r" +allmulti \d+ "), " "),
     (re.compile(r"\b(REACHABLE|STALE|DELAY|PROBE)$", re.M), "NUD"),  # kernel timers
-    (re.compile(r"\(policy (\w+) \d+ packets, \d+ bytes\)"), r"(policy \1 N packets, N bytes)"),
+    (re.compile(r"\(policy (\w+) \d+[KMGT]? packets, \d+[KMGT]? bytes\)"), r"(policy \1 N packets, N bytes)"),
     (re.compile(r"numtxqueues \d+ numrxqueues \d+"), "queues"),
     (re.compile(r"time[=<][\d.]+ ?ms"), "time=T"),
     (re.compile(r"time \d+ms"), "time Tms"),
