@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.core.observation import last_output
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.core.seeding import rng_from_seed
@@ -38,7 +39,7 @@ _RULES = [
     (re.compile(r"link-netnsid \d+"), "link-netnsid N"),
     (re.compile(r" +allmulti \d+ "), " "),
     (re.compile(r"\b(REACHABLE|STALE|DELAY|PROBE)$", re.M), "NUD"),  # kernel timers
-    (re.compile(r"\(policy (\w+) \d+ packets, \d+ bytes\)"), r"(policy \1 N packets, N bytes)"),
+    (re.compile(r"\(policy (\w+) \d+[KMGT]? packets, \d+[KMGT]? bytes\)"), r"(policy \1 N packets, N bytes)"),
     (re.compile(r"numtxqueues \d+ numrxqueues \d+"), "queues"),
     (re.compile(r"time[=<][\d.]+ ?ms"), "time=T"),
     (re.compile(r"time \d+ms"), "time Tms"),
@@ -101,12 +102,14 @@ class EnvPair:
     """Two envs of one level: ``sim`` on the simulator, ``real`` on ``real_backend`` (a
     started backend instance, e.g. :class:`~netarena_gym.routing.backends.mininet.MininetBackend`,
     reused across episodes; it is given the profile's missing programs). No step timeout on either, so that wall-clock time never
-    decides a result; ``max_steps`` bounds every sequence."""
+    decides a result; ``max_steps`` bounds every sequence. ``topology``: the envs' option
+    (size ranges, a ``shape`` of up to 64 routers), as the scenarios were generated with."""
 
-    def __init__(self, level, real_backend, *, max_steps: int = 60, compat_profile: str = "paper"):
+    def __init__(self, level, real_backend, *, max_steps: int = 60, compat_profile: str = "paper",
+                 topology: dict | None = None):
         from netarena_gym.routing.env import RoutingEnv
         kw = dict(level=level, max_steps=max_steps, step_timeout=None,
-                  compat_profile=compat_profile)
+                  compat_profile=compat_profile, topology=topology)
         self.sim = RoutingEnv(**kw)
         self.real = RoutingEnv(**kw)
         self.real.backend.close()
@@ -187,13 +190,16 @@ def _compare_matrix(rep, k, machine, cmd, obs_sim: str, obs_real: str) -> None:
 
 
 # ------------------------------------------------------------- command sequences
-def expert_commands(scenario: Scenario, max_steps: int = 40) -> list[tuple[str, str]]:
-    """The expert's commands for ``scenario``, as it plays it on the simulator."""
+def expert_commands(scenario: Scenario, max_steps: int | None = 40,
+                    topology: dict | None = None) -> list[tuple[str, str]]:
+    """The expert's commands for ``scenario``, as it plays it on the simulator
+    (``topology``: the env option the scenario was generated with)."""
     import gymnasium as gym
 
     import netarena_gym  # noqa: F401
     from netarena_gym.routing.expert import RoutingExpert
-    env = gym.make("NetArena-Routing-v0", level=scenario.level, max_steps=max_steps)
+    env = gym.make("NetArena-Routing-v0", level=scenario.level, max_steps=max_steps,
+                   topology=topology)
     obs, info = env.reset(options={"scenario": scenario})
     agent, out = RoutingExpert(), []
     while True:
@@ -204,13 +210,17 @@ def expert_commands(scenario: Scenario, max_steps: int = 40) -> list[tuple[str, 
             return out
 
 
-def random_commands(scenario: Scenario, n: int, seed: int) -> list[tuple[str, str]]:
-    """``n`` uniformly drawn entries of the episode's action catalogue."""
+def random_commands(scenario: Scenario, n: int, seed: int,
+                    topology: dict | None = None) -> list[tuple[str, str]]:
+    """``n`` uniformly drawn entries of the episode's action catalogue (``topology``: the
+    env option the scenario was generated with)."""
     from netarena_gym.core.actions import Catalogue
     from netarena_gym.routing.catalogue import Dims, fill
     from netarena_gym.routing.generator import level_config
+    from netarena_gym.routing.shapes import max_links
     lay = Layout(TopologySpec.from_dict(scenario.params["topology"]))
-    dims = Dims(*level_config(scenario.level).max_dims())
+    cfg = level_config(scenario.level, topology)
+    dims = Dims(*cfg.max_dims(), links=max_links(cfg.shape, cfg.routers[1]))
     cat = Catalogue(dims.size)
     fill(cat, lay, dims)
     valid = np.flatnonzero(cat.mask)
@@ -220,7 +230,8 @@ def random_commands(scenario: Scenario, n: int, seed: int) -> list[tuple[str, st
 
 
 def wrong_fixes(scenario: Scenario, n: int, seed: int) -> list[tuple[str, str]]:
-    """Plausible wrong repairs: the right kind of command aimed at the wrong target."""
+    """Plausible wrong repairs: the right kind of command aimed at the wrong target (a
+    LAN's or a transit link's route, address, interface or filter)."""
     lay = Layout(TopologySpec.from_dict(scenario.params["topology"]))
     rng = rng_from_seed(seed)
     cands = []
@@ -230,11 +241,15 @@ def wrong_fixes(scenario: Scenario, n: int, seed: int) -> list[tuple[str, str]]:
                       (r, f"ip link set {itf} mtu 1400"), (r, f"ifconfig {itf} down"),
                       (r, f"ip route del 192.168.1.0/24 dev {itf}")]
         for s in lay.subnets:
-            net = f"192.168.{s.index}.0/24"
+            net = f"{int_to_ip(s.net)}/24"
             cands += [(r, f"ip route del {net}"), (r, f"iptables -A FORWARD -d {net} -j DROP"),
                       (r, f"iptables -I INPUT -s {net} -j REJECT"),
-                      (r, f"ip route add blackhole 192.168.{s.index}.100/32"),
+                      (r, f"ip route add blackhole {int_to_ip(s.net + 100)}/32"),
                       (r, f"ip route replace {net} via 10.9.9.9")]
+        for ln in lay.links:
+            net = f"{int_to_ip(ln.net)}/30"
+            cands += [(r, f"ip route del {net}"), (r, f"iptables -A FORWARD -s {net} -j DROP"),
+                      (r, f"ip route replace {net} via {int_to_ip(ln.b_ip)}")]
         cands += [(r, "iptables -F INPUT"), (r, "iptables -P OUTPUT DROP"),
                   (r, "sysctl -w net.ipv4.ip_forward=0"), (r, "ip rule add prohibit pref 100"),
                   (r, "ip rule del pref 32766"), (r, "echo 0 > /proc/sys/net/ipv4/ip_forward"),
@@ -267,9 +282,9 @@ def grammar_commands(scenario: Scenario, n: int, seed: int) -> list[tuple[str, s
         itfs = lay.router_ifaces.get(m) or [f"{m}-eth0"]
         itf = pick(itfs + ["eth9", "lo"]) if rng.random() < 0.2 else pick(itfs)
         s = pick(lay.subnets)
-        net = f"192.168.{s.index}.0/24"
-        gw = f"192.168.{s.index}.1"
-        host = f"192.168.{s.index}.{100 + int(rng.integers(len(s.hosts)))}"
+        net = f"{int_to_ip(s.net)}/24"
+        gw = int_to_ip(s.gateway)
+        host = int_to_ip(s.net + 100 + int(rng.integers(len(s.hosts))))
         addr = pick([f"{gw}/24", f"{gw}/{pick(['8', '16', '30', '32'])}", f"10.{int(rng.integers(1, 255))}.0.1/24",
                      f"{host}/24", "192.168.300.1/24", gw])
         prefix = pick([net, f"{host}/32", "10.0.0.0/8", "default", "192.168.1", "0.0.0.0/0"])

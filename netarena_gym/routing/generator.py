@@ -14,7 +14,8 @@ Every scenario is checked on the simulator: it must break at least one pair, els
 resampled (upstream did not check, and some of its queries were healthy at step 0).
 Combinations that no sequence of single commands can repair without breaking a working
 pair are not drawn: MTU 68 on both ends of one transit link leaves the two routers
-talking through fragments, and raising either end first cuts them off.
+talking through fragments, and raising either end first cuts them off; the same holds for
+any two transit interfaces that face each other along a routed path (:func:`mtu_facing`).
 """
 from __future__ import annotations
 
@@ -251,13 +252,35 @@ def _unsafe_pair(lay: Layout, f: Fault, faults: list[Fault]) -> bool:
     """True if ``f`` with one of ``faults`` cannot be repaired safely (see module doc)."""
     if (f.type, f.method) != ("disable_interface", 3):
         return False
-    ends = {}
+    a = f.params["interface"]
+    return any((g.type, g.method) == ("disable_interface", 3)
+               and (mtu_facing(lay, a, g.params["interface"])
+                    or mtu_facing(lay, g.params["interface"], a)) for g in faults)
+
+
+def mtu_facing(lay: Layout, a: str, b: str) -> bool:
+    """Whether a routed path leaves transit interface ``a``'s router through ``a`` and
+    later enters ``b``'s router through ``b``: with MTU 68 on both, the packets fragmented
+    at ``a`` pass ``b``, and raising ``a`` first cuts that path (both ends of one link are
+    the shortest case; on large networks the two links may be far apart)."""
+    side = {}
     for ln in lay.links:
-        ends[ln.a_iface], ends[ln.b_iface] = ln.b_iface, ln.a_iface
-    peer = ends.get(f.params["interface"])
-    return peer is not None and any(
-        (g.type, g.method) == ("disable_interface", 3) and g.params["interface"] == peer
-        for g in faults)
+        side[ln.a_iface], side[ln.b_iface] = (ln.a, ln.b), (ln.b, ln.a)
+    if a not in side or b not in side:
+        return False  # a LAN interface's fragments end at its hosts
+    (ra, pa), (rb, pb) = side[a], side[b]
+    via = {r: {itf: nb for nb, itf, _ in lay.neighbors(r)} for r in lay.routers}
+    for t in lay.routers:
+        if t == ra or lay.next_hops(ra)[t][0] != a:
+            continue
+        prev, cur = ra, pa
+        while (prev, cur) != (pb, rb):
+            if cur == t:
+                break
+            prev, cur = cur, via[cur][lay.next_hops(cur)[t][0]]
+        else:
+            return True
+    return False
 
 
 # --------------------------------------------------------------- upstream import

@@ -209,7 +209,9 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
             trip.error, trip.reporter = "Time to live exceeded", reply_source(node, src)
             return trip
         out = node.interfaces[dev]
-        if size > out.mtu:
+        if size > out.mtu and icmp_type == "echo-reply":
+            size = out.mtu  # the kernel's echo replies carry no DF: fragmented here
+        elif size > out.mtu:
             trip.error = f"Frag needed and DF set (mtu = {out.mtu})"
             trip.reporter = reply_source(node, src)
             return trip

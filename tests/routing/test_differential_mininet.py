@@ -12,6 +12,7 @@ from netarena_gym.routing.faults import METHODS, Fault
 from netarena_gym.routing.generator import RoutingGenerator
 
 from .conftest import scenario
+from .test_shapes import hop_counts
 
 pytestmark = [pytest.mark.mininet,
               pytest.mark.skipif(bool(requirements_missing()),
@@ -172,3 +173,46 @@ def test_differential_grammar_sequences_sim_vs_mininet(real):
             if not rep.agree:
                 failures.append({"scenario": rep.scenario, "diff": rep.diffs[0].__dict__})
     assert not failures, json.dumps(failures[:3], indent=1)[:4000]
+
+
+# a 16-router network of each shape (level 3: three or four faults anywhere, transit links
+# included); sizes fixed so that each shape is built once
+SHAPE_SIZES = {"routers": 16, "subnets": 2, "hosts": 1}
+
+
+def _far_and_transit(sc) -> tuple[bool, bool]:
+    """Whether ``sc`` has a fault on a router two or more hops from the first router with
+    LANs (r0; a leaf-spine's first leaf), and one on a transit link (its interface or its
+    address)."""
+    from netarena_gym.routing.topology import Layout, TopologySpec
+    lay = Layout(TopologySpec.from_dict(sc.params["topology"]))
+    hops = hop_counts(lay, lay.subnets[0].router)
+    tifs = {ln.a_iface for ln in lay.links} | {ln.b_iface for ln in lay.links}
+    far = any(hops[f["router"]] >= 2 for f in sc.faults)
+    transit = any(f["params"].get("interface") in tifs
+                  or f["params"].get("address", "").startswith("172.16.") for f in sc.faults)
+    return far, transit
+
+
+@pytest.mark.parametrize("shape", ["tree", "ring", "leaf-spine"])
+def test_differential_16_router_shapes(real, shape):
+    """Expert, catalogue and wrong-fix sequences on a 16-router network of each shape
+    agree in every aspect, with faults on far routers and on transit links."""
+    topo = {"shape": shape, **SHAPE_SIZES}
+    g = RoutingGenerator(3, capabilities=real.capabilities, topology=topo)
+    pair = EnvPair(3, real, topology=topo, max_steps=None)
+    failures, far, transit = [], False, False
+    for seed in (0,):  # a few episodes keep CI short; the benchmark runs campaigns
+        sc = g.generate(seed).scenario
+        assert len(sc.params["topology"]["hosts"]) == 16
+        f, t = _far_and_transit(sc)
+        far, transit = far or f, transit or t
+        rep = run_both(sc, expert_commands(sc, None, topology=topo), pair)
+        # the expert's repair reaches every node on the real network too
+        assert rep.agree and pair.real.backend.observe().all(), rep.diffs[:1]
+        for cmds in (random_commands(sc, 4, seed, topology=topo), wrong_fixes(sc, 4, seed)):
+            rep = run_both(sc, cmds, pair)
+            if not rep.agree:
+                failures.append({"scenario": rep.scenario, "diff": rep.diffs[0].__dict__})
+    assert not failures, json.dumps(failures[:2], indent=1)[:4000]
+    assert far and transit

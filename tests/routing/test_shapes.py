@@ -13,6 +13,18 @@ from netarena_gym.routing.shapes import max_links, shape_spec, spines
 from netarena_gym.routing.topology import Layout, TopologySpec, build_network, subnet_net
 
 
+def hop_counts(lay: Layout, router: str) -> dict[str, int]:
+    """Breadth-first hop count from ``router`` to every router of ``lay``."""
+    d, frontier = {router: 0}, [router]
+    while frontier:
+        cur = frontier.pop(0)
+        for nb, _, _ in lay.neighbors(cur):
+            if nb not in d:
+                d[nb] = d[cur] + 1
+                frontier.append(nb)
+    return d
+
+
 def test_shapes_structure():
     hosts = [(1,)] * 8
     tree = Layout(shape_spec("tree", hosts))
@@ -55,16 +67,7 @@ def test_healthy_network_fully_reachable_along_shortest_paths(shape):
     assert b.observe().all()
     # static routes follow shortest paths: hop counts of a traceroute equal BFS distances
     from netarena_gym.routing.grader import walk
-    dist = {}
-    for r in lay.routers:
-        d, frontier = {r: 0}, [r]
-        while frontier:
-            cur = frontier.pop(0)
-            for nb, _, _ in lay.neighbors(cur):
-                if nb not in d:
-                    d[nb] = d[cur] + 1
-                    frontier.append(nb)
-        dist[r] = d
+    dist = {r: hop_counts(lay, r) for r in lay.routers}
     net = b.state.net
     for s in lay.subnets[::3]:
         src = net.nodes[s.hosts[0]]
@@ -98,7 +101,7 @@ def test_faults_hit_any_router_and_transit_links(shape):
 
 
 @pytest.mark.parametrize("shape,routers", [("tree", 16), ("ring", 16), ("leaf-spine", 16),
-                                           ("tree", 64)])
+                                           ("tree", 64), ("ring", 64), ("leaf-spine", 64)])
 def test_expert_solves_large_shapes_safely(shape, routers):
     size = 2 if routers <= 16 else 1
     env = gym.make("NetArena-Routing-v0", level=3, interface="text",

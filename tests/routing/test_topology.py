@@ -45,10 +45,10 @@ def test_sim_state_follows_the_scenario_level_unless_told():
 
 def test_mininet_baseline_sets_or_clears_aliases():
     lay = Layout(TopologySpec.from_dict(SMALL))
-    assert "ip link set dev r0-eth1 alias 'LAN s1 192.168.1.1/24'" in baseline_script(lay, "r0")
+    assert "link set dev r0-eth1 alias 'LAN s1 192.168.1.1/24'" in baseline_script(lay, "r0")
     # real: `alias ''` removes the alias line from `ip link show`
     off = baseline_script(lay, "r0", labels=False)
-    assert "ip link set dev r0-eth1 alias ''" in off and "LAN" not in off
+    assert "link set dev r0-eth1 alias ''" in off and "LAN" not in off
 
 
 @pytest.mark.parametrize("level,option,shown", [

@@ -56,6 +56,10 @@ from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.topology import Layout, TopologySpec, labels_for
 
 STATE_DIR = Path(os.environ.get("NETARENA_STATE_DIR", "/run/netarena-gym"))
+# networks of more nodes than this are probed twice for the pairs that did not answer: one
+# source then sends more echo requests than the kernel queues for a neighbour it has not
+# resolved yet (see NamespaceProber.matrix)
+RETRY_ABOVE = 128
 
 def requirements_missing() -> list[str]:
     """What this machine lacks for the Mininet backend (empty when it can run)."""
@@ -82,27 +86,27 @@ def detect_capabilities() -> frozenset[str]:
     return frozenset(caps)
 
 
+def _batch(prog: str, lines: list[str], quiet: bool = False) -> str:
+    """``lines`` through one ``prog -force -batch -`` process (a here-document)."""
+    return (f"{prog} -force -batch - {'2>/dev/null ' if quiet else ''}<<'NXEOF'\n"
+            + "".join(f"{ln}\n" for ln in lines) + "NXEOF")
+
+
 # IPv6 off on every veth (lo keeps ::1): no link-local address or fe80::/64 route that would
 # come and go with link flaps; the simulator's ``ip -6`` (commands/ip_inet6.py) shows this.
 # An MTU below 1280 drops a device's IPv6 state and restoring it recreates that state from
 # ``default``: so ``default`` is off too, and each device is set after its MTU.
-_NO_IPV6 = "sysctl -qw net.ipv6.conf.{}.disable_ipv6=1"
 
 
 def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
     """Shell commands that bring ``node`` to its healthy configuration from any state
-    (``labels``: set the interface aliases, else clear them)."""
-    lines = ["iptables -P INPUT ACCEPT", "iptables -P FORWARD ACCEPT",
-             "iptables -P OUTPUT ACCEPT", "iptables -F", "iptables -X",
-             # `ip rule flush` keeps every pref-0 rule: delete all but `lookup local` by spec
-             "ip rule show | sed -n 's/^0:\t//p' | grep -vx 'from all lookup local' | "
-             "while read -r spec; do ip rule del pref 0 $spec; done",
-             "ip rule flush", "ip rule add pref 32766 lookup main",
-             "ip rule add pref 32767 lookup default",
-             "ip route flush table main", "ip route flush table default",
-             "ip neigh flush all nud all",  # permanent entries too
-             _NO_IPV6.format("default")]
-    if node.startswith("r"):
+    (``labels``: set the interface aliases, else clear them). A handful of processes per
+    node, however many interfaces and routes it has: the ``ip`` and ``tc`` commands run
+    as one batch each (a spine of a 64-router leaf-spine has 60 interfaces and 300
+    routes), the filter table is reset by one ``iptables-restore``, the sysctls by one
+    ``sysctl``."""
+    router = node.startswith("r")
+    if router:
         addrs = {}
         for s in lay.subnets:
             if s.router == node:
@@ -112,39 +116,51 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
                 addrs[ln.a_iface] = f"{int_to_ip(ln.a_ip)}/30"
             if ln.b == node:
                 addrs[ln.b_iface] = f"{int_to_ip(ln.b_ip)}/30"
-        # a change of ip_forward resets every device's forwarding (inet_forward_change)
-        lines += ["sysctl -qw net.ipv4.ip_forward=0", "sysctl -qw net.ipv4.ip_forward=1",
-                  reset_command([*lay.router_ifaces[node], "lo"])]
-        for itf in lay.router_ifaces[node]:
-            lines += [f"tc qdisc del dev {itf} root 2>/dev/null",
-                      f"ip addr flush dev {itf}",
-                      f"ip link set dev {itf} up mtu 1500 promisc off arp on",
-                      _NO_IPV6.format(itf),
-                      f"ip link set dev {itf} alias "
-                      + shlex.quote(lay.iface_alias(node, itf) if labels else ""),
-                      f"ip addr add {addrs[itf]} brd + dev {itf}"]
-        for net, plen, dev, gw in lay.intended_routes(node):
-            if gw is not None:
-                lines.append(f"ip route add {int_to_ip(net)}/{plen} via {int_to_ip(gw)} dev {dev}")
+        ifaces = list(lay.router_ifaces[node])
     else:
         s = lay.subnet_of_host[node]
-        itf = f"{node}-eth0"
-        ip = int_to_ip(s.net + 100 + s.hosts.index(node))
-        lines += ["sysctl -qw net.ipv4.ip_forward=1", "sysctl -qw net.ipv4.ip_forward=0",
-                  reset_command([itf, "lo"]),
-                  f"tc qdisc del dev {itf} root 2>/dev/null", f"ip addr flush dev {itf}",
-                  f"ip link set dev {itf} up mtu 1500 promisc off arp on", _NO_IPV6.format(itf),
-                  f"ip addr add {ip}/24 brd + dev {itf}",
-                  f"ip route add default via {int_to_ip(s.gateway)} dev {itf}"]
+        ifaces = [f"{node}-eth0"]
+        addrs = {ifaces[0]: f"{int_to_ip(s.net + 100 + s.hosts.index(node))}/24"}
+    # a change of ip_forward resets every device's forwarding (inet_forward_change); the
+    # toggle comes before the per-device keys
+    toggle = "0 net.ipv4.ip_forward=1" if router else "1 net.ipv4.ip_forward=0"
+    sysctl = reset_command([*ifaces, "lo"]).replace(
+        "sysctl -q -w ", f"sysctl -q -w net.ipv4.ip_forward={toggle} "
+        "net.ipv4.icmp_echo_ignore_all=0 net.ipv6.conf.default.disable_ipv6=1 ", 1)
+    links = ["rule flush", "rule add pref 32766 lookup main",
+             "rule add pref 32767 lookup default", "route flush table main",
+             "route flush table default", "neigh flush all nud all"]  # permanent entries too
+    ip = []
+    for itf in ifaces:
+        links += [f"addr flush dev {itf}", f"link set dev {itf} up mtu 1500 promisc off arp on"]
+        if router:
+            ip.append(f"link set dev {itf} alias "
+                      + shlex.quote(lay.iface_alias(node, itf) if labels else ""))
+        ip.append(f"addr add {addrs[itf]} brd + dev {itf}")
     # lo too: an agent may have added addresses to it or changed its MTU or ARP flag
-    lines += ["sysctl -qw net.ipv4.icmp_echo_ignore_all=0",
-              "ip -4 addr flush dev lo", "ip addr add 127.0.0.1/8 dev lo",
-              "ip link set dev lo up mtu 65536 arp on", "tc qdisc del dev lo root 2>/dev/null",
-              # an MTU under 1280 took ::1 away; a down/up of lo brings it back
-              "sysctl -qw net.ipv6.conf.lo.disable_ipv6=0",
-              "ip -6 addr show dev lo | grep -q '::1/128' || "
-              "{ ip link set dev lo down; ip link set dev lo up; }"]
-    return "\n".join(lines)
+    links.append("link set dev lo up mtu 65536 arp on")
+    # each device's IPv6 off after its MTU is set (see above); lo keeps ::1
+    ipv6 = ("sysctl -q -w " + " ".join(f"net.ipv6.conf.{itf}.disable_ipv6=1" for itf in ifaces)
+            + " net.ipv6.conf.lo.disable_ipv6=0")
+    if router:
+        ip += [f"route add {int_to_ip(net)}/{plen} via {int_to_ip(gw)} dev {dev}"
+               for net, plen, dev, gw in lay.intended_routes(node) if gw is not None]
+    else:
+        ip.append(f"route add default via {int_to_ip(s.gateway)} dev {ifaces[0]}")
+    ip.append("addr add 127.0.0.1/8 dev lo")
+    return "\n".join([
+        "iptables-restore <<'NXEOF'\n*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n"
+        ":OUTPUT ACCEPT [0:0]\nCOMMIT\nNXEOF",  # policies ACCEPT, no rules, no user chains
+        # `ip rule flush` keeps every pref-0 rule: delete all but `lookup local` by spec
+        "ip rule show | sed -n 's/^0:\t//p' | grep -vx 'from all lookup local' | "
+        "while read -r spec; do ip rule del pref 0 $spec; done",
+        sysctl,
+        _batch("tc", [f"qdisc del dev {itf} root" for itf in [*ifaces, "lo"]], quiet=True),
+        "ip -4 addr flush dev lo",
+        _batch("ip", links), ipv6, _batch("ip", ip),
+        # an MTU under 1280 took ::1 away; a down/up of lo brings it back
+        "ip -6 addr show dev lo | grep -q '::1/128' || "
+        "{ ip link set dev lo down; ip link set dev lo up; }"])
 
 
 def _alive(pid: int) -> bool:
@@ -348,8 +364,13 @@ class MininetBackend:
         return hosts + sorted(self.layout.routers, key=natural_key)
 
     def _probe_ip(self, name: str) -> str:
-        if name.startswith("r"):
-            return int_to_ip(next(s.gateway for s in self.layout.subnets if s.router == name))
+        if name.startswith("r"):  # its first LAN's gateway, a spine its first transit address
+            lay = self.layout
+            ip = next((s.gateway for s in lay.subnets if s.router == name), None)
+            if ip is None:
+                ln = next(ln for ln in lay.links if name in (ln.a, ln.b))
+                ip = ln.a_ip if ln.a == name else ln.b_ip
+            return int_to_ip(ip)
         s = self.layout.subnet_of_host[name]
         return int_to_ip(s.net + 100 + s.hosts.index(name))
 
@@ -441,7 +462,8 @@ class MininetBackend:
         """The all-pairs reachability matrix (``ping -c1 -W<t>`` semantics)."""
         self._fresh_neighbours()
         if self._prober is not None:
-            m = self._prober.matrix(self.probe_timeout)
+            m = self._prober.matrix(self.probe_timeout,
+                                    attempts=2 if len(self.names) > RETRY_ABOVE else 1)
             m.flags.writeable = False
             return m
         return self._ping_matrix()
