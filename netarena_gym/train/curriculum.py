@@ -1,4 +1,4 @@
-"""A level curriculum for PPO: a schedule of level mixes over training steps.
+"""A level curriculum for PPO and GRPO: a schedule of level mixes over training.
 
 A schedule is a list of stages ``STEPS=MIX``: from ``STEPS`` environment steps on, each
 training episode draws its level from ``MIX`` (``"1:0.5,2:0.3,3:0.2"``, as
@@ -27,6 +27,13 @@ a wrong MTU, a missing or extra address, a qdisc, a wrong or extra route). It re
 the observation (so it needs ``observability="full"``, where the features are refreshed
 after every change); it telescopes over an episode, so the best policies do not change.
 
+GRPO (``netarena-gym train grpo --curriculum ...``): the same stages, counted in training
+scenarios (dataset rows, i.e. prompts) instead of env steps. :func:`curriculum_rows` builds
+the dataset stage by stage (row ``i`` draws its level from the stage holding ``i``; seeds
+``seed_base + i`` as without a curriculum) and the trainer reads it in order
+(``shuffle_dataset=False``), so the prompts of stage ``k`` are trained after those of stage
+``k - 1``.
+
 What it leaves out: stages gated on performance (a stage starts at a fixed step count).
 """
 from __future__ import annotations
@@ -37,7 +44,7 @@ import gymnasium as gym
 import numpy as np
 
 from netarena_gym.errors import InvalidConfig
-from netarena_gym.train.data import parse_level_mix
+from netarena_gym.train.data import parse_level_mix, scenario_rows
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,21 @@ def parse_curriculum(specs: str | list[str] | None) -> Curriculum | None:
     if len({s.start for s in stages}) != len(stages):
         raise InvalidConfig(f"two curriculum stages start at the same step: {specs}")
     return Curriculum(tuple(stages))
+
+
+def curriculum_rows(env_id: str, curriculum: Curriculum, *, n: int, seed_base: int,
+                    with_prompt: bool = True) -> list[dict]:
+    """``n`` GRPO dataset rows in training order: rows ``[start_k, start_k+1)`` draw their
+    levels from stage ``k``'s mix (exactly proportional, as ``--level-mix``); row ``i`` has
+    seed ``seed_base + i``. Stages that start at or after ``n`` get no rows."""
+    rows: list[dict] = []
+    ends = [s.start for s in curriculum.stages[1:]] + [n]
+    for stage, end in zip(curriculum.stages, ends):
+        count = min(end, n) - stage.start
+        if count > 0:
+            rows += scenario_rows(env_id, n=count, level_mix=stage.mix,
+                                  seed_base=seed_base + stage.start, with_prompt=with_prompt)
+    return rows
 
 
 class LevelMixEnv(gym.Env):

@@ -207,8 +207,15 @@ def memory_plan(cfg, *, vocab_size: int, params: int | None = None, lora: bool =
     return out
 
 
-def grpo_dataset(env_id: str, *, episodes: int, level_mix="1", seed_base: int = TRAIN_SEED_BASE):
+def grpo_dataset(env_id: str, *, episodes: int, level_mix="1", seed_base: int = TRAIN_SEED_BASE,
+                 curriculum=None):
+    """The training scenarios; with a :class:`~netarena_gym.train.curriculum.Curriculum`,
+    in stage order (its stages count scenarios)."""
     from datasets import Dataset
+    if curriculum is not None:
+        from netarena_gym.train.curriculum import curriculum_rows
+        return Dataset.from_list(curriculum_rows(env_id, curriculum, n=episodes,
+                                                 seed_base=seed_base))
     return Dataset.from_list(scenario_rows(env_id, n=episodes, level_mix=level_mix,
                                            seed_base=seed_base))
 
@@ -224,9 +231,11 @@ def build_trainer(*, env_id: str, model, tokenizer=None, output_dir: str,
                   episodes: int = 64, level_mix="1", seed_base: int = TRAIN_SEED_BASE,
                   components: list[str] | None = None, env_kwargs: dict | None = None,
                   lora: bool | None = None, lora_r: int = 16, use_vllm: bool = False,
-                  seed: int = 0):
+                  seed: int = 0, curriculum=None):
     """A ready ``GRPOTrainer``: dataset of seeded scenarios, the task's tool environment,
-    the env-owned reward and the correctness/safety columns."""
+    the env-owned reward and the correctness/safety columns. ``curriculum`` (a
+    :class:`~netarena_gym.train.curriculum.Curriculum`, stages counted in scenarios)
+    replaces ``level_mix``: the dataset is built stage by stage and read in order."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from trl import GRPOTrainer
 
@@ -237,7 +246,9 @@ def build_trainer(*, env_id: str, model, tokenizer=None, output_dir: str,
     overrides["reward_weights"] = reward_weights(overrides)
     if lora is None:
         lora = LORA_BY_DEFAULT[preset]
-    levels = list(parse_level_mix(level_mix))
+    levels = curriculum.levels if curriculum is not None else list(parse_level_mix(level_mix))
+    if curriculum is not None:
+        overrides["shuffle_dataset"] = False  # the stages are trained in order
     args = grpo_config(output_dir, preset, overrides, use_vllm=use_vllm, seed=seed, lora=lora,
                        env_id=env_id, levels=levels)
     env_factory = make_environment_factory(env_id, components=components, env_kwargs=env_kwargs,
@@ -251,7 +262,7 @@ def build_trainer(*, env_id: str, model, tokenizer=None, output_dir: str,
         model=model, processing_class=tokenizer, args=args,
         reward_funcs=metric_reward_funcs(),
         train_dataset=grpo_dataset(env_id, episodes=episodes, level_mix=level_mix,
-                                   seed_base=seed_base),
+                                   seed_base=seed_base, curriculum=curriculum),
         environment_factory=env_factory,
         peft_config=lora_config(r=lora_r, alpha=2 * lora_r) if lora else None)
     return trainer

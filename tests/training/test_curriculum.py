@@ -7,7 +7,7 @@ import pytest
 from netarena_gym.errors import InvalidConfig
 from netarena_gym.train.curriculum import LevelMixEnv, parse_curriculum
 
-from .conftest import ROUTING, requires_sb3
+from .conftest import ROUTING, requires_llm, requires_sb3
 
 
 def test_stages_parse_in_order_with_an_implicit_start():
@@ -101,3 +101,35 @@ def test_fault_shaping_pays_each_fixed_fault_and_telescopes():
     assert total == pytest.approx(0.1 * (start - anomalies(obs)))
     with pytest.raises(InvalidConfig, match="observability='full'"):
         FaultShaping(gym.make(ROUTING, level=3, interface="discrete"))
+
+
+def test_grpo_rows_follow_the_stages_in_order_with_the_usual_seeds():
+    from netarena_gym.train.curriculum import curriculum_rows
+    from netarena_gym.train.data import scenario_rows
+    c = parse_curriculum(["1", "4=1:0.5,2:0.5", "8=3", "20=2"])
+    rows = curriculum_rows(ROUTING, c, n=12, seed_base=500, with_prompt=False)
+    assert [r["seed"] for r in rows] == list(range(500, 512))
+    levels = [r["level"] for r in rows]
+    assert levels[:4] == ["1"] * 4 and sorted(levels[4:8]) == ["1", "1", "2", "2"]
+    assert levels[8:] == ["3"] * 4  # the stage from row 20 is past the end: no rows
+    # one stage is exactly --level-mix
+    one = curriculum_rows(ROUTING, parse_curriculum("1:0.5,2:0.5"), n=6, seed_base=7)
+    assert one == scenario_rows(ROUTING, n=6, level_mix="1:0.5,2:0.5", seed_base=7)
+
+
+@requires_llm
+def test_grpo_trainer_reads_a_curriculum_dataset_in_stage_order(tiny_model, tmp_path):
+    from transformers import AutoTokenizer
+    from netarena_gym.train.grpo import build_trainer
+    tok = AutoTokenizer.from_pretrained(str(tiny_model))
+    trainer = build_trainer(env_id=ROUTING, model=str(tiny_model), tokenizer=tok,
+                            output_dir=str(tmp_path), preset="cpu-smoke", episodes=8,
+                            seed_base=100, curriculum=parse_curriculum(["1", "4=2"]))
+    assert trainer.args.shuffle_dataset is False
+    seen = []
+    for batch in trainer.get_train_dataloader():
+        seen += [(row["seed"], row["level"]) for row in batch]
+        if len(seen) >= 8 * trainer.args.num_generations:
+            break
+    order = list(dict.fromkeys(seen))  # each prompt repeated once per generation
+    assert order == [(100 + i, "1" if i < 4 else "2") for i in range(8)]

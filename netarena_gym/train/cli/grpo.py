@@ -22,6 +22,10 @@ plan, the token budget and a memory estimate without loading anything::
 ``OUT/checkpoint-N`` (``single-gpu`` saves every 50 steps; ``cpu-smoke`` saves none: add
 ``--set save_strategy=steps --set save_steps=N``).
 
+``--curriculum [EPISODES=]MIX`` (repeatable) trains level mixes in stages counted in
+training scenarios, read in order (``netarena_gym/train/curriculum.py``), e.g.
+``--curriculum 1 --curriculum 512=1:0.3,2:0.7 --curriculum 1536=2:0.3,3:0.7``.
+
 ``--config file.json`` overrides any GRPOConfig field of the preset (``--set key=value``
 does the same for one field). After training, ``--eval-episodes N`` plays the model as an
 agent on every level of the mix through ``agents.episode.play_episode`` (seeds
@@ -53,6 +57,10 @@ def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="one GRPOConfig override (value parsed as JSON when it can be)")
     p.add_argument("--level-mix", default="1", help="'1', '1,2,3' or '1:0.5,2:0.3,3:0.2'")
+    p.add_argument("--curriculum", action="append", default=[], metavar="[EPISODES=]MIX",
+                   help="a level-mix stage from training scenario EPISODES on (repeatable; "
+                        "replaces --level-mix; the dataset is read in order), e.g. "
+                        "--curriculum 1 --curriculum 32=1:0.3,2:0.7")
     p.add_argument("--episodes", type=int, default=64, help="scenarios in the training set")
     p.add_argument("--seed-base", type=int, default=None,
                    help="first training seed (default: netarena_gym.train.data.TRAIN_SEED_BASE)")
@@ -96,6 +104,10 @@ def run(args: argparse.Namespace, *, patch_generate=None) -> dict:
     from netarena_gym.train.grpo import build_trainer, write_log
     from netarena_gym.train.tools import ALL_COMPONENTS
 
+    from netarena_gym.train.curriculum import parse_curriculum
+    curriculum = parse_curriculum(args.curriculum)
+    if curriculum is not None:
+        args.level_mix = ",".join(str(lvl) for lvl in curriculum.levels)  # eval, dry run
     if args.dry_run:
         return dry_run(args)
     out = Path(args.out)
@@ -112,7 +124,8 @@ def run(args: argparse.Namespace, *, patch_generate=None) -> dict:
                             episodes=args.episodes, level_mix=args.level_mix,
                             seed_base=TRAIN_SEED_BASE if args.seed_base is None else args.seed_base,
                             components=comps, env_kwargs=env_kwargs, lora=args.lora,
-                            lora_r=args.lora_r, use_vllm=args.vllm, seed=args.seed)
+                            lora_r=args.lora_r, use_vllm=args.vllm, seed=args.seed,
+                            curriculum=curriculum)
     if patch_generate is not None:
         from unittest.mock import patch
         with patch.object(trainer.model, "generate", side_effect=patch_generate(trainer)):
@@ -126,6 +139,7 @@ def run(args: argparse.Namespace, *, patch_generate=None) -> dict:
     steps = [h for h in trainer.state.log_history if "rewards/correct/mean" in h]
     summary = {"env": args.env, "model": args.model, "preset": args.preset,
                "level_mix": args.level_mix, "report_to": track.report_to,
+               "curriculum": curriculum.to_list() if curriculum is not None else None,
                "resumed_from": str(track.resume_from) if track.resume_from else None,
                "max_tool_calling_iterations": trainer.args.max_tool_calling_iterations,
                "max_completion_length": trainer.args.max_completion_length,
