@@ -7,11 +7,11 @@ a new mount namespace with private propagation, make every mount read-only
 (``MOUNT_ATTR_RDONLY`` with ``AT_RECURSIVE``), then mount a private ``tmpfs`` on ``/tmp`` and
 ``/run`` (iptables' lock file) and bind ``/proc/sys/net`` writable again: that namespace's
 own sysctls are all a tool can change. Name lookups are made deterministic and immediate:
-private copies of ``/etc/resolv.conf`` (one nameserver, 127.0.0.1 in the node's namespace,
-where nothing listens, so a query fails at once with ``ECONNREFUSED`` instead of waiting on
-the machine's resolver, which a node cannot reach), ``/etc/hosts`` (``localhost`` only),
-``/etc/networks`` (Debian's three names) and ``/etc/nsswitch.conf`` (``files`` then ``dns``)
-are bound read-only over the host's, so ``arp``, ``route`` and ``traceroute`` print numbers
+private copies of ``/etc/nsswitch.conf`` (every database from ``files`` only: no DNS query
+is sent, so nothing waits on the machine's resolver, which a node cannot reach, and a
+failed lookup reads "Unknown host" as in the simulator), ``/etc/hosts`` (``localhost``
+only), ``/etc/networks`` (Debian's three names) and ``/etc/resolv.conf`` (127.0.0.1, one
+attempt, for a tool that queries DNS itself) are bound read-only over the host's, so ``arp``, ``route`` and ``traceroute`` print numbers
 the way the simulator does, on every machine. Nothing from the agent is interpreted by a shell:
 the argv is exec'd as is. Redirects are written by :func:`write_file` in the same sandbox,
 opened with ``O_NOFOLLOW`` and without ``O_CREAT``.
