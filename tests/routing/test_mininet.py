@@ -20,7 +20,8 @@ from netarena_gym.agents.episode import play_episode
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.backends.mininet import STATE_DIR, requirements_missing
-from netarena_gym.routing.backends.mininet_lifecycle import process_identity, still_running
+from netarena_gym.routing.backends.mininet_lifecycle import (process_identity, reap_leftovers,
+                                                             still_running)
 from netarena_gym.routing.shapes import shape_spec
 from netarena_gym.routing.backends.sim import SimBackend
 
@@ -269,11 +270,13 @@ BUILDER = """
     from tests.routing.conftest import scenario
     if sys.argv[2] == "returning-handler":  # a program that goes on after SIGINT
         signal.signal(signal.SIGINT, lambda *a: print("handled", flush=True))
+    if sys.argv[2] == "ignored-sigint":  # as a job started with & by a script
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     b = MininetBackend(state_dir=sys.argv[1])
     print(b.run_id, flush=True)
     try:
         b.apply(scenario([], json.loads(sys.argv[3])))
-        print("built", flush=True)
+        print("built", b.observe().all(), flush=True)
     except Exception as e:
         print(type(e).__name__, e, flush=True)
     time.sleep(60)
@@ -298,25 +301,31 @@ def first_bridge(p, run_id: str, tmp_path) -> dict:
     raise AssertionError("no bridge appeared")
 
 
-@pytest.mark.parametrize("mode", ["returning-handler", "sigterm", "sigkill"])
+@pytest.mark.parametrize("mode", ["returning-handler", "ignored-sigint", "sigterm", "sigkill"])
 def test_signal_mid_build_leaves_nothing(tmp_path, mode):
     """A signal while the bridges are being made. Every root-namespace name was recorded
     before the first was made (write-ahead). SIGINT to a program whose handler returns (it
-    goes on, as the runs that left s17..s32 did): the build stops with a clear error and
-    nothing stays, while the program still runs. SIGTERM: torn down, then the process
-    ends. SIGKILL: the record stays and the next run's reaper removes it all."""
+    goes on): the build stops with a clear error and nothing stays, while the program still
+    runs. SIGINT ignored (a job started with ``&``; the runs that left s17..s32 behind were
+    torn down by it mid-build and went on building): it stays ignored, the network is
+    built whole, and SIGTERM then removes it. SIGTERM: torn down, then the process ends.
+    SIGKILL: the record stays and the next run's reaper removes it all."""
     netns_before = netns_names()
     p, run = start_builder(tmp_path, mode)
     try:
         rec = first_bridge(p, run, tmp_path)
         assert sorted(rec["bridges"]) == sorted(f"{run}s{k}" for k in range(1, 33))
         assert len(rec["ports"]) == 64 and len(rec["node_idents"]) == SHELLS
-        p.send_signal({"returning-handler": signal.SIGINT, "sigterm": signal.SIGTERM,
-                       "sigkill": signal.SIGKILL}[mode])
+        p.send_signal({"sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL}.get(mode,
+                                                                              signal.SIGINT))
         if mode == "returning-handler":
             assert p.stdout.readline() == "handled\n"
             assert "torn down while building" in p.stdout.readline()
             assert p.poll() is None
+        elif mode == "ignored-sigint":
+            assert p.stdout.readline() == "built True\n"
+            p.send_signal(signal.SIGTERM)
+            p.wait(timeout=60)
         else:
             p.wait(timeout=60)
         if mode == "sigkill":
@@ -328,3 +337,4 @@ def test_signal_mid_build_leaves_nothing(tmp_path, mode):
     finally:
         p.kill()
         p.wait()
+        reap_leftovers(tmp_path)  # a failed test leaves nothing either
