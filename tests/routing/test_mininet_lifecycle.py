@@ -6,12 +6,14 @@ import json
 import os
 import signal
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
 from netarena_gym.routing.backends.mininet_lifecycle import (
-    RunRecord, links, netns, new_run_id, process_identity, reap_leftovers, signals_held,
-    teardown_handler)
+    RunRecord, ended_on_exit, links, netns, new_run_id, process_identity, reap_leftovers,
+    signals_held, teardown_handler)
 
 from .conftest import MININET_HINT
 
@@ -116,3 +118,34 @@ def test_teardown_handler_waits_for_the_step_then_chains():
         assert calls == ["step done", "close", signal.SIGUSR1]
     finally:
         signal.signal(signal.SIGUSR1, old)
+
+
+@pytest.mark.mininet
+@root
+def test_a_record_without_addresses_leaves_its_bridges_and_stays(tmp_path, made):
+    """An older version's record lists bridge names only: nothing proves them the run's."""
+    run = new_run_id(tmp_path)
+    made.append(f"{run}s1")
+    ip("link", "add", "name", f"{run}s1", "type", "bridge")
+    rec = dead_record(tmp_path, run, bridges=[f"{run}s1"])
+    assert reap_leftovers(tmp_path) == [] and f"{run}s1" in links() and rec.path.exists()
+
+
+def test_helper_processes_end_with_their_group_on_an_exception():
+    with pytest.raises(RuntimeError), ended_on_exit() as procs:
+        procs.append(subprocess.Popen(["sh", "-c", "sleep 30 & echo $!; wait"],
+                                      stdout=subprocess.PIPE, text=True,
+                                      start_new_session=True))
+        grandchild = int(procs[0].stdout.readline())
+        raise RuntimeError("interrupted")
+    assert procs[0].returncode == -signal.SIGKILL
+
+    def gone() -> bool:  # the sleep was in the group too: killed (reaped by its new parent)
+        try:
+            return Path(f"/proc/{grandchild}/stat").read_text().split(") ")[1][0] == "Z"
+        except OSError:
+            return True
+    deadline = time.monotonic() + 5
+    while not gone() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert gone()

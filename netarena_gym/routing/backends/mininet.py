@@ -53,7 +53,7 @@ from netarena_gym.shell.policy import run_pipeline
 from netarena_gym.routing.backends import nodeexec
 from netarena_gym.routing.backends.mininet_lifecycle import (  # noqa: F401 (re-exported)
     STATE_DIR, RunRecord, new_run_id, node_classes, process_identity, reap_leftovers,
-    release_node, remove_run, signals_held, teardown_handler)
+    ended_on_exit, release_node, remove_run, signals_held, teardown_handler)
 from netarena_gym.routing.commands.allowlist import ALLOWED, redirect_target
 from netarena_gym.routing.commands.executor import classify, not_found, precheck
 from netarena_gym.routing.commands.files import echo_cmd
@@ -345,12 +345,15 @@ class MininetBackend:
 
     def restore_baseline(self) -> None:
         """Every node back to its healthy configuration (network stays up)."""
-        procs = [subprocess.Popen(["mnexec", "-a", str(self._pids[n]), "bash", "-c",
-                                   baseline_script(self.layout, n, self._labels)],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  start_new_session=True) for n in self._pids]
-        for p in procs:
-            p.wait(timeout=60)
+        with ended_on_exit() as procs:
+            for n in self._pids:
+                procs.append(subprocess.Popen(
+                    ["mnexec", "-a", str(self._pids[n]), "bash", "-c",
+                     baseline_script(self.layout, n, self._labels)],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    start_new_session=True))
+            for p in procs:
+                p.wait(timeout=60)
 
     # -------------------------------------------------------------- protocol
     def apply(self, scenario: Scenario, prebuilt=None) -> None:
@@ -441,23 +444,23 @@ class MininetBackend:
         """One shell per source node firing ``ping -c1 -W<t>`` at every other node."""
         n = len(self.names)
         w = f"{self.probe_timeout:g}"
-        procs = []
-        for i, src in enumerate(self.names):
-            targets = " ".join(ip for j, ip in enumerate(self._probe_ips) if j != i)
-            script = (f"for d in {targets}; do (ping -n -q -c1 -W{w} $d >/dev/null 2>&1 "
-                      f"&& echo $d) & done; wait")
-            procs.append(subprocess.Popen(["mnexec", "-a", str(self._pids[src]), "sh", "-c",
-                                           script], stdout=subprocess.PIPE,
-                                          stderr=subprocess.DEVNULL, text=True,
-                                          start_new_session=True))
-        m = np.zeros((n, n), dtype=bool)
-        index = {ip: j for j, ip in enumerate(self._probe_ips)}
-        for i, p in enumerate(procs):
-            out, _ = p.communicate(timeout=60)
-            for line in out.split():
-                j = index.get(line.strip())
-                if j is not None:
-                    m[i, j] = True
+        with ended_on_exit() as procs:
+            for i, src in enumerate(self.names):
+                targets = " ".join(ip for j, ip in enumerate(self._probe_ips) if j != i)
+                script = (f"for d in {targets}; do (ping -n -q -c1 -W{w} $d >/dev/null 2>&1 "
+                          f"&& echo $d) & done; wait")
+                procs.append(subprocess.Popen(
+                    ["mnexec", "-a", str(self._pids[src]), "sh", "-c", script],
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                    start_new_session=True))
+            m = np.zeros((n, n), dtype=bool)
+            index = {ip: j for j, ip in enumerate(self._probe_ips)}
+            for i, p in enumerate(procs):
+                out, _ = p.communicate(timeout=60)
+                for line in out.split():
+                    j = index.get(line.strip())
+                    if j is not None:
+                        m[i, j] = True
         np.fill_diagonal(m, True)
         m.flags.writeable = False
         return m

@@ -209,6 +209,24 @@ def node_classes() -> tuple[type, type]:
     return RecordedNode, OwnedBridge
 
 
+@contextlib.contextmanager
+def ended_on_exit():
+    """A list to put helper processes in (each started with ``start_new_session``, e.g.
+    ``mnexec -a PID ...`` joining a node's namespace): whichever is still running when the
+    block ends, by an exception or a signal too, is killed with its process group, which is
+    still ours (an unreaped child's PID cannot be reused). A process left in a node's
+    namespace would keep it, and its veth pair, after the node is gone."""
+    procs: list[subprocess.Popen] = []
+    try:
+        yield procs
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                with contextlib.suppress(OSError):
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+
 def release_node(node, popen) -> None:
     """Reap a node's shell (our own child, so ``kill`` cannot reach a reused PID) and close
     its pseudo-terminal."""
@@ -273,16 +291,17 @@ def remove_run(rec: dict, settle: float = 5.0) -> list[str]:
     for pid, ident in procs:
         kill_if_same(pid, ident)
     bridges = rec.get("bridges", {})
-    if not isinstance(bridges, dict):  # an old record: names without addresses
-        bridges = {}
+    legacy = [] if isinstance(bridges, dict) else list(bridges)
+    if not isinstance(bridges, dict):  # an older version's record: names without addresses
+        bridges = {}  # (no proof of ownership: such bridges are left, and so is the record)
     # links are judged only from the namespace they were made in (a thread may be in a
     # node's namespace for a moment, nsprobe): elsewhere they are left, and so is the record
     home = rec.get("netns") in (None, netns())
     snap = links() if home else None
     if snap is not None:
         ours = {b for b, mac in bridges.items() if snap.get(b, {}).get("address") == mac}
-        gone = [p for p in rec.get("ports", []) if snap.get(p, {}).get("master") in ours]
-        lines = [f"link del dev {n}" for n in [*gone, *sorted(ours)]]
+        ports = [p for p in rec.get("ports", []) if snap.get(p, {}).get("master") in ours]
+        lines = [f"link del dev {n}" for n in [*ports, *sorted(ours)]]
         if lines:
             try:
                 subprocess.run(["ip", "-force", "-batch", "-"], input="\n".join(lines) + "\n",
@@ -299,8 +318,11 @@ def remove_run(rec: dict, settle: float = 5.0) -> list[str]:
             left += [f"bridge {b}" for b, mac in bridges.items()
                      if snap.get(b, {}).get("address") == mac]
         if not left or time.monotonic() > deadline:
-            return left
+            break
         time.sleep(0.05)
+    # names recorded without addresses are not waited for: nothing here removes them
+    return left + [f"bridge {b} (recorded without its address: left alone)"
+                   for b in legacy if b in (snap or {})]
 
 
 def reap_leftovers(state_dir: Path = STATE_DIR) -> list[str]:
