@@ -52,8 +52,8 @@ from netarena_gym.shell.parser import ERROR, TIMEOUT, CommandResult
 from netarena_gym.shell.policy import run_pipeline
 from netarena_gym.routing.backends import nodeexec
 from netarena_gym.routing.backends.mininet_lifecycle import (  # noqa: F401 (re-exported)
-    STATE_DIR, RunRecord, new_run_id, node_classes, process_identity, reap_leftovers,
-    ended_on_exit, release_node, remove_run, signals_held, teardown_handler)
+    STATE_DIR, RunRecord, ended_on_exit, new_run_id, node_classes, process_identity,
+    reap_leftovers, remove_run, signals_held, teardown, teardown_handler)
 from netarena_gym.routing.commands.allowlist import ALLOWED, redirect_target
 from netarena_gym.routing.commands.executor import classify, not_found, precheck
 from netarena_gym.routing.commands.files import echo_cmd
@@ -214,7 +214,7 @@ class MininetBackend:
         self._stale: list[RunRecord] = []  # records of ours not fully removed yet
         self.builds = 0
         # runs on garbage collection and at interpreter exit
-        self._finalizer = weakref.finalize(self, _teardown, self.__dict__)
+        self._finalizer = weakref.finalize(self, teardown, self.__dict__)
         self._install_signal_handlers()
 
     # ------------------------------------------------------------- lifecycle
@@ -241,7 +241,7 @@ class MininetBackend:
         return f"{self.run_id}{switch}"
 
     def close(self) -> None:
-        _teardown(self.__dict__)
+        teardown(self.__dict__)
 
     # --------------------------------------------------------------- building
     @contextlib.contextmanager
@@ -270,8 +270,8 @@ class MininetBackend:
         ports = [f"{br}-eth{j}" for br, s in zip(bridges, lay.subnets)
                  for j in range(1, len(s.hosts) + 2)]
         with self._step(gen):  # write-ahead: every root-namespace name before it exists
-            self._rec = RunRecord(self.state_dir, self.run_id)
-            macs = self._rec.plan(bridges, ports)
+            self._rec = rec = RunRecord(self.state_dir, self.run_id)
+            macs = rec.plan(bridges, ports)
         net = Mininet(topo=None, controller=None, switch=owned_bridge, build=False,
                       autoSetMacs=False, autoStaticArp=False, waitConnected=False,
                       cleanup=False)
@@ -285,7 +285,11 @@ class MininetBackend:
                     self._prober = NamespaceProber([self._pids[n] for n in self.names],
                                                    self._probe_ips)
         except BaseException:  # an exception or a signal mid-build: nothing stays up
-            _teardown(self.__dict__)
+            teardown(self.__dict__)
+            if rec not in self._stale and remove_run(rec.data, settle=0.5):
+                # made after a teardown that ran concurrently (the build in another thread)
+                rec.write()
+                self._stale.append(rec)
             raise
         self.builds += 1
 
@@ -471,31 +475,3 @@ class MininetBackend:
 
     def state_token(self, machine: str) -> None:
         return None  # unknown: callers re-inspect
-
-
-def _teardown(state: dict) -> None:
-    """Remove this run's network by its record (idempotent): the recorded processes (which
-    takes their namespaces and veth pairs with them), ports and bridges, each only while it
-    is still ours (:func:`.mininet_lifecycle.remove_run`). The record is removed once
-    nothing it lists is left; otherwise it stays for a later teardown or the next run's
-    reaper. A build in progress stops at its next step (``_gen`` changed)."""
-    state["_gen"] = state.get("_gen", 0) + 1
-    state["net"] = None
-    prober, state["_prober"] = state.get("_prober"), None
-    if prober is not None:
-        prober.close()
-    rec, state["_rec"] = state.get("_rec"), None
-    nodes, state["_nodes"] = state.get("_nodes") or [], []
-    state["_pids"], state["_shells"] = {}, {}
-    stale = state.setdefault("_stale", [])
-    if rec is not None:
-        stale.append(rec)
-    left = {id(r): remove_run(r.data) for r in stale}
-    for node, popen in nodes:
-        release_node(node, popen)
-    for r in list(stale):
-        if left[id(r)]:
-            r.write()  # still ours and still there: keep it for the reaper
-        else:
-            r.discard()
-            stale.remove(r)

@@ -325,6 +325,34 @@ def remove_run(rec: dict, settle: float = 5.0) -> list[str]:
                    for b in legacy if b in (snap or {})]
 
 
+def teardown(state: dict) -> None:
+    """Remove a backend's network (``state``: its ``__dict__``) by its record (idempotent):
+    the recorded processes (which takes their namespaces and veth pairs with them), ports
+    and bridges, each only while it is still ours (:func:`remove_run`). The record is
+    removed once nothing it lists is left; otherwise it stays for a later teardown or the
+    next run's reaper. A build in progress stops at its next step (``_gen`` changed)."""
+    state["_gen"] = state.get("_gen", 0) + 1
+    state["net"] = None
+    prober, state["_prober"] = state.get("_prober"), None
+    if prober is not None:
+        prober.close()
+    rec, state["_rec"] = state.get("_rec"), None
+    nodes, state["_nodes"] = state.get("_nodes") or [], []
+    state["_pids"], state["_shells"] = {}, {}
+    stale = state.setdefault("_stale", [])
+    if rec is not None:
+        stale.append(rec)
+    left = {id(r): remove_run(r.data) for r in stale}
+    for node, popen in nodes:
+        release_node(node, popen)
+    for r in list(stale):
+        if left[id(r)]:
+            r.write()  # still ours and still there: keep it for the reaper
+        else:
+            r.discard()
+            stale.remove(r)
+
+
 def reap_leftovers(state_dir: Path = STATE_DIR) -> list[str]:
     """Remove what crashed runs recorded and left behind (:func:`remove_run`). Returns
     the run ids cleaned. A run whose owner is still the recorded live process is left
