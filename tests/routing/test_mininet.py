@@ -2,6 +2,7 @@
 
 Needs root, Mininet (Debian's package for mnexec, the PyPI package for the Python API),
 bridge-utils, iputils-ping, iproute2 and iptables. CI runs these as root."""
+import json
 import re
 import os
 import signal
@@ -19,6 +20,9 @@ from netarena_gym.agents.episode import play_episode
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.backends.mininet import STATE_DIR, requirements_missing
+from netarena_gym.routing.backends.mininet_lifecycle import (process_identity, reap_leftovers,
+                                                             still_running)
+from netarena_gym.routing.shapes import shape_spec
 from netarena_gym.routing.backends.sim import SimBackend
 
 from .conftest import MININET_HINT, scenario
@@ -167,3 +171,170 @@ def test_reset_restores_loopback_and_arp_flags(real):
     lo = real.run({"machine": "r0", "command": "ip addr show dev lo"}).output
     assert "10.243.0.1" not in lo and "127.0.0.1/8" in lo and "mtu 65536" in lo
     assert "NOARP" not in real.run({"machine": "r0", "command": "ip link show r0-eth1"}).output
+
+
+# ------------------------------------------------------------ interrupted builds (issue: leak)
+# 16 routers with two one-host LANs each: 32 bridges, 48 node shells (the shape whose
+# interrupted builds left bridges s17..s32 behind)
+LARGE = shape_spec("tree", [(1, 1)] * 16).to_dict()
+SHELLS = 16 + 32 + 32  # routers, hosts, bridges' shells
+
+
+def netns_names() -> str:
+    return subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+
+
+def left_of(run_id: str, rec: dict, state_dir) -> list[str]:
+    """What of run ``run_id`` is still on the host: links named with its prefix (bridges
+    and ports), live recorded processes, bridges' shells, records."""
+    left = [ln.split(":")[1].strip() for ln in root_links().splitlines()
+            if f": {run_id}" in ln]
+    left += [f"process {pid}" for pid, ident in rec.get("node_idents", [])
+             if still_running(pid, ident)]
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    left += [ln for ln in ps.splitlines() if f"mininet:{run_id}" in ln]
+    return left + [p.name for p in state_dir.glob("*.json")]
+
+
+def wait_gone(run_id: str, rec: dict, state_dir, within: float = 15.0) -> list[str]:
+    """``left_of`` once it is empty, or after ``within`` seconds (a namespace goes a moment
+    after its last process, taking its veth pairs with it)."""
+    deadline = time.monotonic() + within
+    while (left := left_of(run_id, rec, state_dir)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
+def spy_processes(b, fail_after: int | None = None) -> dict:
+    """Collect what ``b`` records of each node's shell as it is forked (a record shaped
+    like the state file's); with ``fail_after``, the build fails (an exception in Mininet's
+    node creation) once that many shells exist."""
+    rec = {"node_idents": []}
+    started = b._started
+
+    def spy(node, popen):
+        started(node, popen)
+        rec["node_idents"].append([popen.pid, process_identity(popen.pid)])
+        if fail_after is not None and len(rec["node_idents"]) >= fail_after:
+            raise RuntimeError("injected: node creation failed")
+    b._started = spy
+    return rec
+
+
+def test_build_stopped_by_an_exception_leaves_nothing_and_spares_a_namesake(tmp_path):
+    """The build fails at bridge s5 because a bridge of that name already exists (not
+    ours: another address): everything the build made goes, the namesake and a bridge of
+    a similar name stay; the next apply builds the network."""
+    from netarena_gym.errors import BackendUnavailable
+    from netarena_gym.routing.backends.mininet import MininetBackend
+    netns_before = netns_names()
+    b = MininetBackend(state_dir=tmp_path)
+    run = b.run_id
+    decoys = [f"{run}s5", f"{run}s500"]
+    try:
+        for d in decoys:
+            subprocess.run(["ip", "link", "add", d, "type", "bridge"], check=True)
+        rec = spy_processes(b)
+        with pytest.raises(BackendUnavailable, match="s5"):
+            b.apply(scenario([], LARGE))
+        assert len(rec["node_idents"]) == SHELLS
+        assert sorted(wait_gone(run, rec, tmp_path)) == sorted(decoys)
+        assert b.net is None and netns_names() == netns_before
+        subprocess.run(["ip", "link", "del", decoys[0]], check=True)
+        b.apply(scenario([], {"hosts": [[1]] * 5, "parents": [0, 0, 1, 1]}))
+        assert b.observe().all()
+    finally:
+        for d in decoys:
+            subprocess.run(["ip", "link", "del", d], capture_output=True)
+        b.close()
+    assert wait_gone(run, rec, tmp_path) == []
+
+
+@pytest.mark.parametrize("fail_after", [1, 20, SHELLS - 1])
+def test_exception_mid_build_leaves_nothing(tmp_path, fail_after):
+    from netarena_gym.routing.backends.mininet import MininetBackend
+    b = MininetBackend(state_dir=tmp_path)
+    try:
+        rec = spy_processes(b, fail_after)
+        with pytest.raises(RuntimeError, match="injected"):
+            b.apply(scenario([], LARGE))
+        assert len(rec["node_idents"]) == fail_after
+        assert wait_gone(b.run_id, rec, tmp_path) == []
+    finally:
+        b.close()
+
+
+BUILDER = """
+    import json, signal, sys, time
+    from netarena_gym.routing.backends.mininet import MininetBackend
+    from tests.routing.conftest import scenario
+    if sys.argv[2] == "returning-handler":  # a program that goes on after SIGINT
+        signal.signal(signal.SIGINT, lambda *a: print("handled", flush=True))
+    if sys.argv[2] == "ignored-sigint":  # as a job started with & by a script
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    b = MininetBackend(state_dir=sys.argv[1])
+    print(b.run_id, flush=True)
+    try:
+        b.apply(scenario([], json.loads(sys.argv[3])))
+        print("built", b.observe().all(), flush=True)
+    except Exception as e:
+        print(type(e).__name__, e, flush=True)
+    time.sleep(60)
+"""
+
+
+def start_builder(tmp_path, mode: str):
+    p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(BUILDER), str(tmp_path), mode,
+                          json.dumps(LARGE)], stdout=subprocess.PIPE, text=True, cwd=os.getcwd())
+    return p, p.stdout.readline().strip()
+
+
+def first_bridge(p, run_id: str, tmp_path) -> dict:
+    """The record as it stands when the first bridge of ``run_id`` exists (bridges are made
+    last: the build is then in its final steps)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and p.poll() is None:
+        if f": {run_id}s" in subprocess.run(["ip", "-o", "link", "show", "type", "bridge"],
+                                            capture_output=True, text=True).stdout:
+            return json.loads((tmp_path / f"{run_id}.json").read_text())
+        time.sleep(0.02)
+    raise AssertionError("no bridge appeared")
+
+
+@pytest.mark.parametrize("mode", ["returning-handler", "ignored-sigint", "sigterm", "sigkill"])
+def test_signal_mid_build_leaves_nothing(tmp_path, mode):
+    """A signal while the bridges are being made. Every root-namespace name was recorded
+    before the first was made (write-ahead). SIGINT to a program whose handler returns (it
+    goes on): the build stops with a clear error and nothing stays, while the program still
+    runs. SIGINT ignored (a job started with ``&``; the runs that left s17..s32 behind were
+    torn down by it mid-build and went on building): it stays ignored, the network is
+    built whole, and SIGTERM then removes it. SIGTERM: torn down, then the process ends.
+    SIGKILL: the record stays and the next run's reaper removes it all."""
+    netns_before = netns_names()
+    p, run = start_builder(tmp_path, mode)
+    try:
+        rec = first_bridge(p, run, tmp_path)
+        assert sorted(rec["bridges"]) == sorted(f"{run}s{k}" for k in range(1, 33))
+        assert len(rec["ports"]) == 64 and len(rec["node_idents"]) == SHELLS
+        p.send_signal({"sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL}.get(mode,
+                                                                              signal.SIGINT))
+        if mode == "returning-handler":
+            assert p.stdout.readline() == "handled\n"
+            assert "torn down while building" in p.stdout.readline()
+            assert p.poll() is None
+        elif mode == "ignored-sigint":
+            assert p.stdout.readline() == "built True\n"
+            p.send_signal(signal.SIGTERM)
+            p.wait(timeout=60)
+        else:
+            p.wait(timeout=60)
+        if mode == "sigkill":
+            assert (tmp_path / f"{run}.json").exists()
+            from netarena_gym.routing.backends.mininet import MininetBackend
+            MininetBackend(state_dir=tmp_path).close()
+        assert wait_gone(run, rec, tmp_path) == []
+        assert netns_names() == netns_before
+    finally:
+        p.kill()
+        p.wait()
+        reap_leftovers(tmp_path)  # a failed test leaves nothing either

@@ -15,23 +15,26 @@ the captured output, ``echo`` is the simulator's (bash's builtin), and a redirec
 by the backend to the resolved ``/proc/sys/net/...`` path in the same sandbox. The baseline
 and fault scripts are the env's own (never the agent's) and still run through ``bash``.
 
-Lifecycle: everything this run creates in the root namespace (bridges and their ports) is
-named with a run-unique prefix ``nxXXXX``; routers' and hosts' interfaces live in their own
-namespaces. The names, node PIDs, their start times (``/proc/PID/stat`` field 22) and owner uids are
-recorded in ``/run/netarena-gym/<run>.json``;
-``close()``, exceptions, SIGINT/SIGTERM and garbage collection tear the network down, and a
-new run removes what a crashed run left, by those recorded names; a recorded PID is signalled only while its start time and uid still
-match (a reused PID is left alone). Nothing else is touched (Mininet's global clean-up is
-never called, nothing is killed by name).
+Lifecycle (:mod:`.mininet_lifecycle`): everything this run creates in the root namespace
+(bridges and their ports) is named with a run-unique prefix ``nxXXXX``; routers' and hosts'
+interfaces live in their own namespaces. Write-ahead: every bridge (with the MAC address it
+is created with), port and node process is recorded in ``/run/netarena-gym/<run>.json``
+before it exists (a process right after its fork); a build runs in steps during which a
+SIGINT/SIGTERM teardown waits, and stops at its next step once the network was torn down.
+``close()``, exceptions (a failed build too), SIGINT/SIGTERM and garbage collection tear the
+network down, and a new run removes what a crashed run left, by those recorded names, each
+only while it is still provably the run's: a bridge while it has the recorded address, a
+process while its start time and uid match (a reused PID is left alone). A record goes only
+once nothing it lists is left. Nothing else is touched (Mininet's global clean-up is never
+called, nothing is killed or deleted by name alone, a namesake bridge is never removed).
 
 The network stays up across episodes with the same topology: ``reset`` restores every
 node's baseline configuration instead of rebuilding.
 """
 from __future__ import annotations
 
-import json
+import contextlib
 import os
-import secrets
 import shlex
 import shutil
 import signal
@@ -48,6 +51,9 @@ from netarena_gym.errors import BackendUnavailable
 from netarena_gym.shell.parser import ERROR, TIMEOUT, CommandResult
 from netarena_gym.shell.policy import run_pipeline
 from netarena_gym.routing.backends import nodeexec
+from netarena_gym.routing.backends.mininet_lifecycle import (  # noqa: F401 (re-exported)
+    STATE_DIR, RunRecord, ended_on_exit, new_run_id, node_classes, process_identity,
+    reap_leftovers, remove_run, signals_held, teardown, teardown_handler)
 from netarena_gym.routing.commands.allowlist import ALLOWED, redirect_target
 from netarena_gym.routing.commands.executor import classify, not_found, precheck
 from netarena_gym.routing.commands.files import echo_cmd
@@ -55,7 +61,6 @@ from netarena_gym.routing.commands.sysctl_conf import reset_command
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.topology import Layout, TopologySpec, labels_for
 
-STATE_DIR = Path(os.environ.get("NETARENA_STATE_DIR", "/run/netarena-gym"))
 # networks of more nodes than this are probed twice for the pairs that did not answer: one
 # source then sends more echo requests than the kernel queues for a neighbour it has not
 # resolved yet (see NamespaceProber.matrix)
@@ -163,77 +168,6 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
         "{ ip link set dev lo down; ip link set dev lo up; }"])
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-        return True
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-
-
-def process_identity(pid: int) -> list[int] | None:
-    """[start time in clock ticks since boot, owner uid] of a live process, or None. The
-    start time is field 22 of ``/proc/PID/stat``, counted after the parenthesised command
-    name (which may itself hold spaces and parentheses)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-        uid = os.stat(f"/proc/{pid}").st_uid
-    except OSError:
-        return None
-    fields = stat[stat.rindex(b")") + 2:].split()
-    return [int(fields[19]), uid]  # fields[0] is field 3 (state)
-
-
-def _kill_if_same(pid: int, ident) -> bool:
-    """SIGKILL ``pid`` only while it is still the process recorded as ``ident`` (start
-    time, uid), through a pidfd so that the check and the kill address one process."""
-    if not ident:
-        return False
-    try:
-        fd = os.pidfd_open(pid)
-    except OSError:
-        return False
-    try:
-        if process_identity(pid) != list(ident):
-            return False
-        signal.pidfd_send_signal(fd, signal.SIGKILL)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-
-
-def reap_leftovers(state_dir: Path = STATE_DIR) -> list[str]:
-    """Remove what crashed runs recorded and left behind (their bridges and node shells),
-    by the names and PIDs in their state files. Returns the run ids cleaned. A run whose
-    owner is still the recorded live process is left alone; a node PID is killed only while
-    its start time and uid are those recorded at creation."""
-    cleaned = []
-    if not state_dir.is_dir():
-        return cleaned
-    for f in state_dir.glob("*.json"):
-        try:
-            rec = json.loads(f.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
-        owner = int(rec.get("owner", 0))
-        ident = rec.get("owner_ident")
-        if _alive(owner) and (ident is None or process_identity(owner) == list(ident)):
-            continue
-        for pid, pid_ident in rec.get("node_idents", []):
-            _kill_if_same(int(pid), pid_ident)
-        for br in rec.get("bridges", []):
-            subprocess.run(["ip", "link", "del", br], capture_output=True, timeout=10)
-        for port in rec.get("ports", []):
-            subprocess.run(["ip", "link", "del", port], capture_output=True, timeout=10)
-        f.unlink(missing_ok=True)
-        cleaned.append(rec.get("run", f.stem))
-    return cleaned
-
-
 class MininetBackend:
     """Routing backend on Mininet. Same protocol as :class:`~netarena_gym.routing.backends.sim.SimBackend`."""
 
@@ -265,98 +199,137 @@ class MininetBackend:
         self.state_dir = Path(state_dir or STATE_DIR)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         reap_leftovers(self.state_dir)
-        self.run_id = f"nx{secrets.token_hex(2)}"
+        self.run_id = new_run_id(self.state_dir)
         self.net = None
         self.spec: TopologySpec | None = None
         self.layout: Layout | None = None
         self.scenario: Scenario | None = None
         self.names: list[str] = []
         self._pids: dict[str, int] = {}
-        self._idents: dict[int, tuple | None] = {}
         self._shells: dict = {}
         self._switches: frozenset[str] = frozenset()
+        self._gen = 0  # counts teardowns: a build that sees it change stops
+        self._rec: RunRecord | None = None  # the write-ahead record of the current build
+        self._nodes: list = []  # (Mininet node, its shell's Popen) as forked
+        self._stale: list[RunRecord] = []  # records of ours not fully removed yet
         self.builds = 0
         # runs on garbage collection and at interpreter exit
-        self._finalizer = weakref.finalize(self, _teardown, self.__dict__)
+        self._finalizer = weakref.finalize(self, teardown, self.__dict__)
         self._install_signal_handlers()
 
     # ------------------------------------------------------------- lifecycle
     def _install_signal_handlers(self) -> None:
+        """SIGINT and SIGTERM tear the network down (between two creation steps of a
+        build), then do what they did before; a signal that was ignored stays ignored
+        (the network stays up: the program goes on)."""
         ref = weakref.ref(self)
+
+        def close():
+            b = ref()
+            if b is not None:
+                b.close()
         for sig in (signal.SIGINT, signal.SIGTERM):
             prev = signal.getsignal(sig)
-
-            def handler(signum, frame, prev=prev):
-                b = ref()
-                if b is not None:
-                    b.close()
-                if callable(prev):
-                    prev(signum, frame)
-                elif prev == signal.SIG_DFL:
-                    signal.signal(signum, signal.SIG_DFL)
-                    os.kill(os.getpid(), signum)
+            if prev == signal.SIG_IGN:
+                continue
             try:
-                signal.signal(sig, handler)
+                signal.signal(sig, teardown_handler(close, prev))
             except ValueError:  # not the main thread: rely on atexit and finalize
                 pass
-
-    def _record(self) -> None:
-        pids = list(self._pids.values())
-        rec = {"run": self.run_id, "owner": os.getpid(),
-               "owner_ident": process_identity(os.getpid()), "node_pids": pids,
-               "node_idents": [[p, process_identity(p)] for p in pids],
-               "bridges": sorted(self._bridge_names()), "ports": []}
-        (self.state_dir / f"{self.run_id}.json").write_text(json.dumps(rec))
-
-    def _bridge_names(self) -> list[str]:
-        return [self._bridge(s.switch) for s in self.layout.subnets] if self.layout else []
 
     def _bridge(self, switch: str) -> str:
         return f"{self.run_id}{switch}"
 
     def close(self) -> None:
-        _teardown(self.__dict__)
+        teardown(self.__dict__)
 
     # --------------------------------------------------------------- building
+    @contextlib.contextmanager
+    def _step(self, gen: int):
+        """One creation step of a build: signals held (a handler's teardown runs between
+        steps, never inside one) and the build stopped if the network was torn down."""
+        with signals_held():
+            if self._gen != gen:
+                raise BackendUnavailable("the mininet network was torn down while building")
+            yield
+
+    def _started(self, node, popen) -> None:
+        """A node's shell was just forked: record it before anything else runs."""
+        self._nodes.append((node, popen))
+        self._rec.add_process(popen.pid)
+
     def _build(self, spec: TopologySpec) -> None:
         from mininet.net import Mininet
-        from mininet.node import Node
-        from mininet.nodelib import LinuxBridge
 
+        recorded_node, owned_bridge = node_classes()
         self.close()
-        lay = Layout(spec)
-        net = Mininet(topo=None, controller=None, switch=LinuxBridge, build=False,
+        if self._stale:  # names of ours may still exist: the new network gets new ones
+            self.run_id = new_run_id(self.state_dir)
+        lay, gen = Layout(spec), self._gen
+        bridges = [self._bridge(s.switch) for s in lay.subnets]
+        ports = [f"{br}-eth{j}" for br, s in zip(bridges, lay.subnets)
+                 for j in range(1, len(s.hosts) + 2)]
+        with self._step(gen):  # write-ahead: every root-namespace name before it exists
+            self._rec = rec = RunRecord(self.state_dir, self.run_id)
+            macs = rec.plan(bridges, ports)
+        net = Mininet(topo=None, controller=None, switch=owned_bridge, build=False,
                       autoSetMacs=False, autoStaticArp=False, waitConnected=False,
                       cleanup=False)
         self.layout, self.spec, self.net = lay, spec, net
-        self._record()  # names are known before anything exists: a crash here is reapable
+        try:
+            self._populate(net, lay, gen, macs, recorded_node, owned_bridge)
+            with self._step(gen):
+                self._prober = None
+                if self.probe == "socket":
+                    from netarena_gym.routing.backends.nsprobe import NamespaceProber
+                    self._prober = NamespaceProber([self._pids[n] for n in self.names],
+                                                   self._probe_ips)
+        except BaseException:  # an exception or a signal mid-build: nothing stays up
+            teardown(self.__dict__)
+            if rec not in self._stale and remove_run(rec.data, settle=0.5):
+                # made after a teardown that ran concurrently (the build in another thread)
+                rec.write()
+                self._stale.append(rec)
+            raise
+        self.builds += 1
+
+    def _populate(self, net, lay: Layout, gen: int, macs: dict, recorded_node,
+                  owned_bridge) -> None:
+        """Create the nodes, bridges and links of ``lay``, one recorded step at a time."""
         nodes = {}
+
+        def host(name):
+            with self._step(gen):
+                nodes[name] = net.addHost(name, cls=recorded_node, ip=None, inNamespace=True,
+                                          started=self._started)
+
+        def link(a, b, ia, ib):
+            with self._step(gen):
+                net.addLink(a, b, intfName1=ia, intfName2=ib)
+
         for r in lay.routers:
-            nodes[r] = net.addHost(r, cls=Node, ip=None, inNamespace=True)
+            host(r)
         for s in lay.subnets:
-            br = net.addSwitch(self._bridge(s.switch), cls=LinuxBridge)
-            net.addLink(nodes[s.router], br, intfName1=s.iface,
-                        intfName2=f"{self._bridge(s.switch)}-eth1")
+            name = self._bridge(s.switch)
+            with self._step(gen):
+                br = net.addSwitch(name, cls=owned_bridge, bridge_mac=macs[name],
+                                   started=self._started)
+            link(nodes[s.router], br, s.iface, f"{name}-eth1")
             for j, hn in enumerate(s.hosts, start=2):
-                nodes[hn] = net.addHost(hn, cls=Node, ip=None, inNamespace=True)
-                net.addLink(nodes[hn], br, intfName1=f"{hn}-eth0",
-                            intfName2=f"{self._bridge(s.switch)}-eth{j}")
+                host(hn)
+                link(nodes[hn], br, f"{hn}-eth0", f"{name}-eth{j}")
         for ln in lay.links:
-            net.addLink(nodes[ln.a], nodes[ln.b], intfName1=ln.a_iface, intfName2=ln.b_iface)
-        net.build()
+            link(nodes[ln.a], nodes[ln.b], ln.a_iface, ln.b_iface)
+        with self._step(gen):
+            net.build()
         for sw in net.switches:
-            sw.start([])
+            with self._step(gen):
+                sw.start([])
         self._pids = {name: n.pid for name, n in nodes.items()}
-        self._idents = {p: process_identity(p) for p in self._pids.values()}
         self._shells = nodes
-        self._record()
         self._switches = frozenset(s.switch for s in lay.subnets)
         self.names = self._probe_order()
         self._probe_ips = [self._probe_ip(n) for n in self.names]
-        if self.probe == "socket":
-            from netarena_gym.routing.backends.nsprobe import NamespaceProber
-            self._prober = NamespaceProber([self._pids[n] for n in self.names], self._probe_ips)
-        self.builds += 1
 
     def _probe_order(self) -> list[str]:
         from netarena_gym.routing.state import natural_key
@@ -376,12 +349,15 @@ class MininetBackend:
 
     def restore_baseline(self) -> None:
         """Every node back to its healthy configuration (network stays up)."""
-        procs = [subprocess.Popen(["mnexec", "-a", str(self._pids[n]), "bash", "-c",
-                                   baseline_script(self.layout, n, self._labels)],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                  start_new_session=True) for n in self._pids]
-        for p in procs:
-            p.wait(timeout=60)
+        with ended_on_exit() as procs:
+            for n in self._pids:
+                procs.append(subprocess.Popen(
+                    ["mnexec", "-a", str(self._pids[n]), "bash", "-c",
+                     baseline_script(self.layout, n, self._labels)],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    start_new_session=True))
+            for p in procs:
+                p.wait(timeout=60)
 
     # -------------------------------------------------------------- protocol
     def apply(self, scenario: Scenario, prebuilt=None) -> None:
@@ -472,23 +448,23 @@ class MininetBackend:
         """One shell per source node firing ``ping -c1 -W<t>`` at every other node."""
         n = len(self.names)
         w = f"{self.probe_timeout:g}"
-        procs = []
-        for i, src in enumerate(self.names):
-            targets = " ".join(ip for j, ip in enumerate(self._probe_ips) if j != i)
-            script = (f"for d in {targets}; do (ping -n -q -c1 -W{w} $d >/dev/null 2>&1 "
-                      f"&& echo $d) & done; wait")
-            procs.append(subprocess.Popen(["mnexec", "-a", str(self._pids[src]), "sh", "-c",
-                                           script], stdout=subprocess.PIPE,
-                                          stderr=subprocess.DEVNULL, text=True,
-                                          start_new_session=True))
-        m = np.zeros((n, n), dtype=bool)
-        index = {ip: j for j, ip in enumerate(self._probe_ips)}
-        for i, p in enumerate(procs):
-            out, _ = p.communicate(timeout=60)
-            for line in out.split():
-                j = index.get(line.strip())
-                if j is not None:
-                    m[i, j] = True
+        with ended_on_exit() as procs:
+            for i, src in enumerate(self.names):
+                targets = " ".join(ip for j, ip in enumerate(self._probe_ips) if j != i)
+                script = (f"for d in {targets}; do (ping -n -q -c1 -W{w} $d >/dev/null 2>&1 "
+                          f"&& echo $d) & done; wait")
+                procs.append(subprocess.Popen(
+                    ["mnexec", "-a", str(self._pids[src]), "sh", "-c", script],
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                    start_new_session=True))
+            m = np.zeros((n, n), dtype=bool)
+            index = {ip: j for j, ip in enumerate(self._probe_ips)}
+            for i, p in enumerate(procs):
+                out, _ = p.communicate(timeout=60)
+                for line in out.split():
+                    j = index.get(line.strip())
+                    if j is not None:
+                        m[i, j] = True
         np.fill_diagonal(m, True)
         m.flags.writeable = False
         return m
@@ -499,27 +475,3 @@ class MininetBackend:
 
     def state_token(self, machine: str) -> None:
         return None  # unknown: callers re-inspect
-
-
-def _teardown(state: dict) -> None:
-    """Stop this run's network and remove its state file (idempotent)."""
-    prober = state.get("_prober")
-    if prober is not None:
-        state["_prober"] = None
-        prober.close()
-    net = state.get("net")
-    if net is not None:
-        state["net"] = None
-        try:
-            net.stop()
-        except Exception:  # pragma: no cover - best effort, then remove by name
-            pass
-        for br in [f"{state['run_id']}{s.switch}" for s in state["layout"].subnets]:
-            subprocess.run(["ip", "link", "del", br], capture_output=True, timeout=10)
-        idents = state.get("_idents", {})
-        for pid in state.get("_pids", {}).values():
-            _kill_if_same(pid, idents.get(pid))
-    run_id = state.get("run_id")
-    sd = state.get("state_dir")
-    if run_id and sd is not None:
-        (Path(sd) / f"{run_id}.json").unlink(missing_ok=True)

@@ -17,6 +17,8 @@ import time
 
 import numpy as np
 
+from netarena_gym.routing.backends.mininet_lifecycle import signals_held
+
 CLONE_NEWNET = 0x40000000
 SOL_RAW, ICMP_FILTER = 255, 1  # <linux/icmp.h>
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -38,7 +40,8 @@ def _in_netns(pid: int) -> tuple[socket.socket, int]:
     """A raw ICMP socket in ``pid``'s network namespace, and a descriptor of that
     namespace's ``/proc/sys/net/ipv4/route/flush`` (a sysctl file acts on the namespace
     it was opened in)."""
-    with open("/proc/self/ns/net") as home, open(f"/proc/{pid}/ns/net") as there:
+    with open("/proc/self/ns/net") as home, open(f"/proc/{pid}/ns/net") as there, \
+            signals_held():  # no teardown handler runs while this thread is elsewhere
         _setns(there.fileno())
         try:
             s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
