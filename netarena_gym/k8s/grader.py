@@ -163,15 +163,25 @@ class PolicyEngine:
         added = [k for k in keys if k not in active]
         if not removed and not added:
             return
-        touched_ing, touched_eg = set(), set()
+        ing_by, eg_by = self._ing_by_slot, self._eg_by_slot
+        # per slot, the masks that left and the masks that came: a slot whose union can only
+        # have grown is OR-ed in place, one that may have lost bits is recomputed
+        ing_delta: dict = {}
+        eg_delta: dict = {}
         for k in removed:
             c = active.pop(k)
-            for s in c[2]:
-                del self._ing_by_slot[s][k]
-                touched_ing.add(s)
-            for s in c[3]:
-                del self._eg_by_slot[s][k]
-                touched_eg.add(s)
+            for s, m in c[2].items():
+                del ing_by[s][k]
+                d = ing_delta.get(s)
+                if d is None:
+                    ing_delta[s] = d = [0, 0]
+                d[0] |= m
+            for s, m in c[3].items():
+                del eg_by[s][k]
+                d = eg_delta.get(s)
+                if d is None:
+                    eg_delta[s] = d = [0, 0]
+                d[0] |= m
         memo = self._memo
         for k in added:
             c = memo.get(k)
@@ -183,26 +193,30 @@ class PolicyEngine:
                     memo[k] = c if not frozen else c + (keys[k].get("spec"),)
             active[k] = c
             for s, m in c[2].items():
-                self._ing_by_slot[s][k] = m
-                touched_ing.add(s)
+                ing_by[s][k] = m
+                d = ing_delta.get(s)
+                if d is None:
+                    ing_delta[s] = d = [0, 0]
+                d[1] |= m
             for s, m in c[3].items():
-                self._eg_by_slot[s][k] = m
-                touched_eg.add(s)
-        for s in touched_ing:
-            m = 0
-            for v in self._ing_by_slot[s].values():
-                m |= v
-            self._ing_acc[s] = m
-        for s in touched_eg:
-            m = 0
-            for v in self._eg_by_slot[s].values():
-                m |= v
-            self._eg_acc[s] = m
-        in_iso = eg_iso = 0
-        for c in active.values():
-            in_iso |= c[0]
-            eg_iso |= c[1]
-        self._in_iso, self._eg_iso = in_iso, eg_iso
+                eg_by[s][k] = m
+                d = eg_delta.get(s)
+                if d is None:
+                    eg_delta[s] = d = [0, 0]
+                d[1] |= m
+        _merge(self._ing_acc, ing_by, ing_delta)
+        _merge(self._eg_acc, eg_by, eg_delta)
+        if removed:
+            in_iso = eg_iso = 0
+            for c in active.values():
+                in_iso |= c[0]
+                eg_iso |= c[1]
+            self._in_iso, self._eg_iso = in_iso, eg_iso
+        else:
+            for k in added:
+                c = active[k]
+                self._in_iso |= c[0]
+                self._eg_iso |= c[1]
 
     def _contribution(self, pol: dict) -> tuple:
         """(pods isolated for ingress, for egress, {slot: peers its ingress rules admit},
@@ -251,6 +265,8 @@ class PolicyEngine:
             for s in eps:
                 mask &= vals[s]
             masks.append(mask)
+        if masks == self._masks and self._result is not None:
+            return self._result  # the same outcomes (the array is never changed in place)
         nbytes = (npods + 8) // 8
         if self._table is None:
             self._table = np.zeros((len(masks) + 1, npods + 1), dtype=bool)  # last row/col: no probe
@@ -342,6 +358,20 @@ class PolicyEngine:
                 num = int(tp)
             eps.append((i, num))
         return Target(eps)
+
+
+def _merge(acc: list, by_slot: list, delta: dict) -> None:
+    """Bring the per-slot unions ``acc`` up to date after the changes in ``delta`` (slot ->
+    [bits of the removed masks, bits of the added masks]): a slot that lost no bit only
+    the removed masks held is OR-ed with the added ones, the others are recomputed."""
+    for s, (gone, came) in delta.items():
+        if gone & ~came:
+            m = 0
+            for v in by_slot[s].values():
+                m |= v
+            acc[s] = m
+        else:
+            acc[s] |= came
 
 
 def _services_key(services: list):
