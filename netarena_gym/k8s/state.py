@@ -264,11 +264,26 @@ class Store:
         same_meta = all(new["metadata"].get(k) == om.get(k) for k in ("labels", "annotations"))
         if same_meta and not spec_changed:
             return old, False
+        return self._commit_update(ns, name, old, new["metadata"], new["spec"], spec_changed), True
+
+    def set_policy_spec(self, ns: str, name: str, spec: dict, spec_changed: bool) -> dict:
+        """Store policy ``name`` with ``spec`` (canonical, from an earlier
+        :meth:`update_policy` of a body with this policy's labels and annotations) as that
+        update did; ``spec_changed``: what the update found."""
+        old = self.get("networkpolicies", ns, name)
+        om = old["metadata"]
+        meta = {k: dict(om[k]) for k in ("labels", "annotations") if om.get(k)}
+        return self._commit_update(ns, name, old, meta, spec, spec_changed)
+
+    def _commit_update(self, ns: str, name: str, old: dict, new_meta: dict, spec: dict,
+                       spec_changed: bool) -> dict:
+        om = old["metadata"]
         meta = {k: v for k, v in om.items() if k not in ("labels", "annotations")}
-        meta.update({k: v for k, v in new["metadata"].items() if k in ("labels", "annotations")})
+        meta.update({k: v for k, v in new_meta.items() if k in ("labels", "annotations")})
         if spec_changed:
             meta["generation"] = om.get("generation", 1) + 1
         meta["resourceVersion"] = self._next_rv()
-        new["metadata"] = meta
+        new = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+               "metadata": meta, "spec": spec}
         self.objects["networkpolicies"][(ns, name)] = new
-        return new, True
+        return new
