@@ -39,6 +39,15 @@ def _peer_json(app: str) -> str:
     return '{"podSelector":{"matchLabels":{"app":"%s"}}}' % app
 
 
+def changed_names(seen: dict, policies: dict) -> list | None:
+    """The names whose policy object in ``policies`` is not the one in ``seen`` (name ->
+    object, the last call's), or None when the set of names differs."""
+    changed = [n for n, p in policies.items() if seen.get(n) is not p]
+    if len(policies) != len(seen) or any(n not in seen for n in changed):
+        return None
+    return changed
+
+
 _MISSING = object()       # the app's policy does not exist
 _MISSING_KEY = object()   # the block was never rendered
 
@@ -52,6 +61,8 @@ class CatalogueBuilder:
         self._memo: dict = {}   # app -> {id(spec): (spec, rendered block)}
         self._extras: list | None = None
         self._static = {app: self._static_entries(app) for app in wl.apps}
+        self._index = {app: i for i, app in enumerate(wl.apps)}
+        self._seen: dict = {}   # name -> policy object at the last fill
 
     def fill(self, cat: Catalogue, policies: dict[str, dict], force: bool = False) -> None:
         """Render the blocks whose policy changed since the last fill of ``cat``: a block is
@@ -63,7 +74,14 @@ class CatalogueBuilder:
             self._cat = cat
             self._rv = {}
             self._extras = None
-        for ai, app in enumerate(wl.apps):
+            self._seen = {}
+        changed = changed_names(self._seen, policies)
+        self._seen = dict(policies)
+        partial = (changed is not None and self._extras is not None
+                   and all(n in self._index for n in changed))
+        # the same names and only app policies changed: the other blocks and the extras stand
+        apps = [(self._index[n], n) for n in changed] if partial else enumerate(wl.apps)
+        for ai, app in apps:
             obj = policies.get(app)
             spec = _MISSING if obj is None else obj.get("spec")
             if self._rv.get(app, _MISSING_KEY) is spec:
@@ -79,6 +97,8 @@ class CatalogueBuilder:
                 hit = memo[id(spec)] = (spec, [e for e, _ in block], np.array(
                     [1 if e is not None and v else 0 for e, v in block], np.int8))
             cat.set_block(base, hit[1], hit[2])
+        if partial:
+            return
         extras = sorted(n for n in policies if n not in self._static)[:EXTRA_SLOTS]
         if extras != self._extras:
             self._extras = extras
