@@ -18,6 +18,7 @@ from netarena_gym.core.actions import Catalogue, CatalogueEntry
 from netarena_gym.k8s.workload import Workload
 
 EXTRA_SLOTS = 3
+BLOCKS_KEPT = 256  # rendered blocks kept per app (one per spec seen)
 FIXED = ("inspect", "select own pods", "isolate both directions", "allow all egress",
          "ingress ports to target port", "drop rules without ports", "drop namespaceSelectors")
 
@@ -91,7 +92,7 @@ class CatalogueBuilder:
             memo = self._memo.setdefault(app, {})
             hit = memo.get(id(spec))
             if hit is None or hit[0] is not spec:
-                if len(memo) >= 64:
+                if len(memo) >= BLOCKS_KEPT:
                     memo.clear()
                 block = self._entries(app, obj)
                 hit = memo[id(spec)] = (spec, [e for e, _ in block], np.array(

@@ -24,7 +24,7 @@ def feature_spaces(wl: Workload, probes: ProbeSet) -> dict:
 
 
 _NONE = object()  # no policy in this slot
-MAX_CACHED = 256  # policy names whose last row is kept
+MAX_CACHED = 4096  # (policy name, spec) rows kept
 
 
 class FeatureBuilder:
@@ -37,9 +37,8 @@ class FeatureBuilder:
 
     def clear(self) -> None:
         """Forget cached rows. Never needed for correctness: a row is keyed by its spec
-        object (stored specs are never changed in place), so rows stay valid across
-        episodes; the cache holds one row per policy name and is emptied past
-        ``MAX_CACHED`` names."""
+        object (stored specs are never changed in place; the cache keeps the spec alive),
+        so rows stay valid across episodes; the cache is emptied past ``MAX_CACHED`` rows."""
         self._cache.clear()
         self._feats = np.zeros((self.slots, len(POLICY_FEATURES)), np.float32)
         self._peers = np.zeros((self.slots, len(self.wl.apps)), np.int8)
@@ -85,11 +84,12 @@ class FeatureBuilder:
                 feats[slot], peers[slot] = 0, 0
                 slot_spec[slot] = _NONE
             return
-        hit = self._cache.get(name)
+        key = (name, id(spec))
+        hit = self._cache.get(key)
         if hit is None or hit[0] is not spec:
-            if hit is None and len(self._cache) >= MAX_CACHED:
+            if len(self._cache) >= MAX_CACHED:
                 self._cache.clear()
-            hit = self._cache[name] = (spec,) + self._row(name, obj)
+            hit = self._cache[key] = (spec,) + self._row(name, obj)
         feats[slot], peers[slot] = hit[1], hit[2]
         slot_spec[slot] = (name, spec)
 
