@@ -37,6 +37,9 @@ DNS_SERVICE = {"apiVersion": "v1", "kind": "Service",
                                   {"name": "metrics", "port": 9153, "protocol": "TCP", "targetPort": 9153}]}}
 
 
+SHARED_MAX = 4096  # manifests keyed by identity (the baseline's and shared ones)
+
+
 def canonical_spec(manifest: dict) -> dict:
     return apply_defaults(decode_spec(manifest.get("spec")))
 
@@ -96,6 +99,19 @@ class BaseCluster:
         self._specs: dict = {}   # manifest (repr) -> policy as the engine reads it
         # the workload's shared baseline manifests by id: [manifest, engine policy, canonical]
         self._shared = {id(m): [m, None, None] for m in wl.shared_policy_manifests().values()}
+        self._baseline = dict(self._shared)
+        #: fault list (repr) -> the faulty manifests, or None: what K8sGenerator.check found
+        self.checked: dict = {}
+
+    def share(self, manifest: dict) -> None:
+        """Key ``manifest``'s engine policy and canonical object by identity, as the
+        baseline's are: the caller promises never to change it (the generator's checked
+        scenarios share their manifests)."""
+        if self._shared.get(id(manifest), (None,))[0] is manifest:
+            return
+        if len(self._shared) >= SHARED_MAX:
+            self._shared = dict(self._baseline)
+        self._shared[id(manifest)] = [manifest, None, None]
 
     def outcomes(self, policies: dict[str, dict]) -> np.ndarray:
         pols = []

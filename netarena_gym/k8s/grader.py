@@ -168,21 +168,8 @@ class PolicyEngine:
         # have grown is OR-ed in place, one that may have lost bits is recomputed
         ing_delta: dict = {}
         eg_delta: dict = {}
-        for k in removed:
-            c = active.pop(k)
-            for s, m in c[2].items():
-                del ing_by[s][k]
-                d = ing_delta.get(s)
-                if d is None:
-                    ing_delta[s] = d = [0, 0]
-                d[0] |= m
-            for s, m in c[3].items():
-                del eg_by[s][k]
-                d = eg_delta.get(s)
-                if d is None:
-                    eg_delta[s] = d = [0, 0]
-                d[0] |= m
         memo = self._memo
+        contrib = {}
         for k in added:
             c = memo.get(k)
             if c is None:
@@ -191,32 +178,39 @@ class PolicyEngine:
                     if len(memo) >= MEMO_MAX:
                         memo.clear()
                     memo[k] = c if not frozen else c + (keys[k].get("spec"),)
+            contrib[k] = c
+        # a policy replaced under its name: a part (ingress, egress) that contributes the
+        # same masks to the same slots only changes its key there
+        replaced: dict = {}
+        gone = []  # removed and not replaced (a duplicate name is not paired either)
+        for k in removed:
+            if k[:2] in replaced:
+                gone.append(k)
+            else:
+                replaced[k[:2]] = k
+        iso = False
+        for k in added:
+            c = contrib[k]
+            old = replaced.pop(k[:2], None)
+            oc = None if old is None else active.pop(old)
+            iso = iso or oc is None or oc[0] != c[0] or oc[1] != c[1]
+            _move(ing_by, ing_delta, old, None if oc is None else oc[2], k, c[2])
+            _move(eg_by, eg_delta, old, None if oc is None else oc[3], k, c[3])
             active[k] = c
-            for s, m in c[2].items():
-                ing_by[s][k] = m
-                d = ing_delta.get(s)
-                if d is None:
-                    ing_delta[s] = d = [0, 0]
-                d[1] |= m
-            for s, m in c[3].items():
-                eg_by[s][k] = m
-                d = eg_delta.get(s)
-                if d is None:
-                    eg_delta[s] = d = [0, 0]
-                d[1] |= m
+        gone += replaced.values()
+        for old in gone:
+            iso = True
+            oc = active.pop(old)
+            _move(ing_by, ing_delta, old, oc[2], None, None)
+            _move(eg_by, eg_delta, old, oc[3], None, None)
         _merge(self._ing_acc, ing_by, ing_delta)
         _merge(self._eg_acc, eg_by, eg_delta)
-        if removed:
+        if iso:
             in_iso = eg_iso = 0
             for c in active.values():
                 in_iso |= c[0]
                 eg_iso |= c[1]
             self._in_iso, self._eg_iso = in_iso, eg_iso
-        else:
-            for k in added:
-                c = active[k]
-                self._in_iso |= c[0]
-                self._eg_iso |= c[1]
 
     def _contribution(self, pol: dict) -> tuple:
         """(pods isolated for ingress, for egress, {slot: peers its ingress rules admit},
@@ -358,6 +352,31 @@ class PolicyEngine:
                 num = int(tp)
             eps.append((i, num))
         return Target(eps)
+
+
+def _move(by_slot: list, delta: dict, old, old_part: dict | None, new, new_part: dict | None) -> None:
+    """Replace policy ``old``'s masks per slot (``old_part``, None: none) by policy
+    ``new``'s (``new_part``) in ``by_slot``, noting in ``delta`` (slot -> [bits gone, bits
+    come]) what changed; equal parts only change the key."""
+    if old_part is not None and new_part is not None and old_part == new_part:
+        for s in new_part:
+            d = by_slot[s]
+            d[new] = d.pop(old)
+        return
+    if old_part:
+        for s, m in old_part.items():
+            del by_slot[s][old]
+            d = delta.get(s)
+            if d is None:
+                delta[s] = d = [0, 0]
+            d[0] |= m
+    if new_part:
+        for s, m in new_part.items():
+            by_slot[s][new] = m
+            d = delta.get(s)
+            if d is None:
+                delta[s] = d = [0, 0]
+            d[1] |= m
 
 
 def _merge(acc: list, by_slot: list, delta: dict) -> None:
