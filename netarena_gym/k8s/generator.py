@@ -270,7 +270,7 @@ class K8sGenerator:
                 value = choice(r, [a for a in self.wl.apps if a != pol])
             return {"type": t, "policy": pol, "value": value}
         if t in ("remove_peer", "namespace_selector"):
-            pols = self.wl.policy_manifests()
+            pols = self.wl.shared_policy_manifests()  # read only
             cands = [p for p in self.targets if pols[p]["spec"].get("ingress")
                      and len(pols[p]["spec"]["ingress"][0]["from"]) >= (2 if t == "remove_peer" else 1)]
             pol = choice(r, cands)
