@@ -69,7 +69,8 @@ class Target:
 
 class PolicyEngine:
     """Evaluates a probe set over a cluster. ``evaluate(cluster)`` returns a bool array
-    (probe succeeded), cached by ``cluster.version``.
+    (probe succeeded), cached by ``cluster.version``; calls with the same outcomes may
+    return the same array, so a caller must not change it in place.
 
     Kept between calls, while pods, namespaces and Services stay the same: the slots (each
     destination pod, port and protocol a probe or DNS lookup reaches), each policy's
@@ -106,8 +107,9 @@ class PolicyEngine:
         self._ing_acc: list = []
         self._eg_acc: list = []
         self._in_iso = self._eg_iso = 0
-        self._masks: list | None = None
+        self._masks: list | None = None   # per target, the mask the table's row holds
         self._table: np.ndarray | None = None
+        self._by_masks: dict = {}          # masks (tuple) -> outcome array
         if self._layout is not None:
             n = len(self._layout[0])
             self._ing_by_slot = [{} for _ in range(n)]
@@ -137,6 +139,7 @@ class PolicyEngine:
             self._layout = layout
             if same:  # the slots stand: keep the policies' contributions
                 self._masks = self._table = None
+                self._by_masks = {}
             else:
                 self._clear_policies()
         if frozen:  # ids are keys only while the objects live
@@ -259,8 +262,10 @@ class PolicyEngine:
             for s in eps:
                 mask &= vals[s]
             masks.append(mask)
-        if masks == self._masks and self._result is not None:
-            return self._result  # the same outcomes (the array is never changed in place)
+        key = tuple(masks)
+        hit = self._by_masks.get(key)
+        if hit is not None:
+            return hit  # outcomes seen before (arrays are never changed in place)
         nbytes = (npods + 8) // 8
         if self._table is None:
             self._table = np.zeros((len(masks) + 1, npods + 1), dtype=bool)  # last row/col: no probe
@@ -274,7 +279,11 @@ class PolicyEngine:
                                     bitorder="little")
                 table[t] = row[:npods + 1].view(bool)
         self._masks = masks
-        return table[probe_target, probe_src]
+        out = table[probe_target, probe_src]
+        if len(self._by_masks) >= MEMO_MAX:
+            self._by_masks.clear()
+        self._by_masks[key] = out
+        return out
 
     # ------------------------------------------------------------------ layout
     def _build_layout(self, cluster: Cluster) -> tuple:
