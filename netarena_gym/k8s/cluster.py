@@ -100,6 +100,7 @@ class BaseCluster:
         # the workload's shared baseline manifests by id: [manifest, engine policy, canonical]
         self._shared = {id(m): [m, None, None] for m in wl.shared_policy_manifests().values()}
         self._baseline = dict(self._shared)
+        self._stored: dict = {}  # stored policy objects shared by stores (Store.insert_kept_policy)
         #: fault list (repr) -> the faulty manifests, or None: what K8sGenerator.check found
         self.checked: dict = {}
 
@@ -148,7 +149,7 @@ class BaseCluster:
         for m in policies.values():
             hit = self._shared.get(id(m))
             if hit is not None and hit[0] is m and hit[2] is not None:
-                st.insert_policy(self.namespace, dict(hit[2]))
+                st.insert_kept_policy(self.namespace, hit[2], self._stored)
                 continue
             key = repr(m)
             canon = self._canon.get(key)
@@ -163,7 +164,7 @@ class BaseCluster:
                     self._canon.clear()
                 self._canon[key] = canon
             self._keep_shared(m, 2, canon)
-            st.insert_policy(self.namespace, dict(canon))  # the spec is shared, never changed
+            st.insert_kept_policy(self.namespace, canon, self._stored)  # never changed
         st.version = 0
         return st
 

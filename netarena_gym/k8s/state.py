@@ -253,6 +253,28 @@ class Store:
         self.objects["networkpolicies"][(ns, name)] = new
         return new
 
+    def insert_kept_policy(self, ns: str, canon: dict, kept: dict) -> dict:
+        """:meth:`insert_policy` of a copy of ``canon`` (a canonical policy never changed),
+        the stored object kept in ``kept`` per (policy, namespace, resourceVersion, uid
+        counter) and shared by the stores that insert it in the same state (stores never
+        change objects in place)."""
+        key = (id(canon), ns, self.rv, self._uid)
+        hit = kept.get(key)
+        if hit is None or hit[0] is not canon:
+            obj = self.insert_policy(ns, dict(canon))
+            if len(kept) >= 4096:
+                kept.clear()
+            kept[key] = (canon, obj)
+            return obj
+        obj = hit[1]
+        name = obj["metadata"]["name"]
+        if (ns, name) in self.objects["networkpolicies"]:
+            return self.insert_policy(ns, dict(canon))  # raises AlreadyExists
+        self._uid += 1
+        self._next_rv()
+        self.objects["networkpolicies"][(ns, name)] = obj
+        return obj
+
     def update_policy(self, ns: str, name: str, body) -> tuple[dict, bool]:
         """Store the decoded ``body`` as the new state of policy ``name``; returns (object,
         changed). A body that decodes to the same object changes nothing."""
