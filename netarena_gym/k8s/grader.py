@@ -266,6 +266,10 @@ class PolicyEngine:
         hit = self._by_masks.get(key)
         if hit is not None:
             return hit  # outcomes seen before (arrays are never changed in place)
+        if npods < 63:  # masks fit an int64: test each probe's source bit in its target's mask
+            rows = np.array(masks + [0], dtype=np.int64)  # last row: no probe
+            out = ((rows[probe_target] >> probe_src) & 1).astype(bool)
+            return self._remember(key, out)
         nbytes = (npods + 8) // 8
         if self._table is None:
             self._table = np.zeros((len(masks) + 1, npods + 1), dtype=bool)  # last row/col: no probe
@@ -279,7 +283,9 @@ class PolicyEngine:
                                     bitorder="little")
                 table[t] = row[:npods + 1].view(bool)
         self._masks = masks
-        out = table[probe_target, probe_src]
+        return self._remember(key, table[probe_target, probe_src])
+
+    def _remember(self, key: tuple, out: np.ndarray) -> np.ndarray:
         if len(self._by_masks) >= MEMO_MAX:
             self._by_masks.clear()
         self._by_masks[key] = out
