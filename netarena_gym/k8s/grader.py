@@ -34,6 +34,7 @@ recomputes that policy's contribution and the destinations it touches, not the c
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,6 +102,7 @@ class PolicyEngine:
 
     def _clear_policies(self) -> None:
         self._memo: dict = {}             # policy key -> contribution
+        self._prev: tuple | None = None   # (last frozen policy list, its keys), see _diff
         self._active: dict = {}           # policy key -> contribution, the last list
         self._ing_by_slot: list = []      # slot -> {policy key: peers admitted}
         self._eg_by_slot: list = []       # slot -> {policy key: sources admitted}
@@ -150,20 +152,51 @@ class PolicyEngine:
         self._result = out
         return out
 
-    def _update_policies(self, policies: list, frozen: bool) -> None:
+    def _diff(self, policies: list) -> tuple | None:
+        """(removed keys, added keys, {added key: policy}) of a frozen policy list against
+        the last one, looking only at the positions whose object changed; None when that
+        does not apply (another length, a name twice)."""
+        prev = self._prev
+        if prev is None or len(prev[0]) != len(policies):
+            return None
+        prev_pols, prev_keys = prev
+        changed = [i for i, same in enumerate(map(operator.is_, policies, prev_pols)) if not same]
+        new_keys = list(prev_keys)
         keys = {}
-        for pol in policies:
+        for i in changed:
+            pol = policies[i]
             md = pol.get("metadata") or {}
-            if frozen:
-                key = (md.get("namespace"), md.get("name"), id(pol.get("spec")))
-            elif md.get("resourceVersion") is not None:
-                key = (md.get("namespace"), md.get("name"), md.get("resourceVersion"))
-            else:
-                key = ("#", id(pol))  # not cacheable: compiled afresh every time
-            keys[key] = pol
+            k = new_keys[i] = (md.get("namespace"), md.get("name"), id(pol.get("spec")))
+            keys[k] = pol
+        gone = {prev_keys[i] for i in changed}
+        came = {new_keys[i] for i in changed}
+        removed, added = gone - came, came - gone
+        if len(came) < len(changed) or any(k in self._active for k in added):
+            return None  # a key twice in the list
+        self._prev = (list(policies), new_keys)
+        return list(removed), [k for k in new_keys if k in added], keys
+
+    def _update_policies(self, policies: list, frozen: bool) -> None:
+        diff = self._diff(policies) if frozen else None
         active = self._active
-        removed = [k for k in active if k not in keys]
-        added = [k for k in keys if k not in active]
+        if diff is not None:
+            removed, added, keys = diff
+        else:
+            keys = {}
+            order = []
+            for pol in policies:
+                md = pol.get("metadata") or {}
+                if frozen:
+                    key = (md.get("namespace"), md.get("name"), id(pol.get("spec")))
+                elif md.get("resourceVersion") is not None:
+                    key = (md.get("namespace"), md.get("name"), md.get("resourceVersion"))
+                else:
+                    key = ("#", id(pol))  # not cacheable: compiled afresh every time
+                keys[key] = pol
+                order.append(key)
+            self._prev = (list(policies), order) if frozen and len(keys) == len(order) else None
+            removed = [k for k in active if k not in keys]
+            added = [k for k in keys if k not in active]
         if not removed and not added:
             return
         ing_by, eg_by = self._ing_by_slot, self._eg_by_slot

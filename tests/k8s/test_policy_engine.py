@@ -309,3 +309,15 @@ def test_incremental_updates_match_a_fresh_engine_over_random_policy_lists(froze
                 for m in masks.values():
                     want |= m
                 assert acc[s] == want
+
+
+def test_a_policy_listed_twice_then_once_stays_counted():
+    """A frozen list that names one policy state twice (same name, same spec object),
+    then once again, is evaluated as a fresh engine evaluates it."""
+    eng = PolicyEngine(PROBES, "default")
+    a = pol("p", SPECS[0])
+    lists = [[a, pol("q", SPECS[4])], [a, pol("p", SPECS[0])], [a, pol("r", SPECS[6])],
+             [pol("r", SPECS[6]), pol("p", SPECS[0])]]
+    for version, pols in enumerate(lists):
+        assert eng.evaluate(Cluster(NSS, PODS, SVCS, pols, version, frozen=True)).tolist() == run(
+            [{**p, "metadata": dict(p["metadata"])} for p in pols])
