@@ -13,8 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from netarena_gym.k8s.grader import Cluster, PolicyEngine
-from netarena_gym.k8s.state import Store
-from netarena_gym.k8s.state_validation import apply_defaults, decode_spec
+from netarena_gym.k8s.state import Store, canonical_spec_parts
 from netarena_gym.k8s import state_defaults
 from netarena_gym.k8s.state import EPOCH, timestamp
 from netarena_gym.k8s.workload import (
@@ -41,7 +40,10 @@ SHARED_MAX = 4096  # manifests keyed by identity (the baseline's and shared ones
 
 
 def canonical_spec(manifest: dict) -> dict:
-    return apply_defaults(decode_spec(manifest.get("spec")))
+    """The spec as the API server stores it (decoded, defaulted, empty lists dropped),
+    shared with the store's decoding of the same text (:func:`canonical_spec_parts`):
+    never change it."""
+    return canonical_spec_parts(manifest.get("spec"))[1]
 
 
 class BaseCluster:

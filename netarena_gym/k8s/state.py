@@ -71,6 +71,24 @@ def _uid_text(n: int) -> str:
     return str(uuid.UUID(int=(0x5EED << 96) | n, version=4))
 
 
+def canonical_spec_parts(raw, end_port: bool = True) -> tuple:
+    """(shape, spec, validation errors) of a raw NetworkPolicy spec as the server decodes,
+    defaults and validates it (``shape`` keeps explicitly empty lists, ``spec`` is the
+    stored form), kept per (spec text, ``end_port``) in a process-wide cache (the results
+    are shared: stored objects are never changed in place). A spec that does not decode
+    raises, uncached."""
+    key = (repr(raw), end_port)
+    hit = _SPEC_CACHE.get(key)
+    if hit is None:
+        shape = apply_defaults(decode_spec(raw, end_port=end_port, keep_empty=True))
+        spec = drop_empty(shape)
+        hit = (shape, spec, tuple(validate_spec(spec, end_port=end_port)))
+        if len(_SPEC_CACHE) >= 4096:
+            _SPEC_CACHE.clear()
+        _SPEC_CACHE[key] = hit
+    return hit
+
+
 class Store:
     """Objects by (resource, namespace, name). ``version`` changes on every write. Writes
     replace objects, never change them in place, so stores may share objects."""
@@ -216,20 +234,7 @@ class Store:
                 "metadata": {"name": obj_name, **meta}, "spec": spec, "_shape": shape}
 
     def _canonical_spec(self, raw) -> tuple:
-        """(shape, spec, validation errors) of a raw NetworkPolicy spec, as
-        :meth:`canonical_policy` computes them; kept per (spec text, ``end_port``) in a
-        process-wide cache (the results are shared: stored objects are never changed in
-        place). A spec that does not decode raises, uncached."""
-        key = (repr(raw), self.end_port)
-        hit = _SPEC_CACHE.get(key)
-        if hit is None:
-            shape = apply_defaults(decode_spec(raw, end_port=self.end_port, keep_empty=True))
-            spec = drop_empty(shape)
-            hit = (shape, spec, tuple(validate_spec(spec, end_port=self.end_port)))
-            if len(_SPEC_CACHE) >= 4096:
-                _SPEC_CACHE.clear()
-            _SPEC_CACHE[key] = hit
-        return hit
+        return canonical_spec_parts(raw, self.end_port)
 
     def create_policy(self, ns: str, body) -> dict:
         if not self.namespace_exists(ns):
