@@ -18,6 +18,7 @@ from netarena_gym.core.actions import Catalogue, CatalogueEntry
 from netarena_gym.k8s.workload import Workload
 
 EXTRA_SLOTS = 3
+BLOCKS_KEPT = 256  # rendered blocks kept per app (one per spec seen)
 FIXED = ("inspect", "select own pods", "isolate both directions", "allow all egress",
          "ingress ports to target port", "drop rules without ports", "drop namespaceSelectors")
 
@@ -39,6 +40,15 @@ def _peer_json(app: str) -> str:
     return '{"podSelector":{"matchLabels":{"app":"%s"}}}' % app
 
 
+def changed_names(seen: dict, policies: dict) -> list | None:
+    """The names whose policy object in ``policies`` is not the one in ``seen`` (name ->
+    object, the last call's), or None when the set of names differs."""
+    changed = [n for n, p in policies.items() if seen.get(n) is not p]
+    if len(policies) != len(seen) or any(n not in seen for n in changed):
+        return None
+    return changed
+
+
 _MISSING = object()       # the app's policy does not exist
 _MISSING_KEY = object()   # the block was never rendered
 
@@ -52,6 +62,8 @@ class CatalogueBuilder:
         self._memo: dict = {}   # app -> {id(spec): (spec, rendered block)}
         self._extras: list | None = None
         self._static = {app: self._static_entries(app) for app in wl.apps}
+        self._index = {app: i for i, app in enumerate(wl.apps)}
+        self._seen: dict = {}   # name -> policy object at the last fill
 
     def fill(self, cat: Catalogue, policies: dict[str, dict], force: bool = False) -> None:
         """Render the blocks whose policy changed since the last fill of ``cat``: a block is
@@ -63,7 +75,14 @@ class CatalogueBuilder:
             self._cat = cat
             self._rv = {}
             self._extras = None
-        for ai, app in enumerate(wl.apps):
+            self._seen = {}
+        changed = changed_names(self._seen, policies)
+        self._seen = dict(policies)
+        partial = (changed is not None and self._extras is not None
+                   and all(n in self._index for n in changed))
+        # the same names and only app policies changed: the other blocks and the extras stand
+        apps = [(self._index[n], n) for n in changed] if partial else enumerate(wl.apps)
+        for ai, app in apps:
             obj = policies.get(app)
             spec = _MISSING if obj is None else obj.get("spec")
             if self._rv.get(app, _MISSING_KEY) is spec:
@@ -73,12 +92,14 @@ class CatalogueBuilder:
             memo = self._memo.setdefault(app, {})
             hit = memo.get(id(spec))
             if hit is None or hit[0] is not spec:
-                if len(memo) >= 64:
+                if len(memo) >= BLOCKS_KEPT:
                     memo.clear()
                 block = self._entries(app, obj)
                 hit = memo[id(spec)] = (spec, [e for e, _ in block], np.array(
                     [1 if e is not None and v else 0 for e, v in block], np.int8))
             cat.set_block(base, hit[1], hit[2])
+        if partial:
+            return
         extras = sorted(n for n in policies if n not in self._static)[:EXTRA_SLOTS]
         if extras != self._extras:
             self._extras = extras

@@ -13,8 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from netarena_gym.k8s.grader import Cluster, PolicyEngine
-from netarena_gym.k8s.state import Store
-from netarena_gym.k8s.state_validation import apply_defaults, decode_spec
+from netarena_gym.k8s.state import Store, canonical_spec_parts
 from netarena_gym.k8s import state_defaults
 from netarena_gym.k8s.state import EPOCH, timestamp
 from netarena_gym.k8s.workload import (
@@ -37,8 +36,14 @@ DNS_SERVICE = {"apiVersion": "v1", "kind": "Service",
                                   {"name": "metrics", "port": 9153, "protocol": "TCP", "targetPort": 9153}]}}
 
 
+SHARED_MAX = 4096  # manifests keyed by identity (the baseline's and shared ones)
+
+
 def canonical_spec(manifest: dict) -> dict:
-    return apply_defaults(decode_spec(manifest.get("spec")))
+    """The spec as the API server stores it (decoded, defaulted, empty lists dropped),
+    shared with the store's decoding of the same text (:func:`canonical_spec_parts`):
+    never change it."""
+    return canonical_spec_parts(manifest.get("spec"))[1]
 
 
 class BaseCluster:
@@ -96,6 +101,20 @@ class BaseCluster:
         self._specs: dict = {}   # manifest (repr) -> policy as the engine reads it
         # the workload's shared baseline manifests by id: [manifest, engine policy, canonical]
         self._shared = {id(m): [m, None, None] for m in wl.shared_policy_manifests().values()}
+        self._baseline = dict(self._shared)
+        self._stored: dict = {}  # stored policy objects shared by stores (Store.insert_kept_policy)
+        #: fault list (repr) -> the faulty manifests, or None: what K8sGenerator.check found
+        self.checked: dict = {}
+
+    def share(self, manifest: dict) -> None:
+        """Key ``manifest``'s engine policy and canonical object by identity, as the
+        baseline's are: the caller promises never to change it (the generator's checked
+        scenarios share their manifests)."""
+        if self._shared.get(id(manifest), (None,))[0] is manifest:
+            return
+        if len(self._shared) >= SHARED_MAX:
+            self._shared = dict(self._baseline)
+        self._shared[id(manifest)] = [manifest, None, None]
 
     def outcomes(self, policies: dict[str, dict]) -> np.ndarray:
         pols = []
@@ -132,7 +151,7 @@ class BaseCluster:
         for m in policies.values():
             hit = self._shared.get(id(m))
             if hit is not None and hit[0] is m and hit[2] is not None:
-                st.insert_policy(self.namespace, dict(hit[2]))
+                st.insert_kept_policy(self.namespace, hit[2], self._stored)
                 continue
             key = repr(m)
             canon = self._canon.get(key)
@@ -147,7 +166,7 @@ class BaseCluster:
                     self._canon.clear()
                 self._canon[key] = canon
             self._keep_shared(m, 2, canon)
-            st.insert_policy(self.namespace, dict(canon))  # the spec is shared, never changed
+            st.insert_kept_policy(self.namespace, canon, self._stored)  # never changed
         st.version = 0
         return st
 

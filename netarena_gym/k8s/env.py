@@ -37,6 +37,7 @@ from netarena_gym.k8s.workload_large import APPS, workload_for
 BACKENDS = ("sim", "kubernetes")
 LARGE_TEXT_CHARS = 4_000_000  # text observation and tool output limits with app="large"
 MAX_STDIN = 65536
+REPORTS_KEPT = 1024  # connectivity reports kept per outcome array
 
 
 class K8sPolicyEnv(NetArenaEnv):
@@ -163,7 +164,7 @@ class K8sPolicyEnv(NetArenaEnv):
         self._cat_builder = cat_mod.CatalogueBuilder(self.wl)
         self._feat = FeatureBuilder(self.wl, self.probe_set)
         self._actual: np.ndarray | None = None
-        self._report_cache: tuple | None = None
+        self._reports: dict = {}  # id(outcome array) -> (array, report text)
         self._prebuilt = None
         self._by_name: tuple | None = None
         super().__init__(level=level, interface=interface, backend=backend, max_steps=max_steps,
@@ -193,7 +194,6 @@ class K8sPolicyEnv(NetArenaEnv):
                              f"{self.probes_name!r}")
         self.backend.apply(scenario, self._prebuilt)
         self._prebuilt = None
-        self._report_cache = None  # feature rows are kept: they are keyed by the spec object
 
     def _execute(self, action: dict[str, str]) -> CommandResult:
         return self.backend.run(action)
@@ -221,12 +221,17 @@ class K8sPolicyEnv(NetArenaEnv):
     def _state_text(self) -> str:
         if not self.initial_report and self.metrics.steps == 0:
             return "Connectivity check: <NO PREVIOUS OUTPUT>"
-        m = self._matrix
-        if self._report_cache is None or self._report_cache[0] is not m:
-            rep = mismatch_report(self.probe_set, self._actual)
+        m, actual = self._matrix, self._actual
+        # kept per outcome array: the engine hands out the same array for the same outcomes
+        hit = self._reports.get(id(actual))
+        if hit is None or hit[0] is not actual:
+            rep = mismatch_report(self.probe_set, actual)
             n = int(m.size - np.count_nonzero(m))
-            self._report_cache = (m, f"Connectivity check ({len(m)} probes, {n} mismatches):\n{rep}")
-        return self._report_cache[1]
+            if len(self._reports) >= REPORTS_KEPT:
+                self._reports.clear()
+            hit = self._reports[id(actual)] = (
+                actual, f"Connectivity check ({len(m)} probes, {n} mismatches):\n{rep}")
+        return hit[1]
 
     def _config_text(self) -> str:
         res = self.backend.run({"command": "kubectl get networkpolicies -o yaml"})

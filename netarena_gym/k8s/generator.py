@@ -32,6 +32,7 @@ from netarena_gym.k8s.workload import load_workload
 from netarena_gym.k8s.workload_large import workload_for
 
 MAX_RESAMPLES = 200
+CHECKED_MAX = 4096  # fault lists whose check a base cluster keeps
 LEVELS = (1, 2, 3, "compat")
 COMPAT_CATEGORIES = tuple([(t,) for t in UPSTREAM_TYPES] + list(itertools.combinations(UPSTREAM_TYPES, 2)))
 
@@ -101,7 +102,7 @@ def _typo(rng, word: str) -> str:
 @dataclass
 class Generated:
     scenario: Scenario
-    policies: dict
+    policies: dict  # the faulty manifests by name (shared between equal fault lists: never change them)
 
 
 class K8sGenerator:
@@ -159,7 +160,25 @@ class K8sGenerator:
         raise ScenarioError("could not draw an observable scenario; loosen fault_types")
 
     def check(self, faults: list[dict]) -> dict | None:
-        """The faulty manifests when the faults are valid and observable, else None."""
+        """The faulty manifests when the faults are valid and observable, else None. The
+        answer is kept per fault list (in the base cluster, shared by the generators of a
+        process): the manifests are then shared, never to be changed (copy one to edit)."""
+        key = repr(faults)
+        memo = self.base.checked
+        if key in memo:
+            hit = memo[key]
+            return None if hit is None else dict(hit)
+        pols = self._check(faults)
+        if len(memo) >= CHECKED_MAX:
+            memo.clear()
+        memo[key] = pols
+        if pols is None:
+            return None
+        for m in pols.values():
+            self.base.share(m)
+        return dict(pols)
+
+    def _check(self, faults: list[dict]) -> dict | None:
         pols = self.wl.shared_policy_manifests()
         for f in faults:
             key = f.get("policy", f.get("name"))
@@ -251,7 +270,7 @@ class K8sGenerator:
                 value = choice(r, [a for a in self.wl.apps if a != pol])
             return {"type": t, "policy": pol, "value": value}
         if t in ("remove_peer", "namespace_selector"):
-            pols = self.wl.policy_manifests()
+            pols = self.wl.shared_policy_manifests()  # read only
             cands = [p for p in self.targets if pols[p]["spec"].get("ingress")
                      and len(pols[p]["spec"]["ingress"][0]["from"]) >= (2 if t == "remove_peer" else 1)]
             pol = choice(r, cands)

@@ -34,6 +34,7 @@ recomputes that policy's contribution and the destinations it touches, not the c
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,7 +70,8 @@ class Target:
 
 class PolicyEngine:
     """Evaluates a probe set over a cluster. ``evaluate(cluster)`` returns a bool array
-    (probe succeeded), cached by ``cluster.version``.
+    (probe succeeded), cached by ``cluster.version``; calls with the same outcomes may
+    return the same array, so a caller must not change it in place.
 
     Kept between calls, while pods, namespaces and Services stay the same: the slots (each
     destination pod, port and protocol a probe or DNS lookup reaches), each policy's
@@ -100,14 +102,16 @@ class PolicyEngine:
 
     def _clear_policies(self) -> None:
         self._memo: dict = {}             # policy key -> contribution
+        self._prev: tuple | None = None   # (last frozen policy list, its keys), see _diff
         self._active: dict = {}           # policy key -> contribution, the last list
         self._ing_by_slot: list = []      # slot -> {policy key: peers admitted}
         self._eg_by_slot: list = []       # slot -> {policy key: sources admitted}
         self._ing_acc: list = []
         self._eg_acc: list = []
         self._in_iso = self._eg_iso = 0
-        self._masks: list | None = None
+        self._masks: list | None = None   # per target, the mask the table's row holds
         self._table: np.ndarray | None = None
+        self._by_masks: dict = {}          # masks (tuple) -> outcome array
         if self._layout is not None:
             n = len(self._layout[0])
             self._ing_by_slot = [{} for _ in range(n)]
@@ -137,6 +141,7 @@ class PolicyEngine:
             self._layout = layout
             if same:  # the slots stand: keep the policies' contributions
                 self._masks = self._table = None
+                self._by_masks = {}
             else:
                 self._clear_policies()
         if frozen:  # ids are keys only while the objects live
@@ -147,32 +152,60 @@ class PolicyEngine:
         self._result = out
         return out
 
-    def _update_policies(self, policies: list, frozen: bool) -> None:
+    def _diff(self, policies: list) -> tuple | None:
+        """(removed keys, added keys, {added key: policy}) of a frozen policy list against
+        the last one, looking only at the positions whose object changed; None when that
+        does not apply (another length, a name twice)."""
+        prev = self._prev
+        if prev is None or len(prev[0]) != len(policies):
+            return None
+        prev_pols, prev_keys = prev
+        changed = [i for i, same in enumerate(map(operator.is_, policies, prev_pols)) if not same]
+        new_keys = list(prev_keys)
         keys = {}
-        for pol in policies:
+        for i in changed:
+            pol = policies[i]
             md = pol.get("metadata") or {}
-            if frozen:
-                key = (md.get("namespace"), md.get("name"), id(pol.get("spec")))
-            elif md.get("resourceVersion") is not None:
-                key = (md.get("namespace"), md.get("name"), md.get("resourceVersion"))
-            else:
-                key = ("#", id(pol))  # not cacheable: compiled afresh every time
-            keys[key] = pol
+            k = new_keys[i] = (md.get("namespace"), md.get("name"), id(pol.get("spec")))
+            keys[k] = pol
+        gone = {prev_keys[i] for i in changed}
+        came = {new_keys[i] for i in changed}
+        removed, added = gone - came, came - gone
+        if len(came) < len(changed) or any(k in self._active for k in added):
+            return None  # a key twice in the list
+        self._prev = (list(policies), new_keys)
+        return list(removed), [k for k in new_keys if k in added], keys
+
+    def _update_policies(self, policies: list, frozen: bool) -> None:
+        diff = self._diff(policies) if frozen else None
         active = self._active
-        removed = [k for k in active if k not in keys]
-        added = [k for k in keys if k not in active]
+        if diff is not None:
+            removed, added, keys = diff
+        else:
+            keys = {}
+            order = []
+            for pol in policies:
+                md = pol.get("metadata") or {}
+                if frozen:
+                    key = (md.get("namespace"), md.get("name"), id(pol.get("spec")))
+                elif md.get("resourceVersion") is not None:
+                    key = (md.get("namespace"), md.get("name"), md.get("resourceVersion"))
+                else:
+                    key = ("#", id(pol))  # not cacheable: compiled afresh every time
+                keys[key] = pol
+                order.append(key)
+            self._prev = (list(policies), order) if frozen and len(keys) == len(order) else None
+            removed = [k for k in active if k not in keys]
+            added = [k for k in keys if k not in active]
         if not removed and not added:
             return
-        touched_ing, touched_eg = set(), set()
-        for k in removed:
-            c = active.pop(k)
-            for s in c[2]:
-                del self._ing_by_slot[s][k]
-                touched_ing.add(s)
-            for s in c[3]:
-                del self._eg_by_slot[s][k]
-                touched_eg.add(s)
+        ing_by, eg_by = self._ing_by_slot, self._eg_by_slot
+        # per slot, the masks that left and the masks that came: a slot whose union can only
+        # have grown is OR-ed in place, one that may have lost bits is recomputed
+        ing_delta: dict = {}
+        eg_delta: dict = {}
         memo = self._memo
+        contrib = {}
         for k in added:
             c = memo.get(k)
             if c is None:
@@ -181,28 +214,39 @@ class PolicyEngine:
                     if len(memo) >= MEMO_MAX:
                         memo.clear()
                     memo[k] = c if not frozen else c + (keys[k].get("spec"),)
+            contrib[k] = c
+        # a policy replaced under its name: a part (ingress, egress) that contributes the
+        # same masks to the same slots only changes its key there
+        replaced: dict = {}
+        gone = []  # removed and not replaced (a duplicate name is not paired either)
+        for k in removed:
+            if k[:2] in replaced:
+                gone.append(k)
+            else:
+                replaced[k[:2]] = k
+        iso = False
+        for k in added:
+            c = contrib[k]
+            old = replaced.pop(k[:2], None)
+            oc = None if old is None else active.pop(old)
+            iso = iso or oc is None or oc[0] != c[0] or oc[1] != c[1]
+            _move(ing_by, ing_delta, old, None if oc is None else oc[2], k, c[2])
+            _move(eg_by, eg_delta, old, None if oc is None else oc[3], k, c[3])
             active[k] = c
-            for s, m in c[2].items():
-                self._ing_by_slot[s][k] = m
-                touched_ing.add(s)
-            for s, m in c[3].items():
-                self._eg_by_slot[s][k] = m
-                touched_eg.add(s)
-        for s in touched_ing:
-            m = 0
-            for v in self._ing_by_slot[s].values():
-                m |= v
-            self._ing_acc[s] = m
-        for s in touched_eg:
-            m = 0
-            for v in self._eg_by_slot[s].values():
-                m |= v
-            self._eg_acc[s] = m
-        in_iso = eg_iso = 0
-        for c in active.values():
-            in_iso |= c[0]
-            eg_iso |= c[1]
-        self._in_iso, self._eg_iso = in_iso, eg_iso
+        gone += replaced.values()
+        for old in gone:
+            iso = True
+            oc = active.pop(old)
+            _move(ing_by, ing_delta, old, oc[2], None, None)
+            _move(eg_by, eg_delta, old, oc[3], None, None)
+        _merge(self._ing_acc, ing_by, ing_delta)
+        _merge(self._eg_acc, eg_by, eg_delta)
+        if iso:
+            in_iso = eg_iso = 0
+            for c in active.values():
+                in_iso |= c[0]
+                eg_iso |= c[1]
+            self._in_iso, self._eg_iso = in_iso, eg_iso
 
     def _contribution(self, pol: dict) -> tuple:
         """(pods isolated for ingress, for egress, {slot: peers its ingress rules admit},
@@ -251,6 +295,14 @@ class PolicyEngine:
             for s in eps:
                 mask &= vals[s]
             masks.append(mask)
+        key = tuple(masks)
+        hit = self._by_masks.get(key)
+        if hit is not None:
+            return hit  # outcomes seen before (arrays are never changed in place)
+        if npods < 63:  # masks fit an int64: test each probe's source bit in its target's mask
+            rows = np.array(masks + [0], dtype=np.int64)  # last row: no probe
+            out = ((rows[probe_target] >> probe_src) & 1).astype(bool)
+            return self._remember(key, out)
         nbytes = (npods + 8) // 8
         if self._table is None:
             self._table = np.zeros((len(masks) + 1, npods + 1), dtype=bool)  # last row/col: no probe
@@ -264,7 +316,13 @@ class PolicyEngine:
                                     bitorder="little")
                 table[t] = row[:npods + 1].view(bool)
         self._masks = masks
-        return table[probe_target, probe_src]
+        return self._remember(key, table[probe_target, probe_src])
+
+    def _remember(self, key: tuple, out: np.ndarray) -> np.ndarray:
+        if len(self._by_masks) >= MEMO_MAX:
+            self._by_masks.clear()
+        self._by_masks[key] = out
+        return out
 
     # ------------------------------------------------------------------ layout
     def _build_layout(self, cluster: Cluster) -> tuple:
@@ -342,6 +400,45 @@ class PolicyEngine:
                 num = int(tp)
             eps.append((i, num))
         return Target(eps)
+
+
+def _move(by_slot: list, delta: dict, old, old_part: dict | None, new, new_part: dict | None) -> None:
+    """Replace policy ``old``'s masks per slot (``old_part``, None: none) by policy
+    ``new``'s (``new_part``) in ``by_slot``, noting in ``delta`` (slot -> [bits gone, bits
+    come]) what changed; equal parts only change the key."""
+    if old_part is not None and new_part is not None and old_part == new_part:
+        for s in new_part:
+            d = by_slot[s]
+            d[new] = d.pop(old)
+        return
+    if old_part:
+        for s, m in old_part.items():
+            del by_slot[s][old]
+            d = delta.get(s)
+            if d is None:
+                delta[s] = d = [0, 0]
+            d[0] |= m
+    if new_part:
+        for s, m in new_part.items():
+            by_slot[s][new] = m
+            d = delta.get(s)
+            if d is None:
+                delta[s] = d = [0, 0]
+            d[1] |= m
+
+
+def _merge(acc: list, by_slot: list, delta: dict) -> None:
+    """Bring the per-slot unions ``acc`` up to date after the changes in ``delta`` (slot ->
+    [bits of the removed masks, bits of the added masks]): a slot that lost no bit only
+    the removed masks held is OR-ed with the added ones, the others are recomputed."""
+    for s, (gone, came) in delta.items():
+        if gone & ~came:
+            m = 0
+            for v in by_slot[s].values():
+                m |= v
+            acc[s] = m
+        else:
+            acc[s] |= came
 
 
 def _services_key(services: list):

@@ -71,6 +71,24 @@ def _uid_text(n: int) -> str:
     return str(uuid.UUID(int=(0x5EED << 96) | n, version=4))
 
 
+def canonical_spec_parts(raw, end_port: bool = True) -> tuple:
+    """(shape, spec, validation errors) of a raw NetworkPolicy spec as the server decodes,
+    defaults and validates it (``shape`` keeps explicitly empty lists, ``spec`` is the
+    stored form), kept per (spec text, ``end_port``) in a process-wide cache (the results
+    are shared: stored objects are never changed in place). A spec that does not decode
+    raises, uncached."""
+    key = (repr(raw), end_port)
+    hit = _SPEC_CACHE.get(key)
+    if hit is None:
+        shape = apply_defaults(decode_spec(raw, end_port=end_port, keep_empty=True))
+        spec = drop_empty(shape)
+        hit = (shape, spec, tuple(validate_spec(spec, end_port=end_port)))
+        if len(_SPEC_CACHE) >= 4096:
+            _SPEC_CACHE.clear()
+        _SPEC_CACHE[key] = hit
+    return hit
+
+
 class Store:
     """Objects by (resource, namespace, name). ``version`` changes on every write. Writes
     replace objects, never change them in place, so stores may share objects."""
@@ -216,20 +234,7 @@ class Store:
                 "metadata": {"name": obj_name, **meta}, "spec": spec, "_shape": shape}
 
     def _canonical_spec(self, raw) -> tuple:
-        """(shape, spec, validation errors) of a raw NetworkPolicy spec, as
-        :meth:`canonical_policy` computes them; kept per (spec text, ``end_port``) in a
-        process-wide cache (the results are shared: stored objects are never changed in
-        place). A spec that does not decode raises, uncached."""
-        key = (repr(raw), self.end_port)
-        hit = _SPEC_CACHE.get(key)
-        if hit is None:
-            shape = apply_defaults(decode_spec(raw, end_port=self.end_port, keep_empty=True))
-            spec = drop_empty(shape)
-            hit = (shape, spec, tuple(validate_spec(spec, end_port=self.end_port)))
-            if len(_SPEC_CACHE) >= 4096:
-                _SPEC_CACHE.clear()
-            _SPEC_CACHE[key] = hit
-        return hit
+        return canonical_spec_parts(raw, self.end_port)
 
     def create_policy(self, ns: str, body) -> dict:
         if not self.namespace_exists(ns):
@@ -253,6 +258,28 @@ class Store:
         self.objects["networkpolicies"][(ns, name)] = new
         return new
 
+    def insert_kept_policy(self, ns: str, canon: dict, kept: dict) -> dict:
+        """:meth:`insert_policy` of a copy of ``canon`` (a canonical policy never changed),
+        the stored object kept in ``kept`` per (policy, namespace, resourceVersion, uid
+        counter) and shared by the stores that insert it in the same state (stores never
+        change objects in place)."""
+        key = (id(canon), ns, self.rv, self._uid)
+        hit = kept.get(key)
+        if hit is None or hit[0] is not canon:
+            obj = self.insert_policy(ns, dict(canon))
+            if len(kept) >= 4096:
+                kept.clear()
+            kept[key] = (canon, obj)
+            return obj
+        obj = hit[1]
+        name = obj["metadata"]["name"]
+        if (ns, name) in self.objects["networkpolicies"]:
+            return self.insert_policy(ns, dict(canon))  # raises AlreadyExists
+        self._uid += 1
+        self._next_rv()
+        self.objects["networkpolicies"][(ns, name)] = obj
+        return obj
+
     def update_policy(self, ns: str, name: str, body) -> tuple[dict, bool]:
         """Store the decoded ``body`` as the new state of policy ``name``; returns (object,
         changed). A body that decodes to the same object changes nothing."""
@@ -264,11 +291,26 @@ class Store:
         same_meta = all(new["metadata"].get(k) == om.get(k) for k in ("labels", "annotations"))
         if same_meta and not spec_changed:
             return old, False
+        return self._commit_update(ns, name, old, new["metadata"], new["spec"], spec_changed), True
+
+    def set_policy_spec(self, ns: str, name: str, spec: dict, spec_changed: bool) -> dict:
+        """Store policy ``name`` with ``spec`` (canonical, from an earlier
+        :meth:`update_policy` of a body with this policy's labels and annotations) as that
+        update did; ``spec_changed``: what the update found."""
+        old = self.get("networkpolicies", ns, name)
+        om = old["metadata"]
+        meta = {k: dict(om[k]) for k in ("labels", "annotations") if om.get(k)}
+        return self._commit_update(ns, name, old, meta, spec, spec_changed)
+
+    def _commit_update(self, ns: str, name: str, old: dict, new_meta: dict, spec: dict,
+                       spec_changed: bool) -> dict:
+        om = old["metadata"]
         meta = {k: v for k, v in om.items() if k not in ("labels", "annotations")}
-        meta.update({k: v for k, v in new["metadata"].items() if k in ("labels", "annotations")})
+        meta.update({k: v for k, v in new_meta.items() if k in ("labels", "annotations")})
         if spec_changed:
             meta["generation"] = om.get("generation", 1) + 1
         meta["resourceVersion"] = self._next_rv()
-        new["metadata"] = meta
+        new = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+               "metadata": meta, "spec": spec}
         self.objects["networkpolicies"][(ns, name)] = new
-        return new, True
+        return new

@@ -163,3 +163,19 @@ def test_generated_policies_match_the_scenario_and_leave_the_baseline_shared():
         assert json.dumps(gen.policies) == json.dumps(scenario_policies(gen.scenario))
     assert wl.shared_policy_manifests() == pristine
     assert json.dumps(wl.shared_policy_manifests()) == json.dumps(pristine)
+
+
+@pytest.mark.parametrize("level", [1, 2, 3, "compat"])
+def test_kept_checks_draw_what_checking_afresh_draws(level):
+    """Scenarios drawn with the checks kept per fault list (K8sGenerator.check) equal
+    those drawn checking every time, and their policies do too."""
+    gen = K8sGenerator(level)
+    for seed in range(60):
+        warm = gen.sample(np.random.default_rng(seed))
+        gen.base.checked.clear()
+        cold = gen.sample(np.random.default_rng(seed))
+        assert warm.scenario.to_dict() == cold.scenario.to_dict()
+        assert json.dumps(warm.policies) == json.dumps(cold.policies)
+        again = gen.sample(np.random.default_rng(seed))  # now from the kept check
+        assert json.dumps(again.policies) == json.dumps(cold.policies)
+        assert all(a is b for a, b in zip(again.policies.values(), cold.policies.values()))

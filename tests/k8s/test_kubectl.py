@@ -275,3 +275,45 @@ def test_pipes_filters_and_usage_errors(sim):
     assert run(sim, "kubectl get netpol -o go-template='{{.items}}'").kind == "invalid"
     r = run(sim, "kubectl get netpol -o jsonpath='{.items[0].metadata.name}'")
     assert (r.kind, r.output) == ("ok", "adservice\n")  # the shell ends the line, as a terminal shows it
+
+
+def test_remembered_json_patch_outcomes_equal_patching_afresh(monkeypatch):
+    """A JSON patch under /spec replays its remembered outcome (kubectl.run_json_patch):
+    over random catalogue edits, failing and invalid patches and label changes, the
+    output, the stored objects (metadata, key order included) and the store's version
+    equal those of a backend that patches every time."""
+    import gymnasium as gym
+    import numpy as np
+    import netarena_gym  # noqa: F401
+    from netarena_gym.k8s.commands import kubectl
+    mk = lambda: gym.make("NetArena-K8sPolicy-v0", level=2, interface="discrete").unwrapped
+    a, b = mk(), mk()
+    rng = np.random.default_rng(7)
+    extra = ['kubectl patch networkpolicy frontend --type=json -p \'[{"op":"remove","path":"/spec/x"}]\'',
+             'kubectl patch networkpolicy cartservice --type=json -p \'[{"op":"add","path":"/spec/policyTypes","value":["Bogus"]}]\'',
+             'kubectl patch networkpolicy cartservice --type=json -p \'[{"op":"add","path":"/spec/podSelector","value":7}]\'',
+             "kubectl label networkpolicy cartservice tier=x --overwrite",
+             "kubectl label networkpolicy cartservice tier-"]
+    replayed = 0
+    for ep in range(12):
+        a.reset(seed=ep)
+        b.reset(seed=ep)
+        for _ in range(25):
+            valid = np.flatnonzero(a.catalogue.mask)
+            if rng.random() < 0.2:
+                cmd = extra[int(rng.integers(len(extra)))]
+            else:
+                cmd = a.catalogue.entries[int(valid[rng.integers(len(valid))])].action["command"]
+            before = sum(len(p.outcomes) for p in a.backend._plans.values() if p)
+            ra = a.backend.run({"command": cmd})
+            replayed += sum(len(p.outcomes) for p in a.backend._plans.values() if p) == before
+            with monkeypatch.context() as m:
+                m.setattr(kubectl, "_under_spec", lambda patch: False)
+                rb = b.backend.run({"command": cmd})
+            assert (ra.output, ra.status, ra.kind) == (rb.output, rb.status, rb.kind)
+            sa, sb = a.backend.store, b.backend.store
+            assert (sa.version, sa.rv) == (sb.version, sb.rv)
+            pa, pb = sa.list("networkpolicies", None), sb.list("networkpolicies", None)
+            assert json.dumps(pa) == json.dumps(pb)
+            a._fill_catalogue()
+    assert replayed > 50

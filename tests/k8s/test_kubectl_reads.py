@@ -111,3 +111,19 @@ def test_reads_agree_with_real_kubectl(kubeconfig):
         assert len(cmds) > 90 and not diffs, diffs[:3]
     finally:
         real.close()
+
+
+def test_printed_objects_follow_the_store(sim):
+    """``get NAME -o yaml|json`` (kept per stored object) prints the object stored now,
+    after patches and relabels replace it."""
+    from netarena_gym.k8s.commands import printers
+    cmds = ["kubectl label networkpolicy frontend tier=web",
+            'kubectl patch networkpolicy frontend --type=json -p \'[{"op":"add","path":"/spec/policyTypes","value":["Ingress","Egress"]}]\'',
+            "kubectl label networkpolicy frontend tier-"]
+    for cmd in [None] + cmds + [None]:
+        if cmd:
+            assert sim.run({"command": cmd}).status == 0
+        for fmt, show in (("yaml", printers.to_yaml), ("json", printers.to_json)):
+            for _ in range(2):
+                out = sim.run({"command": f"kubectl get networkpolicy frontend -o {fmt}"}).output
+                assert out == show(sim.store.get("networkpolicies", "exp", "frontend"))

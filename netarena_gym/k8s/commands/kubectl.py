@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
 from netarena_gym.k8s.commands import printers
@@ -187,11 +187,15 @@ def _patch(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
 class JsonPatchPlan:
     """``kubectl patch networkpolicy NAME --type=json -p TEXT`` with everything that
     does not depend on the store done once: the namespace, the name and the parsed patch
-    (shared between runs; :func:`json_patch` never changes it)."""
+    (shared between runs; :func:`json_patch` never changes it). ``spec_only``: every
+    operation's paths lie under ``/spec``, so the outcome depends on the policy's spec,
+    labels and annotations alone; such outcomes are kept in ``outcomes``."""
     namespace: str
     name: str
     text: str
     patch: list
+    spec_only: bool = False
+    outcomes: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 _PLAN_FLAGS = frozenset({"type", "patch", "namespace"})
@@ -213,11 +217,51 @@ def plan_json_patch(inv: Invocation, namespace: str) -> JsonPatchPlan | None:
         return None
     if len(targets) != 1 or targets[0][1] is None or resolve(targets[0][0]) != "networkpolicies":
         return None
-    return JsonPatchPlan(str(inv.flags.get("namespace", namespace)), targets[0][1], text, patch)
+    return JsonPatchPlan(str(inv.flags.get("namespace", namespace)), targets[0][1], text, patch,
+                         _under_spec(patch))
+
+
+def _under_spec(patch) -> bool:
+    return isinstance(patch, list) and all(
+        isinstance(op, dict) and all(isinstance(p, str) and (p == "/spec" or p.startswith("/spec/"))
+                                     for p in (op.get("path"), op.get("from", "/spec")))
+        for op in patch)
+
+
+PLAN_OUTCOMES = 64  # policy states whose outcome one plan keeps
 
 
 def run_json_patch(k: Kubectl, plan: JsonPatchPlan) -> CommandResult:
-    """What ``kubectl patch`` answers for the invocation ``plan`` was made from."""
+    """What ``kubectl patch`` answers for the invocation ``plan`` was made from. A patch
+    under ``/spec`` has one outcome per (spec, labels, annotations) of the policy (stored
+    specs are never changed in place): a success or a rejected patch is remembered and
+    replayed (the new spec stored as :meth:`Store.update_policy` stored it)."""
+    st = k.store
+    cur = st.find("networkpolicies", plan.namespace, plan.name)
+    if cur is None or not plan.spec_only:
+        return _json_patch_result(k, plan)
+    md, spec = cur["metadata"], cur["spec"]
+    key = (id(spec), _items(md.get("labels")), _items(md.get("annotations")), st.end_port)
+    hit = plan.outcomes.get(key)
+    if hit is not None and hit[0] is spec:
+        if hit[2] is not None:
+            st.set_policy_spec(plan.namespace, plan.name, hit[2], True)
+        return CommandResult(hit[1].output, hit[1].status, hit[1].kind)
+    res = _json_patch_result(k, plan)
+    if res.status == 0 or res.output == REJECTED + "\n":
+        after = st.find("networkpolicies", plan.namespace, plan.name)
+        if len(plan.outcomes) >= PLAN_OUTCOMES:
+            plan.outcomes.clear()
+        plan.outcomes[key] = (spec, CommandResult(res.output, res.status, res.kind),
+                              None if after is cur else after["spec"])
+    return res
+
+
+def _items(d):
+    return tuple(d.items()) if d else None
+
+
+def _json_patch_result(k: Kubectl, plan: JsonPatchPlan) -> CommandResult:
     res = _patch_one(k, "networkpolicies", plan.namespace, plan.name, "json", plan.text,
                      plan.patch)
     return CommandResult(res.output, 1 if res.status else 0, ERROR if res.status else OK)

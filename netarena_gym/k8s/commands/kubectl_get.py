@@ -23,6 +23,23 @@ _SHORT_NAME_WARNING = {"ev": 'Warning: short name "ev" could also match lower pr
                              "events.events.k8s.io\n"}
 
 
+PRINTED_MAX = 1024
+_PRINTED: dict = {}  # (id(object), format) -> (object, text)
+
+
+def _printed(obj: dict, out_fmt: str) -> str:
+    """``-o yaml|json`` of one stored object, kept per object (the store replaces
+    objects and never changes one in place)."""
+    key = (id(obj), out_fmt)
+    hit = _PRINTED.get(key)
+    if hit is None or hit[0] is not obj:
+        if len(_PRINTED) >= PRINTED_MAX:
+            _PRINTED.clear()
+        hit = _PRINTED[key] = (obj, printers.to_yaml(obj) if out_fmt == "yaml"
+                               else printers.to_json(obj))
+    return hit[1]
+
+
 def _format(out_fmt: str) -> tuple[str, str] | CommandResult:
     """(format, argument) of ``-o``, or the error kubectl prints."""
     name, eq, arg = out_fmt.partition("=")
@@ -105,6 +122,8 @@ def get(k, inv: Invocation, stdin: str) -> CommandResult:
                            f"executing template: {e}. Printing more information for debugging the template:\n"
                            f"\ttemplate was:\n\t\t{arg}\n\tobject given to jsonpath engine was:"
                            "\n\t\t(netarena: not shown)\n")
+        elif single:
+            text = _printed(doc, out_fmt)
         else:
             text = printers.to_yaml(doc) if out_fmt == "yaml" else printers.to_json(doc)
         return CommandResult(text + err_text, status, kind)
