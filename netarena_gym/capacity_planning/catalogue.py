@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from netarena_gym.capacity_planning.features import (ALL_TEMPLATES, ANSWER_SLOTS, FOCUS,
-                                                     OP_NAMES, arrays)
+                                                     OP_NAMES, FocusArrays, candidate_array)
 from netarena_gym.core.actions import Catalogue, CatalogueEntry
 from netarena_gym.capacity_planning.kinds import CAPACITY, PORT, SWITCH, natural_key
 from netarena_gym.capacity_planning.state import BaseGraph, Graph, GraphError
@@ -48,8 +48,13 @@ class DiscreteView:
         self.candidates: list = []
         self._query_vec = np.zeros(len(ALL_TEMPLATES) + len(OP_NAMES), np.float32)
         self._node_entries: dict = {}  # node key -> its NODE_TOOLS entries
-        self._checks: tuple | None = None   # the entries' checks, for the entries list below
-        self._checked: list | None = None
+        self._checks: dict = {}   # node key -> [(entry, None | (added key, its parent))]
+        self._checked: list | None = None  # the entries list the checks index
+        self._focus = FocusArrays()
+        self._candidates = candidate_array([])
+        self._graph: Graph | None = None
+        self._watch: set | None = None  # the graph's watch set this view installed
+        self._pending: set = set()  # nodes observed since the last sync
 
     # ------------------------------------------------------------------ build
     def build(self, graph: Graph, query: Query, rng: np.random.Generator) -> None:
@@ -105,35 +110,66 @@ class DiscreteView:
             if op["op"] in OP_NAMES:
                 q[len(ALL_TEMPLATES) + OP_NAMES.index(op["op"])] += 1 / 3
         np.clip(q, 0, 1, out=q)
-        self._checks = None  # new entries: their checks are gathered again
-        self.refresh(graph)
+        self._candidates = candidate_array(self.candidates)
+        self._start(graph)
+
+    def _start(self, graph: Graph) -> None:
+        """Index the entries by the nodes their validity depends on, compute the mask and
+        the focus array in full, and watch the graph's writes from here on."""
+        cat = self.catalogue
+        self._checked = cat.entries
+        checks: dict = {}
+        for i, e in enumerate(cat.entries):
+            if e is None:
+                continue
+            a = e.action
+            if a["tool"] in NODE_TOOLS or a["tool"] == "set_attr":
+                checks.setdefault((a["kind"], a["node"]), []).append((i, None))
+            elif a["tool"] == "add_node":
+                k, p = (a["kind"], a["name"]), (a["parent_kind"], a["parent"])
+                checks.setdefault(k, []).append((i, (k, p)))
+                checks.setdefault(p, []).append((i, (k, p)))
+            else:
+                cat.mask[i] = 1
+        self._checks = checks
+        self._graph = graph
+        self._update_mask(graph, checks)
+        self._focus.start(graph, self.focus, self.observed)
+        self._pending = set()
+        self._watch = graph.watch = set()
+
+    def _update_mask(self, graph: Graph, keys) -> None:
+        """An entry on a node needs the node, an ``add_node`` a missing node under an
+        existing parent."""
+        mask, has, checks = self.catalogue.mask, graph.has, self._checks
+        for key in keys:
+            for i, add in checks.get(key, ()):
+                if add is None:
+                    mask[i] = 1 if has(key) else 0
+                else:
+                    mask[i] = 1 if not has(add[0]) and has(add[1]) else 0
+
+    def _sync(self, graph: Graph) -> None:
+        """Bring the mask and the focus array up to date with the nodes changed or observed
+        since the last call (in full when the graph or the catalogue was replaced or the
+        graph was reset)."""
+        if (graph is not self._graph or graph.watch is not self._watch
+                or self._checked is not self.catalogue.entries):
+            self._start(graph)
+            return
+        changed = self._watch
+        if changed:
+            self._update_mask(graph, changed)
+        if self._pending:
+            changed = changed | self._pending
+            self._pending.clear()
+        if changed:
+            self._focus.update(graph, changed, self.observed)
+            self._watch.clear()
 
     def refresh(self, graph: Graph) -> None:
-        """Recompute the mask after a step: an entry on a node needs the node, an
-        ``add_node`` a missing node under an existing parent, an answer nothing."""
-        cat = self.catalogue
-        if self._checks is None or self._checked is not cat.entries:
-            self._checked = cat.entries
-            self._checks = ([], [], [], [])
-            on, on_keys, add, add_keys = self._checks
-            for i, e in enumerate(cat.entries):
-                if e is None:
-                    continue
-                a = e.action
-                if a["tool"] in NODE_TOOLS or a["tool"] == "set_attr":
-                    on.append(i)
-                    on_keys.append((a["kind"], a["node"]))
-                elif a["tool"] == "add_node":
-                    add.append(i)
-                    add_keys.append(((a["kind"], a["name"]), (a["parent_kind"], a["parent"])))
-                else:
-                    cat.mask[i] = 1
-        on, on_keys, add, add_keys = self._checks
-        has = graph.has
-        if on:
-            cat.mask[on] = [1 if has(k) else 0 for k in on_keys]
-        if add:
-            cat.mask[add] = [1 if not has(k) and has(p) else 0 for k, p in add_keys]
+        """Bring the mask up to date after a step."""
+        self._sync(graph)
 
     def saw(self, action: dict | None, graph: Graph) -> None:
         """Record what a read revealed."""
@@ -143,12 +179,17 @@ class DiscreteView:
         if not graph.has(k):
             return
         self.observed.add(k)
+        self._pending.add(k)
         if action["tool"] == "list_children":
-            self.observed.update(graph.children(k))
+            kids = graph.children(k)
+            self.observed.update(kids)
+            self._pending.update(kids)
 
     # --------------------------------------------------------------- arrays
     def arrays(self, graph: Graph) -> dict[str, np.ndarray]:
-        return arrays(graph, self.focus, self.observed, self.candidates, self._query_vec)
+        self._sync(graph)
+        return {"query": self._query_vec.copy(), "focus": self._focus.focus.copy(),
+                "candidates": self._candidates.copy()}
 
 
 def _additions(graph: Graph, query: Query) -> list[dict]:

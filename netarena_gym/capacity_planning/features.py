@@ -41,22 +41,22 @@ def log_scale(v: float) -> float:
     return min(1.0, math.log10(1.0 + abs(v)) / 13.0)
 
 
-def arrays(graph: Graph, focus: list, observed: set, candidates: list,
-       query_vec: np.ndarray) -> dict[str, np.ndarray]:
-    """The array observation: the question, the focus nodes (what the agent observed of
-    them) and the answer candidates."""
-    f = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
+def fill_row(f: np.ndarray, i: int, graph: Graph, k, observed) -> None:
+    """Row ``i`` of the focus array: node ``k`` as the agent observed it."""
+    row = f[i]
+    row[:] = 0
+    row[KIND_INDEX[k[0]]] = 1
+    if not graph.has(k):
+        return
     nk = len(KINDS)
-    for i, k in enumerate(focus):
-        f[i, KIND_INDEX[k[0]]] = 1
-        if not graph.has(k):
-            continue
-        f[i, nk] = 1
-        if k in observed:
-            f[i, nk + 1] = 1
-            f[i, nk + 2] = log_scale(graph.capacity(k))
-            f[i, nk + 3] = min(1.0, len(graph.children(k)) / 64)
-            f[i, nk + 4] = min(1.0, graph.degree(k) / 64)
+    if k in observed:
+        row[nk:nk + 5] = (1, 1, log_scale(graph.capacity(k)), min(1.0, len(graph.children(k)) / 64),
+                          min(1.0, graph.degree(k) / 64))
+    else:
+        row[nk] = 1
+
+
+def candidate_array(candidates: list) -> np.ndarray:
     c = np.zeros((ANSWER_SLOTS, CANDIDATE_FEATURES), np.float32)
     for i, v in enumerate(candidates):
         c[i, 0] = 1
@@ -70,4 +70,36 @@ def arrays(graph: Graph, focus: list, observed: set, candidates: list,
             t, mag = "list", min(1.0, len(v) / 64)
         c[i, 1 + ANSWER_TYPES.index(t)] = 1
         c[i, -1] = mag
-    return {"query": query_vec.copy(), "focus": f, "candidates": c}
+    return c
+
+
+def arrays(graph: Graph, focus: list, observed: set, candidates: list,
+           query_vec: np.ndarray) -> dict[str, np.ndarray]:
+    """The array observation: the question, the focus nodes (what the agent observed of
+    them) and the answer candidates, computed from scratch (:class:`FocusArrays` keeps the
+    same arrays up to date from the nodes a step changed)."""
+    f = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
+    for i, k in enumerate(focus):
+        fill_row(f, i, graph, k, observed)
+    return {"query": query_vec.copy(), "focus": f, "candidates": candidate_array(candidates)}
+
+
+class FocusArrays:
+    """The focus array of one episode, updated row by row: a row depends only on its node's
+    existence, attributes, edges and subtree, which a write reports in ``Graph.watch``, and
+    on whether the agent observed it (:meth:`seen`)."""
+
+    def __init__(self):
+        self.focus: np.ndarray = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
+        self.slot: dict = {}
+
+    def start(self, graph: Graph, focus: list, observed: set) -> None:
+        self.slot = {k: i for i, k in enumerate(focus)}
+        self.focus = arrays(graph, focus, observed, [], np.zeros(0, np.float32))["focus"]
+
+    def update(self, graph: Graph, keys, observed: set) -> None:
+        slot = self.slot
+        for k in keys:
+            i = slot.get(k)
+            if i is not None:
+                fill_row(self.focus, i, graph, k, observed)

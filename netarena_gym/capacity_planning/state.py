@@ -201,7 +201,7 @@ class GraphError(ValueError):
 class Graph:
     """A copy-on-write view over a :class:`BaseGraph`."""
 
-    __slots__ = ("base", "_nodes", "_out", "_inn", "_memo", "_edges", "_added_by_name")
+    __slots__ = ("base", "_nodes", "_out", "_inn", "_memo", "_edges", "_added_by_name", "watch")
 
     def __init__(self, base: BaseGraph):
         self.base = base
@@ -211,6 +211,10 @@ class Graph:
         self._memo: dict = {}    # key -> Sub | None (dirty)
         self._edges: set = set()  # (a, z) pairs written
         self._added_by_name: dict = {}
+        # a set a watcher installs to learn which nodes a write may have affected: their
+        # existence or attributes, their edges (children, degree) or their subtree facts
+        # (capacity); None when nobody watches. ``reset`` drops it (everything may change).
+        self.watch: set | None = None
 
     def reset(self) -> None:
         self._nodes.clear()
@@ -219,6 +223,7 @@ class Graph:
         self._memo.clear()
         self._edges.clear()
         self._added_by_name.clear()
+        self.watch = None
 
     @property
     def changed(self) -> bool:
@@ -285,12 +290,16 @@ class Graph:
         return self.sub(k).counts(self.attrs).get(kind, 0)
 
     def _invalidate(self, k) -> None:
+        # a node already dirty has dirty ancestors: nothing above it was recomputed since
+        watch = self.watch
         stack = [k]
         while stack:
             x = stack.pop()
             if self._memo.get(x, _MISS) is None:
                 continue
             self._memo[x] = None
+            if watch is not None:
+                watch.add(x)
             stack.extend(p for p, t in self.parents(x).items() if t in _TRAVERSED)
 
     # ------------------------------------------------------------------ writes
@@ -311,6 +320,8 @@ class Graph:
             raise GraphError(f"node {k!r} already exists")
         self._nodes[k] = attrs
         self._memo[k] = None
+        if self.watch is not None:
+            self.watch.add(k)
         if k not in self.base.nodes:
             self._added_by_name.setdefault(attrs.get("name"), []).append(k)
 
@@ -319,6 +330,8 @@ class Graph:
             raise GraphError(f"no node {k!r}")
         self._invalidate(k)
         self._nodes[k] = attrs
+        if self.watch is not None:
+            self.watch.add(k)
 
     def set_attr(self, k, name: str, value) -> None:
         a = self.attrs(k)
@@ -335,6 +348,8 @@ class Graph:
         self._w_out(a)[z] = kind
         self._w_inn(z)[a] = kind
         self._edges.add((a, z))
+        if self.watch is not None:
+            self.watch.update((a, z))
 
     def remove_edge(self, a, z) -> None:
         if z not in self.children(a):
@@ -346,6 +361,8 @@ class Graph:
         del self._w_out(a)[z]
         del self._w_inn(z)[a]
         self._edges.add((a, z))
+        if self.watch is not None:
+            self.watch.update((a, z))
 
     def remove_node(self, k) -> None:
         if not self.has(k):
@@ -358,6 +375,8 @@ class Graph:
             self._unlink(p, k)
         self._nodes[k] = None
         self._memo[k] = None
+        if self.watch is not None:
+            self.watch.add(k)
 
     # ------------------------------------------------------------------ diffs
     def net_diff(self) -> Diff:
