@@ -269,6 +269,13 @@ class Graph:
     def degree(self, k) -> int:
         return len(self.children(k)) + len(self.parents(k))
 
+    def pristine(self, k) -> bool:
+        """Whether everything the graph knows of ``k`` is still the base's: its attributes,
+        its edges in both directions and its subtree facts (so a reading of ``k`` made on
+        the base holds)."""
+        return (k not in self._nodes and k not in self._out and k not in self._inn
+                and k not in self._memo)
+
     # ------------------------------------------------------------ subtree facts
     def sub(self, k) -> Sub:
         def cached(x):
