@@ -41,19 +41,21 @@ def log_scale(v: float) -> float:
     return min(1.0, math.log10(1.0 + abs(v)) / 13.0)
 
 
-def fill_row(f: np.ndarray, i: int, graph: Graph, k, observed) -> None:
-    """Row ``i`` of the focus array: node ``k`` as the agent observed it."""
-    row = f[i]
-    row[:] = 0
-    row[KIND_INDEX[k[0]]] = 1
+_NK = len(KINDS)
+# the row of a node that does not exist, and of one that exists unobserved, per kind
+_ABSENT = {k: tuple(float(j == i) for j in range(FOCUS_FEATURES)) for k, i in KIND_INDEX.items()}
+_PRESENT = {k: row[:_NK] + (1.0,) + row[_NK + 1:] for k, row in _ABSENT.items()}
+
+
+def _row(graph: Graph, k, observed) -> tuple:
+    """A focus row: node ``k`` as the agent observed it."""
     if not graph.has(k):
-        return
-    nk = len(KINDS)
+        return _ABSENT[k[0]]
     if k in observed:
-        row[nk:nk + 5] = (1, 1, log_scale(graph.capacity(k)), min(1.0, len(graph.children(k)) / 64),
-                          min(1.0, graph.degree(k) / 64))
-    else:
-        row[nk] = 1
+        return _ABSENT[k[0]][:_NK] + (1.0, 1.0, log_scale(graph.capacity(k)),
+                                      min(1.0, len(graph.children(k)) / 64),
+                                      min(1.0, graph.degree(k) / 64))
+    return _PRESENT[k[0]]
 
 
 def candidate_array(candidates: list) -> np.ndarray:
@@ -79,15 +81,15 @@ def arrays(graph: Graph, focus: list, observed: set, candidates: list,
     them) and the answer candidates, computed from scratch (:class:`FocusArrays` keeps the
     same arrays up to date from the nodes a step changed)."""
     f = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
-    for i, k in enumerate(focus):
-        fill_row(f, i, graph, k, observed)
+    if focus:
+        f[:len(focus)] = [_row(graph, k, observed) for k in focus]
     return {"query": query_vec.copy(), "focus": f, "candidates": candidate_array(candidates)}
 
 
 class FocusArrays:
     """The focus array of one episode, updated row by row: a row depends only on its node's
     existence, attributes, edges and subtree, which a write reports in ``Graph.watch``, and
-    on whether the agent observed it (:meth:`seen`)."""
+    on whether the agent observed it (the view passes the nodes a read revealed)."""
 
     def __init__(self):
         self.focus: np.ndarray = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
@@ -102,4 +104,4 @@ class FocusArrays:
         for k in keys:
             i = slot.get(k)
             if i is not None:
-                fill_row(self.focus, i, graph, k, observed)
+                self.focus[i] = _row(graph, k, observed)
