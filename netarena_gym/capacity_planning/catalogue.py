@@ -33,7 +33,8 @@ ADD_SLOTS = 16
 SET_SLOTS = 4
 SIZE = FOCUS * len(NODE_TOOLS) + ADD_SLOTS + SET_SLOTS + ANSWER_SLOTS
 NODE_ENTRY_CACHE = 4096
-_ONES = np.ones(len(NODE_TOOLS), np.int8)
+_ONES = np.ones(FOCUS * len(NODE_TOOLS), np.int8)
+FOCUS_CACHE = 4096
 
 
 def _name(k) -> str:
@@ -60,23 +61,11 @@ class DiscreteView:
     def build(self, graph: Graph, query: Query, rng: np.random.Generator) -> None:
         self.catalogue.clear()
         self.observed = set()
-        refs = [tuple(op[f]) for op in query.ops for f in ("node", "parent") if f in op]
-        focus: list = []
-
-        def push(k):
-            if len(focus) < FOCUS and k not in focus and graph.has(k):
-                focus.append(k)
-        for r in refs:
-            push(r)
-        for r in refs:
-            for p in graph.parents(r) if graph.has(r) else ():
-                push(p)
-        for r in refs:
-            kids = graph.children(r) if graph.has(r) else {}
-            for c in sorted(kids, key=lambda c: natural_key(_name(c))):
-                push(c)
-        self.focus = focus
+        refs = tuple(tuple(op[f]) for op in query.ops for f in ("node", "parent") if f in op)
+        self.focus = focus = list(_focus(graph, refs))
         nt = len(NODE_TOOLS)
+        blocks: list = []
+        checks: dict = {}
         for i, k in enumerate(focus):
             block = self._node_entries.get(k)
             if block is None:  # entries are immutable: kept per node across episodes
@@ -85,16 +74,23 @@ class DiscreteView:
                 block = self._node_entries[k] = tuple(CatalogueEntry(
                     f"{tool} {k[0]} {k[1]}", {"tool": tool, "node": k[1], "kind": k[0]}, tool)
                     for tool in NODE_TOOLS)
-            self.catalogue.set_block(i * nt, block, _ONES[:nt])
+            blocks.extend(block)
+            checks[k] = [(i * nt + j, None) for j in range(nt)]
+        if blocks:
+            self.catalogue.set_block(0, blocks, _ONES[:len(blocks)])
         base = FOCUS * len(NODE_TOOLS)
         for i, act in enumerate(_additions(graph, query)[:ADD_SLOTS]):
             self.catalogue.set(base + i, CatalogueEntry(f"add {act['kind']} {act['name']}", act, "add"))
+            k, p = (act["kind"], act["name"]), (act["parent_kind"], act["parent"])
+            checks.setdefault(k, []).append((base + i, (k, p)))
+            checks.setdefault(p, []).append((base + i, (k, p)))
         base += ADD_SLOTS
         sets = [op for op in query.ops if op["op"] == "update"][:SET_SLOTS]
         for i, op in enumerate(sets):
             act = {"tool": "set_attr", "node": op["node"][1], "kind": PORT, "key": CAPACITY,
                    "value": op["capacity"]}
             self.catalogue.set(base + i, CatalogueEntry(f"set {op['node'][1]} capacity", act, "set"))
+            checks.setdefault((PORT, act["node"]), []).append((base + i, None))
         base += SET_SLOTS
         cands = _candidates(graph.base, query)
         order = rng.permutation(len(cands))
@@ -111,11 +107,12 @@ class DiscreteView:
                 q[len(ALL_TEMPLATES) + OP_NAMES.index(op["op"])] += 1 / 3
         np.clip(q, 0, 1, out=q)
         self._candidates = candidate_array(self.candidates)
+        self._checks, self._checked = checks, self.catalogue.entries
         self._start(graph)
 
-    def _start(self, graph: Graph) -> None:
-        """Index the entries by the nodes their validity depends on, compute the mask and
-        the focus array in full, and watch the graph's writes from here on."""
+    def _index(self) -> None:
+        """Index the entries by the nodes their validity depends on (``build`` does it as
+        it fills the catalogue; this is for a catalogue changed since)."""
         cat = self.catalogue
         self._checked = cat.entries
         checks: dict = {}
@@ -132,8 +129,14 @@ class DiscreteView:
             else:
                 cat.mask[i] = 1
         self._checks = checks
+
+    def _start(self, graph: Graph) -> None:
+        """Compute the mask and the focus array in full, and watch the graph's writes from
+        here on."""
+        if self._checked is not self.catalogue.entries:
+            self._index()
         self._graph = graph
-        self._update_mask(graph, checks)
+        self._update_mask(graph, self._checks)
         self._focus.start(graph, self.focus, self.observed)
         self._pending = set()
         self._watch = graph.watch = set()
@@ -190,6 +193,34 @@ class DiscreteView:
         self._sync(graph)
         return {"query": self._query_vec.copy(), "focus": self._focus.focus.copy(),
                 "candidates": self._candidates.copy()}
+
+
+def _focus(graph: Graph, refs: tuple) -> tuple:
+    """The focus nodes of an unchanged graph: the nodes the question names, their parents,
+    then their children in natural order (kept per base graph)."""
+    # a changed graph (not the case after a reset) is read, not cached
+    cache = graph.base.facts.setdefault("catalogue_focus", {}) if not graph.changed else {}
+    focus = cache.get(refs)
+    if focus is not None:
+        return focus
+    out: dict = {}
+
+    def push(k):
+        if len(out) < FOCUS and k not in out and graph.has(k):
+            out[k] = None
+    for r in refs:
+        push(r)
+    for r in refs:
+        for p in graph.parents(r) if graph.has(r) else ():
+            push(p)
+    for r in refs:
+        kids = graph.children(r) if graph.has(r) else {}
+        for c in sorted(kids, key=lambda c: natural_key(_name(c))):
+            push(c)
+    if len(cache) >= FOCUS_CACHE:
+        cache.clear()
+    focus = cache[refs] = tuple(out)
+    return focus
 
 
 def _additions(graph: Graph, query: Query) -> list[dict]:

@@ -235,7 +235,8 @@ class Graph:
         return self.base.nodes.get(k) if v is _MISS else v
 
     def has(self, k) -> bool:
-        return self.attrs(k) is not None
+        v = self._nodes.get(k, _MISS)
+        return k in self.base.nodes if v is _MISS else v is not None
 
     def children(self, k) -> dict:
         v = self._out.get(k)
@@ -278,6 +279,12 @@ class Graph:
 
     # ------------------------------------------------------------ subtree facts
     def sub(self, k) -> Sub:
+        s = self._memo.get(k, _MISS)
+        if s is _MISS:
+            s = self.base.memo.get(k)
+        if s is not None:
+            return s
+
         def cached(x):
             m = self._memo.get(x, _MISS)
             if m is _MISS:
