@@ -27,22 +27,35 @@ _TRAVERSED = (CONTAINS, CONTROLS)
 
 
 class Sub:
-    """What lies beneath a node: its distinct descendants and their total port capacity."""
-    __slots__ = ("desc", "capacity", "_counts")
+    """What lies beneath a node: its distinct descendants and their total port capacity.
+    ``parts`` (children's keys and their Subs) is kept when the children's subtrees are
+    disjoint, so that the counts add up from theirs instead of walking every descendant."""
+    __slots__ = ("desc", "capacity", "_counts", "parts")
 
-    def __init__(self, desc: frozenset, capacity: int):
+    def __init__(self, desc: frozenset, capacity: int, parts: tuple | None = None):
         self.desc = desc
         self.capacity = capacity
         self._counts: dict | None = None
+        self.parts = parts
 
     def counts(self, attrs_of) -> dict[str, int]:
         if self._counts is None:
             c: dict[str, int] = {}
-            for d in self.desc:
-                # a (kind, name) key carries its node's kind
-                for k in ((d[0],) if type(d) is tuple else kinds_of(attrs_of(d))):
-                    c[k] = c.get(k, 0) + 1
+            if self.parts is not None:
+                kids, subs = self.parts
+                for d in kids:
+                    for k in ((d[0],) if type(d) is tuple else kinds_of(attrs_of(d))):
+                        c[k] = c.get(k, 0) + 1
+                for s in subs:
+                    for k, n in s.counts(attrs_of).items():
+                        c[k] = c.get(k, 0) + n
+            else:
+                for d in self.desc:
+                    # a (kind, name) key carries its node's kind
+                    for k in ((d[0],) if type(d) is tuple else kinds_of(attrs_of(d))):
+                        c[k] = c.get(k, 0) + 1
             self._counts = c
+            self.parts = None  # the children's Subs are no longer needed
         return self._counts
 
 
@@ -76,12 +89,14 @@ def _compute_sub(key, out_of, attrs_of, cached, store) -> Sub:
         subs = [s for s in subs if s is not None]
         desc = set(kids).union(*[s.desc for s in subs])
         desc.discard(k)
+        parts = None
         if len(desc) == len(kids) + sum(len(s.desc) for s in subs) and len(subs) == len(kids):
-            # disjoint subtrees (the usual case): capacities add up
+            # disjoint subtrees (the usual case): capacities and counts add up
             cap = sum(s.capacity for s in subs)
+            parts = (kids, subs)
         else:
             cap = sum(_port_capacity(attrs_of(d)) for d in desc)
-        store(k, Sub(frozenset(desc), cap + _port_capacity(attrs_of(k))))
+        store(k, Sub(frozenset(desc), cap + _port_capacity(attrs_of(k)), parts))
         visiting.discard(k)
     return cached(key)
 
