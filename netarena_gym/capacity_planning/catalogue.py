@@ -18,11 +18,14 @@ a ``get_node`` or ``list_children`` revealed them.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from netarena_gym.capacity_planning.features import (ALL_TEMPLATES, ANSWER_SLOTS, FOCUS,
                                                      OP_NAMES, FocusArrays, candidate_array)
 from netarena_gym.core.actions import Catalogue, CatalogueEntry
+from netarena_gym.capacity_planning.commands.tools import decode_action
 from netarena_gym.capacity_planning.kinds import CAPACITY, PORT, SWITCH, natural_key
 from netarena_gym.capacity_planning.state import BaseGraph, Graph, GraphError
 from netarena_gym.capacity_planning.state_ops import READS, child_switches, read
@@ -56,6 +59,7 @@ class DiscreteView:
         self._graph: Graph | None = None
         self._watch: set | None = None  # the graph's watch set this view installed
         self._pending: set = set()  # nodes observed since the last sync
+        self._decoded: dict = {}  # id(entry action) -> (that action, its decoded tool call)
 
     # ------------------------------------------------------------------ build
     def build(self, graph: Graph, query: Query, rng: np.random.Generator) -> None:
@@ -98,14 +102,7 @@ class DiscreteView:
         for i, value in enumerate(self.candidates):
             self.catalogue.set(base + i, CatalogueEntry(f"answer {value!r}"[:80],
                                                         {"tool": "answer", "answer": value}, "answer"))
-        q = self._query_vec
-        q[:] = 0
-        if query.template in ALL_TEMPLATES:
-            q[ALL_TEMPLATES.index(query.template)] = 1
-        for op in query.ops:
-            if op["op"] in OP_NAMES:
-                q[len(ALL_TEMPLATES) + OP_NAMES.index(op["op"])] += 1 / 3
-        np.clip(q, 0, 1, out=q)
+        self._query_vec[:] = _query_vec(query.template, tuple(op["op"] for op in query.ops))
         self._candidates = candidate_array(self.candidates)
         self._checks, self._checked = checks, self.catalogue.entries
         self._start(graph)
@@ -188,11 +185,37 @@ class DiscreteView:
             self.observed.update(kids)
             self._pending.update(kids)
 
+    def decode(self, index: int) -> dict:
+        """The tool call of a catalogue entry (``decode_action`` of what it renders to,
+        kept per entry: entries are immutable); raises ``ActionError`` when masked."""
+        act = self.catalogue.render(index)
+        hit = self._decoded.get(id(act))
+        if hit is None or hit[0] is not act:
+            if len(self._decoded) >= NODE_ENTRY_CACHE:
+                self._decoded.clear()
+            hit = self._decoded[id(act)] = (act, decode_action(act))
+        return dict(hit[1])
+
     # --------------------------------------------------------------- arrays
     def arrays(self, graph: Graph) -> dict[str, np.ndarray]:
         self._sync(graph)
         return {"query": self._query_vec.copy(), "focus": self._focus.focus.copy(),
                 "candidates": self._candidates.copy()}
+
+
+@functools.lru_cache(maxsize=1024)
+def _query_vec(template: str, ops: tuple) -> np.ndarray:
+    """The question's template (one-hot) and operations (a third per occurrence, at most
+    one), read-only: a function of few values, computed once each."""
+    q = np.zeros(len(ALL_TEMPLATES) + len(OP_NAMES), np.float32)
+    if template in ALL_TEMPLATES:
+        q[ALL_TEMPLATES.index(template)] = 1
+    for op in ops:
+        if op in OP_NAMES:
+            q[len(ALL_TEMPLATES) + OP_NAMES.index(op)] += 1 / 3
+    np.clip(q, 0, 1, out=q)
+    q.flags.writeable = False
+    return q
 
 
 def _focus(graph: Graph, refs: tuple) -> tuple:

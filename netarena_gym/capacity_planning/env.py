@@ -254,7 +254,7 @@ class CapacityPlanningEnv(NetArenaEnv):
         if self.interface == "code":
             return {"code": self._decode_code(action)}
         if self.interface == "discrete":
-            action = self.catalogue.render(decode_index(action))
+            return self.view.decode(decode_index(action))
         return decode_action(action)
 
     def _decode_code(self, action: Any) -> str:
