@@ -38,6 +38,9 @@ SIZE = FOCUS * len(NODE_TOOLS) + ADD_SLOTS + SET_SLOTS + ANSWER_SLOTS
 NODE_ENTRY_CACHE = 4096
 _ONES = np.ones(FOCUS * len(NODE_TOOLS), np.int8)
 FOCUS_CACHE = 4096
+# the validity checks of focus slot i's NODE_TOOLS entries: each needs the node
+_NODE_CHECKS = tuple(tuple((i * len(NODE_TOOLS) + j, None) for j in range(len(NODE_TOOLS)))
+                     for i in range(FOCUS))
 
 
 def _name(k) -> str:
@@ -79,22 +82,23 @@ class DiscreteView:
                     f"{tool} {k[0]} {k[1]}", {"tool": tool, "node": k[1], "kind": k[0]}, tool)
                     for tool in NODE_TOOLS)
             blocks.extend(block)
-            checks[k] = [(i * nt + j, None) for j in range(nt)]
+            checks[k] = _NODE_CHECKS[i]
         if blocks:
             self.catalogue.set_block(0, blocks, _ONES[:len(blocks)])
         base = FOCUS * len(NODE_TOOLS)
         for i, act in enumerate(_additions(graph, query)[:ADD_SLOTS]):
             self.catalogue.set(base + i, CatalogueEntry(f"add {act['kind']} {act['name']}", act, "add"))
             k, p = (act["kind"], act["name"]), (act["parent_kind"], act["parent"])
-            checks.setdefault(k, []).append((base + i, (k, p)))
-            checks.setdefault(p, []).append((base + i, (k, p)))
+            checks[k] = checks.get(k, ()) + ((base + i, (k, p)),)
+            checks[p] = checks.get(p, ()) + ((base + i, (k, p)),)
         base += ADD_SLOTS
         sets = [op for op in query.ops if op["op"] == "update"][:SET_SLOTS]
         for i, op in enumerate(sets):
             act = {"tool": "set_attr", "node": op["node"][1], "kind": PORT, "key": CAPACITY,
                    "value": op["capacity"]}
             self.catalogue.set(base + i, CatalogueEntry(f"set {op['node'][1]} capacity", act, "set"))
-            checks.setdefault((PORT, act["node"]), []).append((base + i, None))
+            k = (PORT, act["node"])
+            checks[k] = checks.get(k, ()) + ((base + i, None),)
         base += SET_SLOTS
         cands = _candidates(graph.base, query)
         order = rng.permutation(len(cands))
@@ -141,13 +145,18 @@ class DiscreteView:
     def _update_mask(self, graph: Graph, keys) -> None:
         """An entry on a node needs the node, an ``add_node`` a missing node under an
         existing parent."""
-        mask, has, checks = self.catalogue.mask, graph.has, self._checks
+        has, checks = graph.has, self._checks
+        idx, val = [], []
         for key in keys:
             for i, add in checks.get(key, ()):
-                if add is None:
-                    mask[i] = 1 if has(key) else 0
-                else:
-                    mask[i] = 1 if not has(add[0]) and has(add[1]) else 0
+                idx.append(i)
+                val.append(has(key) if add is None else not has(add[0]) and has(add[1]))
+        if len(idx) > 16:  # one assignment (the whole catalogue at the start of an episode)
+            self.catalogue.mask[idx] = val
+        else:
+            mask = self.catalogue.mask
+            for i, v in zip(idx, val):
+                mask[i] = 1 if v else 0
 
     def _sync(self, graph: Graph) -> None:
         """Bring the mask and the focus array up to date with the nodes changed or observed

@@ -45,6 +45,7 @@ _NK = len(KINDS)
 # the row of a node that does not exist, and of one that exists unobserved, per kind
 _ABSENT = {k: tuple(float(j == i) for j in range(FOCUS_FEATURES)) for k, i in KIND_INDEX.items()}
 _PRESENT = {k: row[:_NK] + (1.0,) + row[_NK + 1:] for k, row in _ABSENT.items()}
+_TEMPLATES = np.array([r for k in KINDS for r in (_ABSENT[k], _PRESENT[k])], np.float32)
 
 
 def _row(graph: Graph, k, observed) -> tuple:
@@ -97,7 +98,13 @@ class FocusArrays:
 
     def start(self, graph: Graph, focus: list, observed: set) -> None:
         self.slot = {k: i for i, k in enumerate(focus)}
-        self.focus = arrays(graph, focus, observed, [], np.zeros(0, np.float32))["focus"]
+        f = self.focus = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
+        if focus:
+            if observed:
+                f[:len(focus)] = [_row(graph, k, observed) for k in focus]
+            else:  # nothing observed yet (a new episode): rows are per-kind templates
+                has = graph.has
+                f[:len(focus)] = _TEMPLATES[[2 * KIND_INDEX[k[0]] + has(k) for k in focus]]
 
     def update(self, graph: Graph, keys, observed: set) -> None:
         slot = self.slot
