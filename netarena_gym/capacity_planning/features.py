@@ -49,14 +49,26 @@ _TEMPLATES = np.array([r for k in KINDS for r in (_ABSENT[k], _PRESENT[k])], np.
 
 
 def _row(graph: Graph, k, observed) -> tuple:
-    """A focus row: node ``k`` as the agent observed it."""
+    """A focus row: node ``k`` as the agent observed it (the row of an observed node the
+    episode has not touched is the base's, kept per base graph)."""
     if not graph.has(k):
         return _ABSENT[k[0]]
-    if k in observed:
-        return _ABSENT[k[0]][:_NK] + (1.0, 1.0, log_scale(graph.capacity(k)),
-                                      min(1.0, len(graph.children(k)) / 64),
-                                      min(1.0, graph.degree(k) / 64))
-    return _PRESENT[k[0]]
+    if k not in observed:
+        return _PRESENT[k[0]]
+    pristine = graph.pristine(k)
+    if pristine:
+        rows = graph.base.facts.get("focus_rows")
+        if rows is None:
+            rows = graph.base.facts["focus_rows"] = {}
+        row = rows.get(k)
+        if row is not None:
+            return row
+    row = _ABSENT[k[0]][:_NK] + (1.0, 1.0, log_scale(graph.capacity(k)),
+                                 min(1.0, len(graph.children(k)) / 64),
+                                 min(1.0, graph.degree(k) / 64))
+    if pristine:
+        rows[k] = row
+    return row
 
 
 def candidate_array(candidates: list) -> np.ndarray:

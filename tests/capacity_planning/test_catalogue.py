@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from netarena_gym.capacity_planning.catalogue import NODE_TOOLS
-from netarena_gym.capacity_planning.features import arrays
+from netarena_gym.capacity_planning.features import FOCUS, FOCUS_FEATURES, arrays, log_scale
+from netarena_gym.capacity_planning.kinds import KIND_INDEX, KINDS
 
 ENV_ID = "NetArena-CapacityPlanning-v0"  # registered in conftest.py
 
@@ -26,11 +27,27 @@ def full_mask(env) -> np.ndarray:
     return out
 
 
+def reference_focus(env) -> np.ndarray:
+    """The focus array by its definition, node by node (no cache, no template rows)."""
+    g, v = env.graph, env.view
+    f = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
+    for i, k in enumerate(v.focus):
+        f[i, KIND_INDEX[k[0]]] = 1
+        if g.has(k):
+            f[i, len(KINDS)] = 1
+            if k in v.observed:
+                f[i, len(KINDS) + 1:] = (1, log_scale(g.capacity(k)),
+                                         min(1.0, len(g.children(k)) / 64),
+                                         min(1.0, g.degree(k) / 64))
+    return f
+
+
 def assert_matches_full(env, obs) -> None:
     v = env.view
     full = arrays(env.graph, v.focus, v.observed, v.candidates, v._query_vec)
     for key in ("query", "focus", "candidates"):
         np.testing.assert_array_equal(obs[key], full[key], err_msg=key)
+    np.testing.assert_array_equal(obs["focus"], reference_focus(env))
     np.testing.assert_array_equal(obs["action_mask"], full_mask(env))
     np.testing.assert_array_equal(env.catalogue.mask, full_mask(env))
 
