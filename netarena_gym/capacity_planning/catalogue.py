@@ -18,6 +18,7 @@ a ``get_node`` or ``list_children`` revealed them.
 """
 from __future__ import annotations
 
+import copy
 import functools
 
 import numpy as np
@@ -73,6 +74,7 @@ class DiscreteView:
         nt = len(NODE_TOOLS)
         blocks: list = []
         checks: dict = {}
+        others: set = set()  # the nodes of the entries that are not a focus node's
         for i, k in enumerate(focus):
             block = self._node_entries.get(k)
             if block is None:  # entries are immutable: kept per node across episodes
@@ -91,6 +93,7 @@ class DiscreteView:
             k, p = (act["kind"], act["name"]), (act["parent_kind"], act["parent"])
             checks[k] = checks.get(k, ()) + ((base + i, (k, p)),)
             checks[p] = checks.get(p, ()) + ((base + i, (k, p)),)
+            others.update((k, p))
         base += ADD_SLOTS
         sets = [op for op in query.ops if op["op"] == "update"][:SET_SLOTS]
         for i, op in enumerate(sets):
@@ -99,6 +102,7 @@ class DiscreteView:
             self.catalogue.set(base + i, CatalogueEntry(f"set {op['node'][1]} capacity", act, "set"))
             k = (PORT, act["node"])
             checks[k] = checks.get(k, ()) + ((base + i, None),)
+            others.add(k)
         base += SET_SLOTS
         cands = _candidates(graph.base, query)
         order = rng.permutation(len(cands))
@@ -109,7 +113,9 @@ class DiscreteView:
         self._query_vec[:] = _query_vec(query.template, tuple(op["op"] for op in query.ops))
         self._candidates = candidate_array(self.candidates)
         self._checks, self._checked = checks, self.catalogue.entries
-        self._start(graph)
+        # the focus nodes exist (their entries were set valid): only the other entries'
+        # nodes are checked
+        self._start(graph, others)
 
     def _index(self) -> None:
         """Index the entries by the nodes their validity depends on (``build`` does it as
@@ -131,13 +137,14 @@ class DiscreteView:
                 cat.mask[i] = 1
         self._checks = checks
 
-    def _start(self, graph: Graph) -> None:
-        """Compute the mask and the focus array in full, and watch the graph's writes from
-        here on."""
+    def _start(self, graph: Graph, keys=None) -> None:
+        """Compute the mask (of the entries on ``keys``, by default all) and the focus
+        array in full, and watch the graph's writes from here on."""
         if self._checked is not self.catalogue.entries:
             self._index()
+            keys = None
         self._graph = graph
-        self._update_mask(graph, self._checks)
+        self._update_mask(graph, self._checks if keys is None else keys)
         self._focus.start(graph, self.focus, self.observed)
         self._pending = set()
         self._watch = graph.watch = set()
@@ -279,6 +286,21 @@ def _additions(graph: Graph, query: Query) -> list[dict]:
     return out
 
 
+def _read_base(base: BaseGraph, op: dict):
+    """``read`` of the base graph (None when the node is one the query adds), kept per base
+    graph and operation; a copy, as a fresh read would be."""
+    cache = base.facts.setdefault("catalogue_reads", {})
+    key = repr(op)
+    if key not in cache:
+        if len(cache) >= FOCUS_CACHE:
+            cache.clear()
+        try:
+            cache[key] = read(Graph(base), op)
+        except GraphError:
+            cache[key] = None
+    return copy.deepcopy(cache[key])
+
+
 def _candidates(base: BaseGraph, query: Query) -> list:
     """The right answer and plausible wrong ones (distinct, JSON values)."""
     gt = query.ground_truth.get("answer")
@@ -289,10 +311,7 @@ def _candidates(base: BaseGraph, query: Query) -> list:
     last = query.ops[-1]
     before = None
     if last["op"] in READS:
-        try:
-            before = read(Graph(base), last)  # the answer on the unchanged graph
-        except GraphError:  # the node is one the query adds
-            before = None
+        before = _read_base(base, last)  # the answer on the unchanged graph
     if t == "number":
         out += [before, gt + 1, gt - 1, gt * 2, gt // 2, 0]
     elif t == "name":
