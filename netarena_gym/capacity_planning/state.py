@@ -87,8 +87,9 @@ def _compute_sub(key, out_of, attrs_of, cached, store) -> Sub:
             continue
         subs = [cached(c) for c in kids]
         subs = [s for s in subs if s is not None]
-        desc = set(kids).union(*[s.desc for s in subs])
-        desc.discard(k)
+        desc = frozenset(kids).union(*[s.desc for s in subs])  # one pass, no set copy
+        if k in desc:
+            desc = desc - {k}
         parts = None
         if len(desc) == len(kids) + sum(len(s.desc) for s in subs) and len(subs) == len(kids):
             # disjoint subtrees (the usual case): capacities and counts add up
@@ -96,7 +97,7 @@ def _compute_sub(key, out_of, attrs_of, cached, store) -> Sub:
             parts = (kids, subs)
         else:
             cap = sum(_port_capacity(attrs_of(d)) for d in desc)
-        store(k, Sub(frozenset(desc), cap + _port_capacity(attrs_of(k)), parts))
+        store(k, Sub(desc, cap + _port_capacity(attrs_of(k)), parts))
         visiting.discard(k)
     return cached(key)
 
