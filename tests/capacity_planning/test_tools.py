@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from netarena_gym.capacity_planning.commands.tools import ToolBox
-from netarena_gym.capacity_planning.state import Graph
+from netarena_gym.capacity_planning.state import Graph, GraphError
 
 ENV_ID = "NetArena-CapacityPlanning-v0"  # registered in conftest.py
 
@@ -62,3 +62,20 @@ def test_a_change_below_a_node_shows_in_its_reads():
     env.reset(seed=0)  # a new episode on the same base reads the base again
     box = env.unwrapped.toolbox
     assert {k: (read("get_node", k), read("list_children", k)) for k in (block, sw)} == before
+
+
+def test_resolve_with_a_kind_finds_what_the_name_lookup_finds():
+    env = gym.make(ENV_ID, level=2, interface="text", topologies=1)
+    env.reset(seed=0)
+    g, box = env.unwrapped.graph, env.unwrapped.toolbox
+    box.run({"tool": "add_node", "name": "new.p1", "kind": "EK_PORT",
+             "parent": "ju1.a1.m1.s2c1", "parent_kind": "EK_PACKET_SWITCH"})
+    keys = list(g.keys())[::13] + [("EK_PORT", "new.p1")]
+    for k in keys:
+        assert box.resolve(k[1], k[0]) == k == next(
+            x for x in g.lookup(k[1]) if g.kind(x) == k[0])
+    shared = next(k for k in keys if len(g.lookup(k[1])) > 1)
+    with pytest.raises(GraphError, match="ambiguous"):
+        box.resolve(shared[1], None)
+    with pytest.raises(GraphError, match="no EK_PORT named"):
+        box.resolve(shared[1] + "-missing", "EK_PORT")

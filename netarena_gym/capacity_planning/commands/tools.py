@@ -83,6 +83,9 @@ class ToolBox:
         self.graph = graph
 
     def resolve(self, name: str, kind: str | None):
+        if kind and self.graph.base.scheme == "kind_name" and self.graph.has((kind, name)):
+            # nodes are stored under the (kind, name) their attributes imply: the only match
+            return (kind, name)
         keys = self.graph.lookup(name)
         if kind:
             keys = [k for k in keys if self.graph.kind(k) == kind]
