@@ -35,6 +35,7 @@ WRITES = ("add_node", "remove_node", "set_attr")  # the tools that may change th
 OPTIONAL = ("node", "kind", "name", "parent", "parent_kind", "attrs", "key", "value", "answer")
 IDENTITY_ATTRS = ("name", "type")
 MAX_JSON = 600
+TEXT_CACHE = 8192  # read texts kept per base graph
 
 HELP = """Tools (one JSON object per step):
   {"tool": "get_node", "node": NAME, "kind": KIND?}
@@ -118,6 +119,8 @@ class ToolBox:
             texts = g.base.facts["tool_text"] = {}
         s = texts.get(key)
         if s is None:
+            if len(texts) >= TEXT_CACHE:  # bounded: a few MB per base graph at most
+                texts.clear()
             s = texts[key] = make()
         return s
 
