@@ -18,11 +18,15 @@ a ``get_node`` or ``list_children`` revealed them.
 """
 from __future__ import annotations
 
+import copy
+import functools
+
 import numpy as np
 
 from netarena_gym.capacity_planning.features import (ALL_TEMPLATES, ANSWER_SLOTS, FOCUS,
-                                                     OP_NAMES, arrays)
+                                                     OP_NAMES, FocusArrays, candidate_array)
 from netarena_gym.core.actions import Catalogue, CatalogueEntry
+from netarena_gym.capacity_planning.commands.tools import decode_action
 from netarena_gym.capacity_planning.kinds import CAPACITY, PORT, SWITCH, natural_key
 from netarena_gym.capacity_planning.state import BaseGraph, Graph, GraphError
 from netarena_gym.capacity_planning.state_ops import READS, child_switches, read
@@ -33,7 +37,11 @@ ADD_SLOTS = 16
 SET_SLOTS = 4
 SIZE = FOCUS * len(NODE_TOOLS) + ADD_SLOTS + SET_SLOTS + ANSWER_SLOTS
 NODE_ENTRY_CACHE = 4096
-_ONES = np.ones(len(NODE_TOOLS), np.int8)
+_ONES = np.ones(FOCUS * len(NODE_TOOLS), np.int8)
+FOCUS_CACHE = 4096
+# the validity checks of focus slot i's NODE_TOOLS entries: each needs the node
+_NODE_CHECKS = tuple(tuple((i * len(NODE_TOOLS) + j, None) for j in range(len(NODE_TOOLS)))
+                     for i in range(FOCUS))
 
 
 def _name(k) -> str:
@@ -48,30 +56,25 @@ class DiscreteView:
         self.candidates: list = []
         self._query_vec = np.zeros(len(ALL_TEMPLATES) + len(OP_NAMES), np.float32)
         self._node_entries: dict = {}  # node key -> its NODE_TOOLS entries
-        self._checks: tuple | None = None   # the entries' checks, for the entries list below
-        self._checked: list | None = None
+        self._checks: dict = {}   # node key -> [(entry, None | (added key, its parent))]
+        self._checked: list | None = None  # the entries list the checks index
+        self._focus = FocusArrays()
+        self._candidates = candidate_array([])
+        self._graph: Graph | None = None
+        self._watch: set | None = None  # the graph's watch set this view installed
+        self._pending: set = set()  # nodes observed since the last sync
+        self._decoded: dict = {}  # id(entry action) -> (that action, its decoded tool call)
 
     # ------------------------------------------------------------------ build
     def build(self, graph: Graph, query: Query, rng: np.random.Generator) -> None:
         self.catalogue.clear()
         self.observed = set()
-        refs = [tuple(op[f]) for op in query.ops for f in ("node", "parent") if f in op]
-        focus: list = []
-
-        def push(k):
-            if len(focus) < FOCUS and k not in focus and graph.has(k):
-                focus.append(k)
-        for r in refs:
-            push(r)
-        for r in refs:
-            for p in graph.parents(r) if graph.has(r) else ():
-                push(p)
-        for r in refs:
-            kids = graph.children(r) if graph.has(r) else {}
-            for c in sorted(kids, key=lambda c: natural_key(_name(c))):
-                push(c)
-        self.focus = focus
+        refs = tuple(tuple(op[f]) for op in query.ops for f in ("node", "parent") if f in op)
+        self.focus = focus = list(_focus(graph, refs))
         nt = len(NODE_TOOLS)
+        blocks: list = []
+        checks: dict = {}
+        others: set = set()  # the nodes of the entries that are not a focus node's
         for i, k in enumerate(focus):
             block = self._node_entries.get(k)
             if block is None:  # entries are immutable: kept per node across episodes
@@ -80,16 +83,26 @@ class DiscreteView:
                 block = self._node_entries[k] = tuple(CatalogueEntry(
                     f"{tool} {k[0]} {k[1]}", {"tool": tool, "node": k[1], "kind": k[0]}, tool)
                     for tool in NODE_TOOLS)
-            self.catalogue.set_block(i * nt, block, _ONES[:nt])
+            blocks.extend(block)
+            checks[k] = _NODE_CHECKS[i]
+        if blocks:
+            self.catalogue.set_block(0, blocks, _ONES[:len(blocks)])
         base = FOCUS * len(NODE_TOOLS)
         for i, act in enumerate(_additions(graph, query)[:ADD_SLOTS]):
             self.catalogue.set(base + i, CatalogueEntry(f"add {act['kind']} {act['name']}", act, "add"))
+            k, p = (act["kind"], act["name"]), (act["parent_kind"], act["parent"])
+            checks[k] = checks.get(k, ()) + ((base + i, (k, p)),)
+            checks[p] = checks.get(p, ()) + ((base + i, (k, p)),)
+            others.update((k, p))
         base += ADD_SLOTS
         sets = [op for op in query.ops if op["op"] == "update"][:SET_SLOTS]
         for i, op in enumerate(sets):
             act = {"tool": "set_attr", "node": op["node"][1], "kind": PORT, "key": CAPACITY,
                    "value": op["capacity"]}
             self.catalogue.set(base + i, CatalogueEntry(f"set {op['node'][1]} capacity", act, "set"))
+            k = (PORT, act["node"])
+            checks[k] = checks.get(k, ()) + ((base + i, None),)
+            others.add(k)
         base += SET_SLOTS
         cands = _candidates(graph.base, query)
         order = rng.permutation(len(cands))
@@ -97,43 +110,82 @@ class DiscreteView:
         for i, value in enumerate(self.candidates):
             self.catalogue.set(base + i, CatalogueEntry(f"answer {value!r}"[:80],
                                                         {"tool": "answer", "answer": value}, "answer"))
-        q = self._query_vec
-        q[:] = 0
-        if query.template in ALL_TEMPLATES:
-            q[ALL_TEMPLATES.index(query.template)] = 1
-        for op in query.ops:
-            if op["op"] in OP_NAMES:
-                q[len(ALL_TEMPLATES) + OP_NAMES.index(op["op"])] += 1 / 3
-        np.clip(q, 0, 1, out=q)
-        self._checks = None  # new entries: their checks are gathered again
-        self.refresh(graph)
+        self._query_vec[:] = _query_vec(query.template, tuple(op["op"] for op in query.ops))
+        self._candidates = candidate_array(self.candidates)
+        self._checks, self._checked = checks, self.catalogue.entries
+        # the focus nodes exist (their entries were set valid): only the other entries'
+        # nodes are checked
+        self._start(graph, others)
+
+    def _index(self) -> None:
+        """Index the entries by the nodes their validity depends on (``build`` does it as
+        it fills the catalogue; this is for a catalogue changed since)."""
+        cat = self.catalogue
+        self._checked = cat.entries
+        checks: dict = {}
+        for i, e in enumerate(cat.entries):
+            if e is None:
+                continue
+            a = e.action
+            if a["tool"] in NODE_TOOLS or a["tool"] == "set_attr":
+                checks.setdefault((a["kind"], a["node"]), []).append((i, None))
+            elif a["tool"] == "add_node":
+                k, p = (a["kind"], a["name"]), (a["parent_kind"], a["parent"])
+                checks.setdefault(k, []).append((i, (k, p)))
+                checks.setdefault(p, []).append((i, (k, p)))
+            else:
+                cat.mask[i] = 1
+        self._checks = checks
+
+    def _start(self, graph: Graph, keys=None) -> None:
+        """Compute the mask (of the entries on ``keys``, by default all) and the focus
+        array in full, and watch the graph's writes from here on."""
+        if self._checked is not self.catalogue.entries:
+            self._index()
+            keys = None
+        self._graph = graph
+        self._update_mask(graph, self._checks if keys is None else keys)
+        self._focus.start(graph, self.focus, self.observed)
+        self._pending = set()
+        self._watch = graph.watch = set()
+
+    def _update_mask(self, graph: Graph, keys) -> None:
+        """An entry on a node needs the node, an ``add_node`` a missing node under an
+        existing parent."""
+        has, checks = graph.has, self._checks
+        idx, val = [], []
+        for key in keys:
+            for i, add in checks.get(key, ()):
+                idx.append(i)
+                val.append(has(key) if add is None else not has(add[0]) and has(add[1]))
+        if len(idx) > 16:  # one assignment (the whole catalogue at the start of an episode)
+            self.catalogue.mask[idx] = val
+        else:
+            mask = self.catalogue.mask
+            for i, v in zip(idx, val):
+                mask[i] = 1 if v else 0
+
+    def _sync(self, graph: Graph) -> None:
+        """Bring the mask and the focus array up to date with the nodes changed or observed
+        since the last call (in full when the graph or the catalogue was replaced or the
+        graph was reset)."""
+        if (graph is not self._graph or graph.watch is not self._watch
+                or self._checked is not self.catalogue.entries):
+            self._start(graph)
+            return
+        changed = self._watch
+        if changed:
+            self._update_mask(graph, changed)
+        if self._pending:
+            changed = changed | self._pending
+            self._pending.clear()
+        if changed:
+            self._focus.update(graph, changed, self.observed)
+            self._watch.clear()
 
     def refresh(self, graph: Graph) -> None:
-        """Recompute the mask after a step: an entry on a node needs the node, an
-        ``add_node`` a missing node under an existing parent, an answer nothing."""
-        cat = self.catalogue
-        if self._checks is None or self._checked is not cat.entries:
-            self._checked = cat.entries
-            self._checks = ([], [], [], [])
-            on, on_keys, add, add_keys = self._checks
-            for i, e in enumerate(cat.entries):
-                if e is None:
-                    continue
-                a = e.action
-                if a["tool"] in NODE_TOOLS or a["tool"] == "set_attr":
-                    on.append(i)
-                    on_keys.append((a["kind"], a["node"]))
-                elif a["tool"] == "add_node":
-                    add.append(i)
-                    add_keys.append(((a["kind"], a["name"]), (a["parent_kind"], a["parent"])))
-                else:
-                    cat.mask[i] = 1
-        on, on_keys, add, add_keys = self._checks
-        has = graph.has
-        if on:
-            cat.mask[on] = [1 if has(k) else 0 for k in on_keys]
-        if add:
-            cat.mask[add] = [1 if not has(k) and has(p) else 0 for k, p in add_keys]
+        """Bring the mask up to date after a step."""
+        self._sync(graph)
 
     def saw(self, action: dict | None, graph: Graph) -> None:
         """Record what a read revealed."""
@@ -143,12 +195,71 @@ class DiscreteView:
         if not graph.has(k):
             return
         self.observed.add(k)
+        self._pending.add(k)
         if action["tool"] == "list_children":
-            self.observed.update(graph.children(k))
+            kids = graph.children(k)
+            self.observed.update(kids)
+            self._pending.update(kids)
+
+    def decode(self, index: int) -> dict:
+        """The tool call of a catalogue entry (``decode_action`` of what it renders to,
+        kept per entry: entries are immutable); raises ``ActionError`` when masked."""
+        act = self.catalogue.render(index)
+        hit = self._decoded.get(id(act))
+        if hit is None or hit[0] is not act:
+            if len(self._decoded) >= NODE_ENTRY_CACHE:
+                self._decoded.clear()
+            hit = self._decoded[id(act)] = (act, decode_action(act))
+        return dict(hit[1])
 
     # --------------------------------------------------------------- arrays
     def arrays(self, graph: Graph) -> dict[str, np.ndarray]:
-        return arrays(graph, self.focus, self.observed, self.candidates, self._query_vec)
+        self._sync(graph)
+        return {"query": self._query_vec.copy(), "focus": self._focus.focus.copy(),
+                "candidates": self._candidates.copy()}
+
+
+@functools.lru_cache(maxsize=1024)
+def _query_vec(template: str, ops: tuple) -> np.ndarray:
+    """The question's template (one-hot) and operations (a third per occurrence, at most
+    one), read-only: a function of few values, computed once each."""
+    q = np.zeros(len(ALL_TEMPLATES) + len(OP_NAMES), np.float32)
+    if template in ALL_TEMPLATES:
+        q[ALL_TEMPLATES.index(template)] = 1
+    for op in ops:
+        if op in OP_NAMES:
+            q[len(ALL_TEMPLATES) + OP_NAMES.index(op)] += 1 / 3
+    np.clip(q, 0, 1, out=q)
+    q.flags.writeable = False
+    return q
+
+
+def _focus(graph: Graph, refs: tuple) -> tuple:
+    """The focus nodes of an unchanged graph: the nodes the question names, their parents,
+    then their children in natural order (kept per base graph)."""
+    # a changed graph (not the case after a reset) is read, not cached
+    cache = graph.base.facts.setdefault("catalogue_focus", {}) if not graph.changed else {}
+    focus = cache.get(refs)
+    if focus is not None:
+        return focus
+    out: dict = {}
+
+    def push(k):
+        if len(out) < FOCUS and k not in out and graph.has(k):
+            out[k] = None
+    for r in refs:
+        push(r)
+    for r in refs:
+        for p in graph.parents(r) if graph.has(r) else ():
+            push(p)
+    for r in refs:
+        kids = graph.children(r) if graph.has(r) else {}
+        for c in sorted(kids, key=lambda c: natural_key(_name(c))):
+            push(c)
+    if len(cache) >= FOCUS_CACHE:
+        cache.clear()
+    focus = cache[refs] = tuple(out)
+    return focus
 
 
 def _additions(graph: Graph, query: Query) -> list[dict]:
@@ -175,6 +286,21 @@ def _additions(graph: Graph, query: Query) -> list[dict]:
     return out
 
 
+def _read_base(base: BaseGraph, op: dict):
+    """``read`` of the base graph (None when the node is one the query adds), kept per base
+    graph and operation; a copy, as a fresh read would be."""
+    cache = base.facts.setdefault("catalogue_reads", {})
+    key = repr(op)
+    if key not in cache:
+        if len(cache) >= FOCUS_CACHE:
+            cache.clear()
+        try:
+            cache[key] = read(Graph(base), op)
+        except GraphError:
+            cache[key] = None
+    return copy.deepcopy(cache[key])
+
+
 def _candidates(base: BaseGraph, query: Query) -> list:
     """The right answer and plausible wrong ones (distinct, JSON values)."""
     gt = query.ground_truth.get("answer")
@@ -185,10 +311,7 @@ def _candidates(base: BaseGraph, query: Query) -> list:
     last = query.ops[-1]
     before = None
     if last["op"] in READS:
-        try:
-            before = read(Graph(base), last)  # the answer on the unchanged graph
-        except GraphError:  # the node is one the query adds
-            before = None
+        before = _read_base(base, last)  # the answer on the unchanged graph
     if t == "number":
         out += [before, gt + 1, gt - 1, gt * 2, gt // 2, 0]
     elif t == "name":

@@ -27,6 +27,7 @@ sandbox live in :class:`~netarena_gym.capacity_planning.backends.sim.MaltSimBack
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import zlib
 from typing import Any
@@ -243,7 +244,9 @@ class CapacityPlanningEnv(NetArenaEnv):
             self.view.build(self.graph, q, rng_from_seed(zlib.crc32(q.text.encode())))
 
     def _scenario_record(self, scenario: Scenario) -> dict:
-        record = scenario.to_dict()
+        # the record without the ground truth: copy everything but the query, then the
+        # query without its answer (copying the scenario's query would copy the answer too)
+        record = dataclasses.replace(scenario, faults=()).to_dict()
         record["faults"] = [self.query.to_dict(with_answer=False)]
         return record
 
@@ -251,7 +254,7 @@ class CapacityPlanningEnv(NetArenaEnv):
         if self.interface == "code":
             return {"code": self._decode_code(action)}
         if self.interface == "discrete":
-            action = self.catalogue.render(decode_index(action))
+            return self.view.decode(decode_index(action))
         return decode_action(action)
 
     def _decode_code(self, action: Any) -> str:

@@ -41,22 +41,37 @@ def log_scale(v: float) -> float:
     return min(1.0, math.log10(1.0 + abs(v)) / 13.0)
 
 
-def arrays(graph: Graph, focus: list, observed: set, candidates: list,
-       query_vec: np.ndarray) -> dict[str, np.ndarray]:
-    """The array observation: the question, the focus nodes (what the agent observed of
-    them) and the answer candidates."""
-    f = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
-    nk = len(KINDS)
-    for i, k in enumerate(focus):
-        f[i, KIND_INDEX[k[0]]] = 1
-        if not graph.has(k):
-            continue
-        f[i, nk] = 1
-        if k in observed:
-            f[i, nk + 1] = 1
-            f[i, nk + 2] = log_scale(graph.capacity(k))
-            f[i, nk + 3] = min(1.0, len(graph.children(k)) / 64)
-            f[i, nk + 4] = min(1.0, graph.degree(k) / 64)
+_NK = len(KINDS)
+# the row of a node that does not exist, and of one that exists unobserved, per kind
+_ABSENT = {k: tuple(float(j == i) for j in range(FOCUS_FEATURES)) for k, i in KIND_INDEX.items()}
+_PRESENT = {k: row[:_NK] + (1.0,) + row[_NK + 1:] for k, row in _ABSENT.items()}
+_TEMPLATES = np.array([r for k in KINDS for r in (_ABSENT[k], _PRESENT[k])], np.float32)
+
+
+def _row(graph: Graph, k, observed) -> tuple:
+    """A focus row: node ``k`` as the agent observed it (the row of an observed node the
+    episode has not touched is the base's, kept per base graph)."""
+    if not graph.has(k):
+        return _ABSENT[k[0]]
+    if k not in observed:
+        return _PRESENT[k[0]]
+    pristine = graph.pristine(k)
+    if pristine:
+        rows = graph.base.facts.get("focus_rows")
+        if rows is None:
+            rows = graph.base.facts["focus_rows"] = {}
+        row = rows.get(k)
+        if row is not None:
+            return row
+    row = _ABSENT[k[0]][:_NK] + (1.0, 1.0, log_scale(graph.capacity(k)),
+                                 min(1.0, len(graph.children(k)) / 64),
+                                 min(1.0, graph.degree(k) / 64))
+    if pristine:
+        rows[k] = row
+    return row
+
+
+def candidate_array(candidates: list) -> np.ndarray:
     c = np.zeros((ANSWER_SLOTS, CANDIDATE_FEATURES), np.float32)
     for i, v in enumerate(candidates):
         c[i, 0] = 1
@@ -70,4 +85,42 @@ def arrays(graph: Graph, focus: list, observed: set, candidates: list,
             t, mag = "list", min(1.0, len(v) / 64)
         c[i, 1 + ANSWER_TYPES.index(t)] = 1
         c[i, -1] = mag
-    return {"query": query_vec.copy(), "focus": f, "candidates": c}
+    return c
+
+
+def arrays(graph: Graph, focus: list, observed: set, candidates: list,
+           query_vec: np.ndarray) -> dict[str, np.ndarray]:
+    """The array observation: the question, the focus nodes (what the agent observed of
+    them) and the answer candidates, computed from scratch (:class:`FocusArrays` keeps the
+    same arrays up to date from the nodes a step changed)."""
+    f = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
+    if focus:
+        f[:len(focus)] = [_row(graph, k, observed) for k in focus]
+    return {"query": query_vec.copy(), "focus": f, "candidates": candidate_array(candidates)}
+
+
+class FocusArrays:
+    """The focus array of one episode, updated row by row: a row depends only on its node's
+    existence, attributes, edges and subtree, which a write reports in ``Graph.watch``, and
+    on whether the agent observed it (the view passes the nodes a read revealed)."""
+
+    def __init__(self):
+        self.focus: np.ndarray = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
+        self.slot: dict = {}
+
+    def start(self, graph: Graph, focus: list, observed: set) -> None:
+        self.slot = {k: i for i, k in enumerate(focus)}
+        f = self.focus = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
+        if focus:
+            if observed:
+                f[:len(focus)] = [_row(graph, k, observed) for k in focus]
+            else:  # nothing observed yet (a new episode): rows are per-kind templates
+                has = graph.has
+                f[:len(focus)] = _TEMPLATES[[2 * KIND_INDEX[k[0]] + has(k) for k in focus]]
+
+    def update(self, graph: Graph, keys, observed: set) -> None:
+        slot = self.slot
+        for k in keys:
+            i = slot.get(k)
+            if i is not None:
+                self.focus[i] = _row(graph, k, observed)

@@ -201,46 +201,62 @@ def upstream_verdict(graph: Graph, diff: Diff | None = None,
     return _upstream(graph, scope or Scope(graph.base, graph, diff))
 
 
+def _first(failures: list) -> tuple[bool, str]:
+    """The failure of the node or edge that sorts first by ``repr`` (sets are unordered:
+    this keeps the message independent of Python's string hashing, PYTHONHASHSEED)."""
+    return False, min(failures)[1]
+
+
 def _upstream(graph, scope) -> tuple[bool, str]:
-    # sets in a fixed order, so that the first failure (the message) does not depend on
-    # Python's string hashing (PYTHONHASHSEED)
-    changed = sorted(scope.changed, key=repr)
-    for k in changed:
-        a = graph.attrs(k)
+    # each check collects its failures keyed by the repr of the node or edge; the first
+    # check that fails reports the failure of the smallest key (upstream: first failure)
+    attrs, children = graph.attrs, graph.children
+    bad = []
+    for k in scope.changed:
+        a = attrs(k)
         if a is None:
             continue
         t = a.get("type")
         items = [t] if isinstance(t, str) else t
         if not t or not isinstance(items, (list, tuple)) or any(x not in KINDS for x in items):
-            return False, f"Node {describe(k)} has an invalid type {t!r}"
-    edges = []
-    for a, z in sorted(scope.edges, key=repr):
-        if graph.attrs(a) is not None and z in graph.children(a):
-            edges.append((a, z, graph.children(a)[z]))
-    for a, z, et in edges:
-        if not isinstance(et, str) or not (CONTAINS in et or CONTROLS in et):
-            return False, f"Edge {describe(a)} -> {describe(z)} has an invalid type {et!r}"
+            bad.append((repr(k), f"Node {describe(k)} has an invalid type {t!r}"))
+    if bad:
+        return _first(bad)
+    edges = [(a, z, children(a)[z]) for a, z in scope.edges
+             if attrs(a) is not None and z in children(a)]
+    bad = [(repr((a, z)), f"Edge {describe(a)} -> {describe(z)} has an invalid type {et!r}")
+           for a, z, et in edges if not isinstance(et, str) or not (CONTAINS in et or CONTROLS in et)]
+    if bad:
+        return _first(bad)
     for a, z, et in edges:
         if CONTAINS in et:
-            ta, tz = graph.attrs(a).get("type"), graph.attrs(z).get("type")
+            ta, tz = attrs(a).get("type"), attrs(z).get("type")
             ta = [ta] if isinstance(ta, str) else list(ta)
             tz = [tz] if isinstance(tz, str) else list(tz)
             if not may_contain(ta, tz):
-                return False, f"Invalid hierarchy: {describe(a)} cannot contain {describe(z)}"
-    live = [k for k in sorted(scope.touched, key=repr) if graph.attrs(k) is not None]
-    for k in live:
-        if not graph.children(k) and not graph.parents(k):
-            return False, f"Found isolated node {describe(k)}"
-    for k in changed:  # upstream reads the attribute: a port without one fails too
-        a = graph.attrs(k)
+                bad.append((repr((a, z)), f"Invalid hierarchy: {describe(a)} cannot contain {describe(z)}"))
+    if bad:
+        return _first(bad)
+    live = [k for k in scope.touched if attrs(k) is not None]
+    bad = [(repr(k), f"Found isolated node {describe(k)}") for k in live
+           if not children(k) and not graph.parents(k)]
+    if bad:
+        return _first(bad)
+    for k in scope.changed:  # upstream reads the attribute: a port without one fails too
+        a = attrs(k)
         if a is not None and _has(a.get("type"), PORT):
             if CAPACITY not in a:
-                return False, f"Port {describe(k)} has no {CAPACITY} attribute"
-            if a[CAPACITY] == 0:
-                return False, f"Port {describe(k)} has zero capacity"
-    for k in live + sorted(scope.near, key=repr):
-        a = graph.attrs(k)
-        if a is not None and _has(a.get("type"), SWITCH) and not any(
-                _has(graph.attrs(z).get("type"), PORT) for z in graph.children(k)):
-            return False, f"Packet switch {describe(k)} has no port"
+                bad.append((repr(k), f"Port {describe(k)} has no {CAPACITY} attribute"))
+            elif a[CAPACITY] == 0:
+                bad.append((repr(k), f"Port {describe(k)} has zero capacity"))
+    if bad:
+        return _first(bad)
+    for group in (live, scope.near):  # the touched nodes first, then their neighbours
+        for k in group:
+            a = attrs(k)
+            if a is not None and _has(a.get("type"), SWITCH) and not any(
+                    _has(attrs(z).get("type"), PORT) for z in children(k)):
+                bad.append((repr(k), f"Packet switch {describe(k)} has no port"))
+        if bad:
+            return _first(bad)
     return True, ""

@@ -174,17 +174,22 @@ def _op(name: str, g: dict) -> dict:
     return op
 
 
+_LEAF = frozenset((str, int, float, bool, type(None)))
+
+
 def _plain(v):
     """A deep copy of data made of dicts, lists, tuples and scalars (other values are
-    deep-copied), as ``dataclasses.asdict`` copies a field."""
+    deep-copied), as ``dataclasses.asdict`` copies a field. Scalars are shared (they are
+    immutable) without a call per scalar."""
     t = type(v)
     if t is dict:
-        return {_plain(k): _plain(x) for k, x in v.items()}
+        return {k if type(k) is str else _plain(k): x if type(x) in _LEAF else _plain(x)
+                for k, x in v.items()}
     if t is list:
-        return [_plain(x) for x in v]
+        return [x if type(x) in _LEAF else _plain(x) for x in v]
     if t is tuple:
-        return tuple(_plain(x) for x in v)
-    if t in (str, int, float, bool) or v is None:
+        return tuple([x if type(x) in _LEAF else _plain(x) for x in v])
+    if t in _LEAF:
         return v
     return copy.deepcopy(v)
 

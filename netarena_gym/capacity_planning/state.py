@@ -27,22 +27,35 @@ _TRAVERSED = (CONTAINS, CONTROLS)
 
 
 class Sub:
-    """What lies beneath a node: its distinct descendants and their total port capacity."""
-    __slots__ = ("desc", "capacity", "_counts")
+    """What lies beneath a node: its distinct descendants and their total port capacity.
+    ``parts`` (children's keys and their Subs) is kept when the children's subtrees are
+    disjoint, so that the counts add up from theirs instead of walking every descendant."""
+    __slots__ = ("desc", "capacity", "_counts", "parts")
 
-    def __init__(self, desc: frozenset, capacity: int):
+    def __init__(self, desc: frozenset, capacity: int, parts: tuple | None = None):
         self.desc = desc
         self.capacity = capacity
         self._counts: dict | None = None
+        self.parts = parts
 
     def counts(self, attrs_of) -> dict[str, int]:
         if self._counts is None:
             c: dict[str, int] = {}
-            for d in self.desc:
-                # a (kind, name) key carries its node's kind
-                for k in ((d[0],) if type(d) is tuple else kinds_of(attrs_of(d))):
-                    c[k] = c.get(k, 0) + 1
+            if self.parts is not None:
+                kids, subs = self.parts
+                for d in kids:
+                    for k in ((d[0],) if type(d) is tuple else kinds_of(attrs_of(d))):
+                        c[k] = c.get(k, 0) + 1
+                for s in subs:
+                    for k, n in s.counts(attrs_of).items():
+                        c[k] = c.get(k, 0) + n
+            else:
+                for d in self.desc:
+                    # a (kind, name) key carries its node's kind
+                    for k in ((d[0],) if type(d) is tuple else kinds_of(attrs_of(d))):
+                        c[k] = c.get(k, 0) + 1
             self._counts = c
+            self.parts = None  # the children's Subs are no longer needed
         return self._counts
 
 
@@ -74,14 +87,17 @@ def _compute_sub(key, out_of, attrs_of, cached, store) -> Sub:
             continue
         subs = [cached(c) for c in kids]
         subs = [s for s in subs if s is not None]
-        desc = set(kids).union(*[s.desc for s in subs])
-        desc.discard(k)
+        desc = frozenset(kids).union(*[s.desc for s in subs])  # one pass, no set copy
+        if k in desc:
+            desc = desc - {k}
+        parts = None
         if len(desc) == len(kids) + sum(len(s.desc) for s in subs) and len(subs) == len(kids):
-            # disjoint subtrees (the usual case): capacities add up
+            # disjoint subtrees (the usual case): capacities and counts add up
             cap = sum(s.capacity for s in subs)
+            parts = (kids, subs)
         else:
             cap = sum(_port_capacity(attrs_of(d)) for d in desc)
-        store(k, Sub(frozenset(desc), cap + _port_capacity(attrs_of(k))))
+        store(k, Sub(desc, cap + _port_capacity(attrs_of(k)), parts))
         visiting.discard(k)
     return cached(key)
 
@@ -201,7 +217,7 @@ class GraphError(ValueError):
 class Graph:
     """A copy-on-write view over a :class:`BaseGraph`."""
 
-    __slots__ = ("base", "_nodes", "_out", "_inn", "_memo", "_edges", "_added_by_name")
+    __slots__ = ("base", "_nodes", "_out", "_inn", "_memo", "_edges", "_added_by_name", "watch")
 
     def __init__(self, base: BaseGraph):
         self.base = base
@@ -211,6 +227,10 @@ class Graph:
         self._memo: dict = {}    # key -> Sub | None (dirty)
         self._edges: set = set()  # (a, z) pairs written
         self._added_by_name: dict = {}
+        # a set a watcher installs to learn which nodes a write may have affected: their
+        # existence or attributes, their edges (children, degree) or their subtree facts
+        # (capacity); None when nobody watches. ``reset`` drops it (everything may change).
+        self.watch: set | None = None
 
     def reset(self) -> None:
         self._nodes.clear()
@@ -219,6 +239,7 @@ class Graph:
         self._memo.clear()
         self._edges.clear()
         self._added_by_name.clear()
+        self.watch = None
 
     @property
     def changed(self) -> bool:
@@ -230,7 +251,8 @@ class Graph:
         return self.base.nodes.get(k) if v is _MISS else v
 
     def has(self, k) -> bool:
-        return self.attrs(k) is not None
+        v = self._nodes.get(k, _MISS)
+        return k in self.base.nodes if v is _MISS else v is not None
 
     def children(self, k) -> dict:
         v = self._out.get(k)
@@ -264,8 +286,21 @@ class Graph:
     def degree(self, k) -> int:
         return len(self.children(k)) + len(self.parents(k))
 
+    def pristine(self, k) -> bool:
+        """Whether everything the graph knows of ``k`` is still the base's: its attributes,
+        its edges in both directions and its subtree facts (so a reading of ``k`` made on
+        the base holds)."""
+        return (k not in self._nodes and k not in self._out and k not in self._inn
+                and k not in self._memo)
+
     # ------------------------------------------------------------ subtree facts
     def sub(self, k) -> Sub:
+        s = self._memo.get(k, _MISS)
+        if s is _MISS:
+            s = self.base.memo.get(k)
+        if s is not None:
+            return s
+
         def cached(x):
             m = self._memo.get(x, _MISS)
             if m is _MISS:
@@ -285,12 +320,16 @@ class Graph:
         return self.sub(k).counts(self.attrs).get(kind, 0)
 
     def _invalidate(self, k) -> None:
+        # a node already dirty has dirty ancestors: nothing above it was recomputed since
+        watch = self.watch
         stack = [k]
         while stack:
             x = stack.pop()
             if self._memo.get(x, _MISS) is None:
                 continue
             self._memo[x] = None
+            if watch is not None:
+                watch.add(x)
             stack.extend(p for p, t in self.parents(x).items() if t in _TRAVERSED)
 
     # ------------------------------------------------------------------ writes
@@ -311,6 +350,8 @@ class Graph:
             raise GraphError(f"node {k!r} already exists")
         self._nodes[k] = attrs
         self._memo[k] = None
+        if self.watch is not None:
+            self.watch.add(k)
         if k not in self.base.nodes:
             self._added_by_name.setdefault(attrs.get("name"), []).append(k)
 
@@ -319,6 +360,8 @@ class Graph:
             raise GraphError(f"no node {k!r}")
         self._invalidate(k)
         self._nodes[k] = attrs
+        if self.watch is not None:
+            self.watch.add(k)
 
     def set_attr(self, k, name: str, value) -> None:
         a = self.attrs(k)
@@ -335,6 +378,8 @@ class Graph:
         self._w_out(a)[z] = kind
         self._w_inn(z)[a] = kind
         self._edges.add((a, z))
+        if self.watch is not None:
+            self.watch.update((a, z))
 
     def remove_edge(self, a, z) -> None:
         if z not in self.children(a):
@@ -346,6 +391,8 @@ class Graph:
         del self._w_out(a)[z]
         del self._w_inn(z)[a]
         self._edges.add((a, z))
+        if self.watch is not None:
+            self.watch.update((a, z))
 
     def remove_node(self, k) -> None:
         if not self.has(k):
@@ -358,6 +405,8 @@ class Graph:
             self._unlink(p, k)
         self._nodes[k] = None
         self._memo[k] = None
+        if self.watch is not None:
+            self.watch.add(k)
 
     # ------------------------------------------------------------------ diffs
     def net_diff(self) -> Diff:

@@ -116,6 +116,15 @@ def test_upstream_names_the_port_without_capacity(g):
     assert not ok and "n" in msg and "physical_capacity_bps" in msg
 
 
+@pytest.mark.parametrize("order", [("n3", "n1", "n2"), ("n2", "n3", "n1")])
+def test_upstream_reports_the_failure_that_sorts_first(g, order):
+    for n in order:  # three isolated ports, added in different orders
+        g.add_node((PORT, n), {"name": n, "type": [PORT], CAPACITY: 400 * G})
+    assert upstream_verdict(g) == (False, f"Found isolated node {PORT} n1")
+    g.add_node((SWITCH, "s0"), {"name": "s0", "type": "X"})  # an earlier check fails first
+    assert upstream_verdict(g) == (False, "Node EK_PACKET_SWITCH s0 has an invalid type 'X'")
+
+
 def test_read_only_changes_are_fine(g):
     g.set_attr((PORT, f"{SW[1]}.p1"), CAPACITY, 400 * G)
     assert new_violations(g) == []

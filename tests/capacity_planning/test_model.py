@@ -100,6 +100,11 @@ def test_memoised_capacity_and_counts_match_brute_force_under_changes(g):
                 below = brute_below(g, probe)
                 assert g.sub(probe).desc == below
                 assert g.count(probe, PORT) == sum(1 for x in below if PORT in kinds_of(g.attrs(x)))
+                every: dict = {}
+                for x in below:
+                    for kind in kinds_of(g.attrs(x)):
+                        every[kind] = every.get(kind, 0) + 1
+                assert g.sub(probe).counts(g.attrs) == every
 
 
 def test_capacity_counts_shared_ports_once(g):

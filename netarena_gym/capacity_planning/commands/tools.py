@@ -35,6 +35,7 @@ WRITES = ("add_node", "remove_node", "set_attr")  # the tools that may change th
 OPTIONAL = ("node", "kind", "name", "parent", "parent_kind", "attrs", "key", "value", "answer")
 IDENTITY_ATTRS = ("name", "type")
 MAX_JSON = 600
+TEXT_CACHE = 8192  # read texts kept per base graph
 
 HELP = """Tools (one JSON object per step):
   {"tool": "get_node", "node": NAME, "kind": KIND?}
@@ -83,6 +84,9 @@ class ToolBox:
         self.graph = graph
 
     def resolve(self, name: str, kind: str | None):
+        if kind and self.graph.base.scheme == "kind_name" and self.graph.has((kind, name)):
+            # nodes are stored under the (kind, name) their attributes imply: the only match
+            return (kind, name)
         keys = self.graph.lookup(name)
         if kind:
             keys = [k for k in keys if self.graph.kind(k) == kind]
@@ -104,7 +108,26 @@ class ToolBox:
         return CommandResult(out, 0, OK)
 
     # ------------------------------------------------------------- reads
+    # A read of nodes the episode has not touched (Graph.pristine) reads the base: its text
+    # is kept per base graph and shared by every episode on it.
+    def _cached(self, key: tuple, make, *nodes) -> str:
+        g = self.graph
+        if not all(map(g.pristine, nodes)):
+            return make()
+        texts = g.base.facts.get("tool_text")
+        if texts is None:
+            texts = g.base.facts["tool_text"] = {}
+        s = texts.get(key)
+        if s is None:
+            if len(texts) >= TEXT_CACHE:  # bounded: a few MB per base graph at most
+                texts.clear()
+            s = texts[key] = make()
+        return s
+
     def _line(self, rel: str, k) -> str:
+        return self._cached(("line", rel, k), lambda: self._make_line(rel, k), k)
+
+    def _make_line(self, rel: str, k) -> str:
         g = self.graph
         a = g.attrs(k)
         extra = {x: v for x, v in a.items() if x not in IDENTITY_ATTRS}
@@ -112,8 +135,13 @@ class ToolBox:
                 f"children={len(g.children(k))} degree={g.degree(k)} attrs={_dump(extra)}")
 
     def _get_node(self, a: dict) -> str:
-        g = self.graph
         k = self.resolve(a["node"], a.get("kind"))
+        # the text shows k and the degree of its parents
+        return self._cached(("get_node", k), lambda: self._make_get_node(k), k,
+                            *self.graph.parents(k))
+
+    def _make_get_node(self, k) -> str:
+        g = self.graph
         counts = g.sub(k).counts(g.attrs)
         kids: dict[str, int] = {}
         for c in g.children(k):
@@ -130,8 +158,13 @@ class ToolBox:
         return "\n".join(lines) + "\n"
 
     def _list_children(self, a: dict) -> str:
-        g = self.graph
         k = self.resolve(a["node"], a.get("kind"))
+        # the text shows k's children as they are (a child's line, its own subtree and edges)
+        return self._cached(("list_children", k), lambda: self._make_list_children(k), k,
+                            *self.graph.children(k))
+
+    def _make_list_children(self, k) -> str:
+        g = self.graph
         kids = sorted(g.children(k).items(),
                       key=lambda x: (x[1] != CONTAINS, natural_key(str(g.attrs(x[0]).get("name")))))
         lines = [f"children of {g.kind(k)} {g.attrs(k).get('name')} ({len(kids)}):"]

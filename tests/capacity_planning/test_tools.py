@@ -1,0 +1,81 @@
+"""The tools: reads of nodes an episode has not touched come from a per-base cache, and
+equal the text computed on the episode's graph, over random action sequences."""
+import gymnasium as gym
+import numpy as np
+import pytest
+
+from netarena_gym.capacity_planning.commands.tools import ToolBox
+from netarena_gym.capacity_planning.state import Graph, GraphError
+
+ENV_ID = "NetArena-CapacityPlanning-v0"  # registered in conftest.py
+
+
+def uncached(graph: Graph, tool: str, k) -> str:
+    box = ToolBox(graph)
+    return box._make_get_node(k) if tool == "get_node" else box._make_list_children(k)
+
+
+@pytest.mark.parametrize("level", [1, 3, 4])
+def test_cached_reads_equal_reads_computed_on_the_graph(level):
+    env = gym.make(ENV_ID, level=level, interface="discrete")
+    base = env.unwrapped
+    rng = np.random.default_rng(level)
+    compared = touched = 0
+    for ep in range(20):
+        obs, info = env.reset(seed=ep)
+        done = False
+        while not done:
+            valid = np.flatnonzero(info["action_mask"])
+            pool = [i for i in valid if base.catalogue.entries[i].action["tool"] != "answer"]
+            obs, r, term, trunc, info = env.step(int(rng.choice(pool or valid)))
+            done = term or trunc
+            g = base.graph
+            for k in base.view.focus:
+                if not g.has(k):
+                    continue
+                for tool in ("get_node", "list_children"):
+                    got = base.toolbox.run({"tool": tool, "node": k[1], "kind": k[0]})
+                    assert got.output == uncached(g, tool, k), (tool, k)
+                    compared += 1
+                touched += not g.pristine(k)
+    assert compared > 1000 and touched > 50
+
+
+def test_a_change_below_a_node_shows_in_its_reads():
+    env = gym.make(ENV_ID, level=1, interface="text", topologies=1)
+    env.reset(seed=0)
+    g, box = env.unwrapped.graph, env.unwrapped.toolbox
+    sw = ("EK_PACKET_SWITCH", "ju1.a1.m1.s2c1")
+    block = next(p for p in g.parents(sw) if p[0] == "EK_AGG_BLOCK")
+    port = next(c for c in g.children(sw) if c[0] == "EK_PORT")
+
+    def read(tool, k):
+        return box.run({"tool": tool, "node": k[1], "kind": k[0]}).output
+    before = {k: (read("get_node", k), read("list_children", k)) for k in (block, sw)}
+    assert g.pristine(block) and g.pristine(sw)
+    box.run({"tool": "remove_node", "node": port[1], "kind": port[0]})
+    assert not g.pristine(sw) and not g.pristine(block)  # its subtree changed
+    for k in (block, sw):
+        assert read("get_node", k) != before[k][0]  # fewer descendants, less capacity
+        assert read("list_children", k) != before[k][1]  # the switch's line, the port's
+        assert read("get_node", k) == uncached(g, "get_node", k)
+    env.reset(seed=0)  # a new episode on the same base reads the base again
+    box = env.unwrapped.toolbox
+    assert {k: (read("get_node", k), read("list_children", k)) for k in (block, sw)} == before
+
+
+def test_resolve_with_a_kind_finds_what_the_name_lookup_finds():
+    env = gym.make(ENV_ID, level=2, interface="text", topologies=1)
+    env.reset(seed=0)
+    g, box = env.unwrapped.graph, env.unwrapped.toolbox
+    box.run({"tool": "add_node", "name": "new.p1", "kind": "EK_PORT",
+             "parent": "ju1.a1.m1.s2c1", "parent_kind": "EK_PACKET_SWITCH"})
+    keys = list(g.keys())[::13] + [("EK_PORT", "new.p1")]
+    for k in keys:
+        assert box.resolve(k[1], k[0]) == k == next(
+            x for x in g.lookup(k[1]) if g.kind(x) == k[0])
+    shared = next(k for k in keys if len(g.lookup(k[1])) > 1)
+    with pytest.raises(GraphError, match="ambiguous"):
+        box.resolve(shared[1], None)
+    with pytest.raises(GraphError, match="no EK_PORT named"):
+        box.resolve(shared[1] + "-missing", "EK_PORT")
