@@ -363,7 +363,8 @@ class ReachabilityOracle:
         if seen is None:
             # a fresh store trusts only its base, whose nodes are the pristine ones
             changed = [i for i, s in enumerate(key) if s >= 0]
-            if self.pairs.track:  # routers' pristine content, to tell route-only changes
+            # routers' pristine content, to tell route-only changes (a base has it)
+            if self.pairs.track and self.pairs.base is None:
                 self._pristine_fps = {i: n.fingerprint() for i, n in enumerate(self._nodes)
                                       if n.kind == "router" and key[i] < 0}
         else:
@@ -379,6 +380,8 @@ class ReachabilityOracle:
         get = self.pairs.get
         k = len(classes)
         asm = self._asm
+        if asm is None and seen is None and self.pairs.base is not None:
+            asm = self.pairs.base.asm  # the pristine network's, patched below
         if stale is not None and asm is not None and asm[0] == reps and asm[1] == seconds:
             r, intra = asm[2].copy(), asm[3].copy()
             pos = {rep: a for a, rep in enumerate(reps)}
@@ -408,6 +411,13 @@ class ReachabilityOracle:
         np.fill_diagonal(m, True)
         m.flags.writeable = False
         return m
+
+    @property
+    def assembly(self) -> tuple | None:
+        """``(reps, seconds, r, intra)`` of the last computation: the class
+        representatives, each class's second member (-1: none), the probes between
+        representatives and within each class. A base keeps its pristine network's."""
+        return self._asm
 
     def _fingerprint_of(self, i: int, sid: int) -> tuple | None:
         if sid >= 0:

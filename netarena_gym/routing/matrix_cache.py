@@ -60,7 +60,7 @@ class PairStore:
     """``pair_ok`` results by (source index, destination index) with their dependencies."""
 
     __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "rdeps", "base", "dead",
-                 "track", "src", "log", "fps")
+                 "track", "src", "log", "fps", "asm", "n")
 
     def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
                  base: "PairStore | None" = None, track: bool = True):
@@ -70,6 +70,8 @@ class PairStore:
         self.track = track
         self.log: list[tuple[str, str]] = []  # (node, interface) of each resolution
         self.fps: list | None = None  # routers' fingerprints, once frozen
+        self.asm: tuple | None = None  # the assembled class matrix, once frozen
+        self.n = len(nodes)
         self.seg = segment_deps(net, {n.name: i for i, n in enumerate(nodes)}) if track else {}
         self.res: dict[tuple[int, int], bool] = {}
         self.src: dict[tuple[int, int], int | None] = {}  # the request's source address
@@ -108,10 +110,12 @@ class PairStore:
                         keep.append(p)
                 own[:] = keep
             if base is not None:
-                for p in base.rdeps[i]:
+                n = base.n
+                for q in base.rdeps[i]:
+                    p = divmod(q, n)
                     if p not in self.dead and (
                             prefixes is None or _covered(dsts[p[1]], prefixes)
-                            or _covered(base.src[p], prefixes)):
+                            or _covered(base.src[q], prefixes)):
                         self.dead.add(p)
                         out.add(p)
         return out
@@ -124,7 +128,7 @@ class PairStore:
             return r
         base = self.base
         if base is not None and p not in self.dead:
-            r = base.res.get(p)
+            r = base.res.get(i * base.n + j)
             if r is not None:
                 return r
         return self._probe(i, j)
@@ -150,9 +154,17 @@ class PairStore:
             rdeps[d].append(p)
         return ok
 
-    def freeze(self) -> "PairStore":
-        """Keep only what a base needs (results, dependencies, source addresses and the
-        routers' fingerprints), letting the network go."""
+    def freeze(self, asm: tuple | None = None) -> "PairStore":
+        """Become a read-only base: keep only what a base needs (results, dependencies,
+        source addresses, the routers' fingerprints and ``asm``, the oracle's
+        :attr:`~netarena_gym.routing.grader.ReachabilityOracle.assembly`), letting the
+        network go. Pairs are kept as ints ``i * n + j`` in containers of ints, which the
+        cyclic collector never scans."""
+        self.asm = asm
+        n = self.n
+        self.res = {i * n + j: ok for (i, j), ok in self.res.items()}
+        self.src = {i * n + j: s for (i, j), s in self.src.items()}
+        self.rdeps = [tuple(i * n + j for i, j in ps) for ps in self.rdeps]
         self.fps = [n.fingerprint() if n.kind == "router" else None for n in self.nodes]
         self.net = self.nodes = None
         self.seg, self.log = {}, []
