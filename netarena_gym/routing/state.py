@@ -169,7 +169,12 @@ class Node:
         """Does table ``local`` deliver ``dst`` to this node?"""
         if self._cache_version != self.version:
             self._refresh()
-        return dst in self._local_ips or any(in_prefix(dst, n, p) for n, p in self._local_nets)
+        if dst in self._local_ips:
+            return True
+        for n, p in self._local_nets:
+            if (dst & mask_of(p)) == (n & mask_of(p)):  # in_prefix, inlined
+                return True
+        return False
 
     def iface(self, name: str) -> Interface | None:
         return self.interfaces.get(name)
