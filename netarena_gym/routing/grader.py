@@ -266,7 +266,7 @@ def pair_ok(net: Network, a: Node, dst: int, timeout_s: float) -> bool:
 
 
 def probe(net: Network, a: Node, dst: int, timeout_s: float,
-          log: list | None = None, paths: dict | None = None) -> tuple[bool, int | None]:
+          log: list | None = None) -> tuple[bool, int | None]:
     """:func:`pair_ok` and the source address the request carried (None: none was sent):
     every route lookup of the exchange is for ``dst`` or for that address.
 
@@ -274,17 +274,14 @@ def probe(net: Network, a: Node, dst: int, timeout_s: float,
     :func:`learned_from` (the same decisions, the same neighbour resolutions in the same
     order), with each node's decisions memoised
     (:func:`~netarena_gym.routing.grader_walk.probe_walk`, which notes the neighbour
-    resolutions in ``log``). ``paths``: the path suffixes of the network's current state
-    (:meth:`~netarena_gym.routing.grader_walk.Suffixes.for_state`), shared by the probes
-    of one matrix."""
-    ok, node, src, delay, loss, last = probe_walk(net, a, dst, None, "echo-request", log,
-                                                  None, paths)
+    resolutions in ``log``)."""
+    ok, node, src, delay, loss, last = probe_walk(net, a, dst, None, "echo-request", log)
     if not ok:
         return False, src
     if node is a:
         return True, src
     ok2, node2, _, delay2, loss2, _ = probe_walk(net, node, src, dst, "echo-reply", log,
-                                                 learned_entry(last, node), paths)
+                                                 learned_entry(last, node))
     return (ok2 and node2 is a and loss == 0.0 and loss2 == 0.0
             and BASE_MS + delay + delay2 < timeout_s * 1000.0), src
 

@@ -17,22 +17,14 @@ are not memoised per node: a walk calls it exactly as ``walk`` does (the ARP log
 :mod:`netarena_gym.routing.neigh` sees the same calls) and notes each call in ``log``: the
 dependencies :class:`~netarena_gym.routing.matrix_cache.PairStore` records. Delay and loss
 are summed in the same order as ``walk``, so results are bit-identical.
-
-Within one state of the whole network (no node changed, no ARP being logged) what happens
-to a packet after it arrives on a node's interface is fixed by the destination, its size
-and kind, and the source address (not even that when every node from there on is source
-blind). :class:`Suffixes` keeps those path suffixes, so walks toward one destination from
-many sources join the first walk that went there: the rest of the path is replayed (its
-delay and loss terms in order, its neighbour resolutions noted in ``log``) without being
-walked. A suffix is only reused where the remaining TTL outlasts it.
 """
 from __future__ import annotations
 
 from netarena_gym.routing.commands.iptables import verdict
 from netarena_gym.routing.state import Network, Node
 
-__all__ = ["PING_PACKET", "MAX_TTL", "HOP_MS", "BASE_MS", "Suffixes", "chain_verdict",
-           "learned_entry", "probe_walk", "sending_source"]
+__all__ = ["PING_PACKET", "MAX_TTL", "HOP_MS", "BASE_MS", "chain_verdict", "learned_entry",
+           "probe_walk", "sending_source"]
 
 PING_PACKET = 84  # IP bytes of a default ping: 56 data + 8 ICMP + 20 IP
 MAX_TTL = 64
@@ -134,67 +126,13 @@ def _transit_hop(node: Node, in_if: str, src: int, dst: int, size: int, icmp_typ
     return (_FWD, dev, gw if gw is not None else dst, _netem(node, dev), size)
 
 
-class Suffixes:
-    """Path suffixes of probe walks in one state of a network (see the module doc).
-    :meth:`for_state` empties it when the network changed."""
-
-    __slots__ = ("net", "version", "paths")
-
-    def __init__(self, net: Network):
-        self.net = net
-        self.version = -1
-        self.paths: dict[tuple, tuple] = {}
-
-    def for_state(self) -> "dict[tuple, tuple] | None":
-        """The suffixes valid now; None while ARP resolutions are being logged (every
-        resolution must then really happen)."""
-        net = self.net
-        if net.arp_log is not None:
-            return None
-        if self.version != net.version:
-            self.paths = {}
-            self.version = net.version
-        return self.paths
-
-
-def _replay(incs, start: int, delay: float, loss: float) -> tuple[float, float]:
-    """Add a path's delay and loss terms from ``start`` on, in order: None is a hop,
-    anything else a netem qdisc at an egress."""
-    for q in incs[start:] if start else incs:
-        if q is None:
-            delay += HOP_MS
-        else:
-            delay += q.delay_ms
-            loss = 1.0 - (1.0 - loss) * (1.0 - q.loss_pct / 100.0) * (1.0 - q.corrupt_pct / 100.0)
-    return delay, loss
-
-
-def _keep(paths: dict, visits: list, incs: list, logs: list, ok: bool, end: Node,
-          done: tuple | None, ttl: int, blind: bool, at_last: bool = False) -> None:
-    """Keep the suffix from every visited hop of a walk that ended (not by TTL): ``ok``
-    at ``end``, ``done`` its last hop with the receiving interface when delivered, ``ttl``
-    left at the end, ``blind``: the part after the visits is source blind. ``at_last``:
-    delivered at the last visit itself, whose entry then holds no last hop (a walk joining
-    there brings its own)."""
-    rec = (ok, end, incs, logs)
-    last_visit = len(visits) - 1
-    for k in range(last_visit, -1, -1):
-        key, k_blind, i_inc, i_log, k_ttl = visits[k]
-        blind = blind and k_blind
-        entry = (rec, i_inc, i_log, k_ttl - ttl,
-                 None if at_last and k == last_visit else done)
-        paths[key[:2] + key[3:] if blind else key] = entry
-
-
 def probe_walk(net: Network, origin: Node, dst: int, src: int | None, icmp_type: str,
-               log: list | None = None, learned: tuple | None = None,
-               paths: dict | None = None):
+               log: list | None = None, learned: tuple | None = None):
     """``(ok, node, src, delay_ms, loss, last)`` of ``walk(net, origin, dst, src,
     icmp_type=icmp_type, detail=False, learned=learned)``: ``node`` took the packet when
     ``ok``; ``last`` is the walk's last hop, with the receiving interface when delivered
     (see :func:`learned_entry`). ``log`` (when given) gets ``(node name, interface)`` of
-    every neighbour resolution, in order. ``paths``: :meth:`Suffixes.for_state`, to reuse
-    and keep path suffixes."""
+    every neighbour resolution, in order."""
     memo = origin.memo()
     key = (dst, src, icmp_type)
     first = memo.get(key)
@@ -209,21 +147,13 @@ def probe_walk(net: Network, origin: Node, dst: int, src: int | None, icmp_type:
     if q is not None:
         delay += q.delay_ms
         loss = 1.0 - (1.0 - loss) * (1.0 - q.loss_pct / 100.0) * (1.0 - q.corrupt_pct / 100.0)
+    neighbor = net.neighbor
     if log is not None:
         log.append((origin.name, dev))
-    hop = net.neighbor(origin, dev, nh)
+    hop = neighbor(origin, dev, nh)
     if learned is not None and learned[0] == dev and learned[1] == nh:
         hop = learned[2]
-    if paths is None:
-        return _walk_on(net, origin, hop, dev, nh, src, dst, size, icmp_type, delay, loss, log)
-    return _walk_kept(net, origin, hop, dev, nh, src, dst, size, icmp_type, delay, loss, log,
-                      paths)
-
-
-def _walk_on(net: Network, node: Node, hop, dev: str, nh: int, src: int, dst: int, size: int,
-             icmp_type: str, delay: float, loss: float, log: list | None):
-    """The rest of :func:`probe_walk` from the first hop's resolution ``hop``."""
-    neighbor = net.neighbor
+    node = origin
     ttl = MAX_TTL
     while hop is not None:
         last = (node, dev, nh)
@@ -252,72 +182,4 @@ def _walk_on(net: Network, node: Node, hop, dev: str, nh: int, src: int, dst: in
         if log is not None:
             log.append((node.name, dev))
         hop = neighbor(node, dev, nh)
-    return False, node, src, delay, loss, None
-
-
-def _walk_kept(net: Network, node: Node, hop, dev: str, nh: int, src: int, dst: int,
-               size: int, icmp_type: str, delay: float, loss: float, log: list | None,
-               paths: dict):
-    """:func:`_walk_on`, joining a kept suffix where one starts, and keeping this walk's
-    (``last`` is only given when ``ok``)."""
-    neighbor = net.neighbor
-    incs: list = []  # delay and loss terms from the first arrival on (see _replay)
-    logs: list = []  # neighbour resolutions from the first arrival on
-    visits: list = []  # (suffix key, blind, len(incs), len(logs), ttl) per arrival
-    ttl = MAX_TTL
-    while hop is not None:
-        last = (node, dev, nh)
-        node, in_if = hop
-        key = (node, in_if, src, dst, size, icmp_type)
-        hit = paths.get((node, in_if, dst, size, icmp_type))
-        hit_blind = hit is not None
-        if hit is None:
-            hit = paths.get(key)
-        if hit is not None and hit[3] < ttl:  # the TTL outlasts the suffix
-            rec, i_inc, i_log, used, done = hit
-            ok, end, r_incs, r_logs = rec
-            delay, loss = _replay(r_incs, i_inc, delay, loss)
-            r_logs = r_logs[i_log:] if i_log else r_logs
-            if log is not None:
-                log.extend(r_logs)
-            if not ok:
-                done = None
-            elif done is None:  # delivered on arrival: the last hop is this walk's own
-                done = last + (in_if,)
-            if visits:
-                _keep(paths, visits, incs + r_incs[i_inc:], logs + r_logs, ok, end, done,
-                      ttl - used, hit_blind)
-            return ok, end, src, delay, loss, done
-        delay += HOP_MS
-        memo = node.memo()
-        blind = memo.get(_BLIND)
-        if blind is None:
-            blind = memo[_BLIND] = node.source_blind()
-        visits.append((key, blind, len(incs), len(logs), ttl))
-        incs.append(None)
-        mkey = (in_if, None if blind else src, dst, size, icmp_type)
-        d = memo.get(mkey)
-        if d is None:
-            d = memo[mkey] = _transit_hop(node, in_if, src, dst, size, icmp_type)
-        kind = d[0]
-        if kind != _FWD:
-            if kind == _LOCAL:
-                done = last + (in_if,)
-                _keep(paths, visits, incs, logs, True, node, done, ttl, True, True)
-                return True, node, src, delay, loss, done
-            _keep(paths, visits, incs, logs, False, node, None, ttl, True)
-            return False, node, src, delay, loss, None
-        ttl -= 1
-        if ttl <= 0:  # not kept: a TTL failure depends on the TTL the walk came with
-            return False, node, src, delay, loss, None
-        _, dev, nh, q, size = d
-        if q is not None:
-            delay += q.delay_ms
-            loss = 1.0 - (1.0 - loss) * (1.0 - q.loss_pct / 100.0) * (1.0 - q.corrupt_pct / 100.0)
-            incs.append(q)
-        if log is not None:
-            log.append((node.name, dev))
-        logs.append((node.name, dev))
-        hop = neighbor(node, dev, nh)
-    _keep(paths, visits, incs, logs, False, node, None, ttl, True)
     return False, node, src, delay, loss, None

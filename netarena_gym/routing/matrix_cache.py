@@ -18,7 +18,6 @@ from __future__ import annotations
 import numpy as np
 
 from netarena_gym.core.ipv4 import mask_of
-from netarena_gym.routing.grader_walk import Suffixes
 from netarena_gym.routing.state import Network, Node
 
 __all__ = ["PairStore", "host_classes", "long_prefixes", "segment_deps", "route_changes"]
@@ -61,7 +60,7 @@ class PairStore:
     """``pair_ok`` results by (source index, destination index) with their dependencies."""
 
     __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "rdeps", "base", "dead",
-                 "track", "src", "log", "fps", "asm", "n", "suffixes")
+                 "track", "src", "log", "fps", "asm", "n")
 
     def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
                  base: "PairStore | None" = None, track: bool = True):
@@ -73,7 +72,6 @@ class PairStore:
         self.fps: list | None = None  # routers' fingerprints, once frozen
         self.asm: tuple | None = None  # the assembled class matrix, once frozen
         self.n = len(nodes)
-        self.suffixes = Suffixes(net)  # path suffixes shared by the probes of one state
         self.seg = segment_deps(net, {n.name: i for i, n in enumerate(nodes)}) if track else {}
         self.res: dict[tuple[int, int], bool] = {}
         self.src: dict[tuple[int, int], int | None] = {}  # the request's source address
@@ -136,16 +134,13 @@ class PairStore:
         return self._probe(i, j)
 
     def _probe(self, i: int, j: int) -> bool:
-        from netarena_gym.routing.grader import probe
-        paths = self.suffixes.for_state()
+        from netarena_gym.routing.grader import pair_ok, probe
         if not self.track:
-            ok = self.res[(i, j)] = probe(self.net, self.nodes[i], self.dsts[j], self.timeout_s,
-                                          None, paths)[0]
+            ok = self.res[(i, j)] = pair_ok(self.net, self.nodes[i], self.dsts[j], self.timeout_s)
             return ok
         log = self.log
         log.clear()
-        ok, self.src[(i, j)] = probe(self.net, self.nodes[i], self.dsts[j], self.timeout_s, log,
-                                     paths)
+        ok, self.src[(i, j)] = probe(self.net, self.nodes[i], self.dsts[j], self.timeout_s, log)
         deps = {i}
         seg = self.seg
         for key in log:
@@ -171,7 +166,7 @@ class PairStore:
         self.src = {i * n + j: s for (i, j), s in self.src.items()}
         self.rdeps = [tuple(i * n + j for i, j in ps) for ps in self.rdeps]
         self.fps = [n.fingerprint() if n.kind == "router" else None for n in self.nodes]
-        self.net = self.nodes = self.suffixes = None
+        self.net = self.nodes = None
         self.seg, self.log = {}, []
         return self
 

@@ -12,7 +12,7 @@ from netarena_gym.routing.catalogue import Dims
 from netarena_gym.routing.generator import RoutingGenerator
 from netarena_gym.routing.grader import BASE_MS, learned_from, probe, walk
 from netarena_gym.routing import grader_walk
-from netarena_gym.routing.grader_walk import MAX_TTL, Suffixes, probe_walk
+from netarena_gym.routing.grader_walk import MAX_TTL, probe_walk
 from netarena_gym.routing.shapes import max_links
 from tests.routing.conftest import scenario
 from tests.routing.test_matrix_cache import actions
@@ -46,47 +46,38 @@ def reference(net, a, dst, timeout_s, log):
         del net.neighbor
 
 
-def check_all_pairs(b, suffixes=None):
-    """Every ordered pair agrees, walked alone and joining the path suffixes of earlier
-    walks (``suffixes``: kept across calls, emptied when the network changes); returns
-    ``{(a, b): ok}``."""
+def check_all_pairs(b):
+    """Every ordered pair agrees; returns ``{(a, b): ok}``."""
     net, oracle = b.state.net, b.state.oracle
-    paths = (suffixes or Suffixes(net)).for_state()
-    assert paths is not None
     out = {}
     for a in (net.nodes[n] for n in oracle.names):
         for name in oracle.names:
             dst = net.probe_ip[name]
-            want_log, got_log, kept_log = [], [], []
+            want_log, got_log = [], []
             want = reference(net, a, dst, oracle.timeout_s, want_log)
             got = probe(net, a, dst, oracle.timeout_s, got_log)
-            kept = probe(net, a, dst, oracle.timeout_s, kept_log, paths)
-            assert got == want == kept, (a.name, name)
-            assert got_log == want_log == kept_log, (a.name, name)
+            assert got == want, (a.name, name)
+            assert got_log == want_log, (a.name, name)
             out[(a.name, name)] = got[0]
-            same_trip(net, a, dst, paths)
+            same_trip(net, a, dst)
     return out
 
 
-def same_trip(net, a, dst, paths, ttl=MAX_TTL):
+def same_trip(net, a, dst, ttl=MAX_TTL):
     """The request and its reply as ``walk`` makes them: outcome, node, source, delay and
     loss to the bit, and the last hop of a delivered request."""
     req = walk(net, a, dst, detail=False, ttl=ttl)
-    for p in (None, paths):
-        got = probe_walk(net, a, dst, None, "echo-request", None, None, p)
-        assert got[:5] == (req.ok, got[1] if not req.ok else req.node, req.src, req.delay_ms,
-                           req.loss), (a.name, dst)
-        if req.ok and req.node is not a:
-            assert got[5] == req.last
+    got = probe_walk(net, a, dst, None, "echo-request")
+    assert got[:5] == (req.ok, got[1] if not req.ok else req.node, req.src, req.delay_ms,
+                       req.loss), (a.name, dst)
     if req.ok and req.node is not a:
+        assert got[5] == req.last
         rep = walk(net, req.node, req.src, dst, icmp_type="echo-reply", detail=False,
                    learned=learned_from(req), ttl=ttl)
-        for p in (None, paths):
-            got = probe_walk(net, req.node, req.src, dst, "echo-reply", None,
-                             learned_from(req), p)
-            assert got[0] == rep.ok and got[2:5] == (rep.src, rep.delay_ms, rep.loss)
-            if rep.ok:
-                assert got[1] is rep.node
+        got = probe_walk(net, req.node, req.src, dst, "echo-reply", None, learned_from(req))
+        assert got[0] == rep.ok and got[2:5] == (rep.src, rep.delay_ms, rep.loss)
+        if rep.ok:
+            assert got[1] is rep.node
     return req.ok, req.error
 
 
@@ -100,15 +91,14 @@ def test_probe_walk_equals_plain_walk(level, seeds, topology):
         b = SimBackend()
         b.apply(gen.generate(seed).scenario)
         b.observe()  # fills the memos: later checks read memoised decisions
-        kept = Suffixes(b.state.net)
-        check_all_pairs(b, kept)
+        check_all_pairs(b)
         for act in actions(b, np.random.default_rng(seed), dims):
             b.run(act)
-            check_all_pairs(b, kept)
+            check_all_pairs(b)
         for machine, command in BY_SOURCE:
             b.run({"machine": machine, "command": command})
             b.observe()
-            check_all_pairs(b, kept)
+            check_all_pairs(b)
 
 
 # r0: eth1 -> s1 (h1 .1.100), eth2 -> s2 (h2 .2.100, h3 .2.101), eth3 -> s3 (h4 .3.100);
@@ -183,18 +173,12 @@ def test_source_blind_follows_rules_and_filters():
         assert r0.source_blind() is blind, cmd
 
 
-def test_a_kept_suffix_is_joined_only_where_the_ttl_outlasts_it(monkeypatch):
-    # with a TTL of 3 on a 6-router tree, a path that a walk from near the destination
-    # completes runs out of TTL for a walk that joins it from farther away
+def test_the_ttl_runs_out_where_the_plain_walk_runs_out(monkeypatch):
+    # with a TTL of 3 on a 6-router tree, near pairs get through and far ones expire
     monkeypatch.setattr(grader_walk, "MAX_TTL", 3)
     b = SimBackend()
     b.apply(RoutingGenerator(3, topology=FIXED).generate(0).scenario)
     net = b.state.net
     names = b.state.oracle.names
-    errors = set()
-    for order in (names, names[::-1]):  # near-first and far-first, into one store
-        paths = Suffixes(net).for_state()
-        for a in order:
-            for name in order:
-                errors.add(same_trip(net, net.nodes[a], net.probe_ip[name], paths, ttl=3))
-    assert (True, None) in errors and (False, "Time to live exceeded") in errors
+    seen = {same_trip(net, net.nodes[a], net.probe_ip[n], ttl=3) for a in names for n in names}
+    assert (True, None) in seen and (False, "Time to live exceeded") in seen
