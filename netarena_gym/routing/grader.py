@@ -11,12 +11,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from netarena_gym.routing.grader_walk import (  # noqa: F401 (constants re-exported)
-    BASE_MS, HOP_MS, MAX_TTL, PING_PACKET, chain_verdict, learned_entry, probe_walk,
-    sending_source)
+from netarena_gym.routing.commands.iptables import verdict
 from netarena_gym.routing.matrix_cache import (
     PairStore, host_classes, long_prefixes, route_changes)
 from netarena_gym.routing.state import Network, Node
+
+PING_PACKET = 84  # IP bytes of a default ping: 56 data + 8 ICMP + 20 IP
+MAX_TTL = 64
+HOP_MS = 0.02
+BASE_MS = 0.04
 
 
 class Trip:
@@ -53,7 +56,12 @@ _REJECT_TEXT = {
 }
 
 
-_filter = chain_verdict
+def _filter(node: Node, chain: str, src: int, dst: int, proto: str, in_if, out_if,
+            icmp_type: str | None) -> tuple[str, str | None]:
+    ipt = node.iptables
+    if not ipt.chains[chain] and ipt.policies[chain] == "ACCEPT":
+        return "ACCEPT", None
+    return verdict(ipt, chain, src, dst, proto, in_if, out_if, icmp_type)
 
 
 def _reply_source(node: Node, toward: int) -> int | None:
@@ -117,7 +125,9 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
         return trip
     dev, gw = res.dev, res.gateway
     if src is None:
-        src = sending_source(node, res, dst)
+        src = res.route.src if res.route is not None and res.route.src is not None else None
+        if src is None:
+            src = node.select_source(dev, gw if gw is not None else dst)
         if src is None:
             trip.local_error = "connect: Network is unreachable"
             return trip
@@ -256,7 +266,16 @@ def learned_from(req: Trip) -> tuple | None:
     answer goes back through that entry, not through a fresh resolution, which matters
     when another node on the segment also owns the address (a duplicate: real Mininet
     keeps the two hosts talking)."""
-    return learned_entry(req.last, req.node)
+    last = req.last
+    if last is None or len(last) < 4:
+        return None
+    sender, dev, nh, in_if = last
+    if sender.interfaces[dev].noarp or (dev, nh) in sender.static_neigh:
+        return None  # no ARP request was sent
+    sip = sender.select_source(dev, nh)
+    if sip is None or (in_if, sip) in req.node.static_neigh:
+        return None  # ARP does not override a permanent entry
+    return in_if, sip, (sender, dev)
 
 
 def pair_ok(net: Network, a: Node, dst: int, timeout_s: float) -> bool:
@@ -265,25 +284,18 @@ def pair_ok(net: Network, a: Node, dst: int, timeout_s: float) -> bool:
     return probe(net, a, dst, timeout_s)[0]
 
 
-def probe(net: Network, a: Node, dst: int, timeout_s: float,
-          log: list | None = None) -> tuple[bool, int | None]:
+def probe(net: Network, a: Node, dst: int, timeout_s: float) -> tuple[bool, int | None]:
     """:func:`pair_ok` and the source address the request carried (None: none was sent):
-    every route lookup of the exchange is for ``dst`` or for that address.
-
-    The same exchange as two :func:`walk` calls with ``detail=False``, the reply through
-    :func:`learned_from` (the same decisions, the same neighbour resolutions in the same
-    order), with each node's decisions memoised
-    (:func:`~netarena_gym.routing.grader_walk.probe_walk`, which notes the neighbour
-    resolutions in ``log``)."""
-    ok, node, src, delay, loss, last = probe_walk(net, a, dst, None, "echo-request", log)
-    if not ok:
-        return False, src
-    if node is a:
-        return True, src
-    ok2, node2, _, delay2, loss2, _ = probe_walk(net, node, src, dst, "echo-reply", log,
-                                                 learned_entry(last, node))
-    return (ok2 and node2 is a and loss == 0.0 and loss2 == 0.0
-            and BASE_MS + delay + delay2 < timeout_s * 1000.0), src
+    every route lookup of the exchange is for ``dst`` or for that address."""
+    req = walk(net, a, dst, detail=False)
+    if not req.ok:
+        return False, req.src
+    if req.node is a:
+        return True, req.src
+    rep = walk(net, req.node, req.src, dst, icmp_type="echo-reply", detail=False,
+               learned=learned_from(req))
+    return (rep.ok and rep.node is a and req.loss == 0.0 and rep.loss == 0.0
+            and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0), req.src
 
 
 class ReachabilityOracle:
@@ -379,32 +391,33 @@ class ReachabilityOracle:
         seconds = [c[1] if len(c) > 1 else -1 for c in classes]
         get = self.pairs.get
         k = len(classes)
-        asm = self._asm
-        if asm is None and seen is None and self.pairs.base is not None:
-            asm = self.pairs.base.asm  # the pristine network's, patched below
-        if stale is not None and asm is not None and asm[0] == reps and asm[1] == seconds:
-            r, intra = asm[2].copy(), asm[3].copy()
-            pos = {rep: a for a, rep in enumerate(reps)}
-            for i, j in stale:
-                a = pos.get(i)
-                if a is None:
-                    continue
-                if j == seconds[a]:
-                    intra[a] = get(i, j)
-                b = pos.get(j)
-                if b is not None and b != a:
-                    r[a, b] = get(i, j)
-        else:
-            r = np.ones((k, k), dtype=bool)
-            intra = np.ones(k, dtype=bool)
-            for a in range(k):
-                ra = reps[a]
-                row = r[a]
-                for b in range(k):
-                    if a != b:
-                        row[b] = get(ra, reps[b])
-                if seconds[a] >= 0:
-                    intra[a] = get(ra, seconds[a])
+        with self.pairs.recording():
+            asm = self._asm
+            if asm is None and seen is None and self.pairs.base is not None:
+                asm = self.pairs.base.asm  # the pristine network's, patched below
+            if stale is not None and asm is not None and asm[0] == reps and asm[1] == seconds:
+                r, intra = asm[2].copy(), asm[3].copy()
+                pos = {rep: a for a, rep in enumerate(reps)}
+                for i, j in stale:
+                    a = pos.get(i)
+                    if a is None:
+                        continue
+                    if j == seconds[a]:
+                        intra[a] = get(i, j)
+                    b = pos.get(j)
+                    if b is not None and b != a:
+                        r[a, b] = get(i, j)
+            else:
+                r = np.ones((k, k), dtype=bool)
+                intra = np.ones(k, dtype=bool)
+                for a in range(k):
+                    ra = reps[a]
+                    row = r[a]
+                    for b in range(k):
+                        if a != b:
+                            row[b] = get(ra, reps[b])
+                    if seconds[a] >= 0:
+                        intra[a] = get(ra, seconds[a])
         self._asm = (reps, seconds, r, intra)
         same = cls_of[:, None] == cls_of[None, :]
         m = np.where(same, intra[cls_of][:, None], r[np.ix_(cls_of, cls_of)])

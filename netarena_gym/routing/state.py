@@ -50,7 +50,6 @@ class Node:
         self._local_nets: tuple[tuple[int, int], ...] = ()  # prefixes of addresses on lo
         self._route_cache: dict = {}
         self._lpm_index: dict = {}  # table id -> prefix index (see _lpm_indexed)
-        self._memo: dict = {}
         self._dst_only = True
         self._fingerprint: tuple | None = None
         self._fp_version = -1
@@ -99,27 +98,10 @@ class Node:
                                      if itf.loopback and itf.up for a in itf.addresses)
             self._route_cache = {}
             self._lpm_index = {}
-            self._memo = {}
             # with selector-free rules a lookup depends on the destination alone
             self._dst_only = all(r.src is None and r.dst is None and r.iif is None
                                  and r.oif is None and not r.invert for r in self.rules)
             self._cache_version = self.version
-
-    def memo(self) -> dict:
-        """A scratch dict for decisions that depend on this node's configuration alone
-        (the probe walk's hop decisions); emptied whenever the node changes."""
-        if self._cache_version != self.version:
-            self._refresh()
-        return self._memo
-
-    def source_blind(self) -> bool:
-        """True when what this node does with a packet it receives (deliver, forward, drop)
-        cannot depend on the packet's source address: no policy rule selects on anything,
-        and the INPUT and FORWARD filter chains are empty."""
-        if self._cache_version != self.version:
-            self._refresh()
-        chains = self.iptables.chains
-        return self._dst_only and not chains.get("INPUT") and not chains.get("FORWARD")
 
     def fingerprint(self) -> tuple:
         """Content signature of everything that affects forwarding (cached per version)."""

@@ -5,6 +5,7 @@ and ``arp_announce=0``; it leaves out timers and gratuitous ARP.
 """
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 from netarena_gym.routing.state_records import NeighEntry, natural_key
@@ -37,7 +38,9 @@ class Network:
         self.neigh_cache: tuple | None = None
 
     def add_node(self, node: Node) -> Node:
-        node.network = self
+        # held weakly (a proxy): no reference cycle keeps a discarded network alive, so it is
+        # freed by reference counting, not by a full run of the cyclic collector
+        node.network = weakref.proxy(self)
         self.nodes[node.name] = node
         self.version += 1
         return node

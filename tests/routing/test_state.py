@@ -41,3 +41,30 @@ def test_indexed_lpm_picks_the_route_a_scan_picks():
         want = scan(d)
         got = node.lookup(d)
         assert (got.route is want) if want is not None else got.kind == "unreachable"
+
+
+def test_a_discarded_network_is_freed_by_reference_counting():
+    import gc
+    import weakref
+
+    from netarena_gym.routing.backends.sim import SimBackend
+    from netarena_gym.routing.generator import RoutingGenerator
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        b = SimBackend()
+        b.apply(RoutingGenerator(3, topology={"shape": "tree", "routers": 6, "subnets": 1,
+                                              "hosts": 2}).generate(0).scenario)
+        b.observe()
+        b.run({"machine": "r0", "command": "ip link set r0-eth1 down"})  # touches the network
+        b.observe()
+        net = b.state.net
+        v = net.version
+        net.nodes["r1"].touch()
+        assert net.version == v + 1  # a node still reaches its network
+        gone = weakref.ref(net)
+        del b, net
+        assert gone() is None  # freed at once: no reference cycle holds it
+    finally:
+        if was:
+            gc.enable()
