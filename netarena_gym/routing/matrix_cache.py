@@ -4,7 +4,7 @@ and the host equivalence classes, both kept across steps.
 A probe ``pair_ok(i -> j)`` is a pure function of the configuration of the nodes its two
 walks touch: the sender, and for every neighbour resolution every node on that segment
 (who answers depends on all of them). :class:`PairStore` records that set per pair (from
-the walks' ``Network.neighbor`` calls) and keeps a reverse index, so that when a node's
+the neighbour resolutions the walks note, ``walk(log=)``) and keeps a reverse index, so that when a node's
 configuration changes only the pairs that read it are probed again; the others keep their
 result. A store can sit on a read-only *base* (the pairs of a pristine network, see
 :mod:`netarena_gym.routing.pristine`): base pairs stay valid until a node they read changes.
@@ -120,8 +120,7 @@ class PairStore:
         return out
 
     def get(self, i: int, j: int) -> bool:
-        """The probe ``i -> j`` (computed and recorded when not known). Call inside
-        :meth:`recording`."""
+        """The probe ``i -> j`` (computed, with the nodes it read, when not known)."""
         p = (i, j)
         r = self.res.get(p)
         if r is not None:
@@ -140,7 +139,7 @@ class PairStore:
             return ok
         log = self.log
         log.clear()
-        ok, self.src[(i, j)] = probe(self.net, self.nodes[i], self.dsts[j], self.timeout_s)
+        ok, self.src[(i, j)] = probe(self.net, self.nodes[i], self.dsts[j], self.timeout_s, log)
         deps = {i}
         seg = self.seg
         for key in log:
@@ -169,32 +168,6 @@ class PairStore:
         self.net = self.nodes = None
         self.seg, self.log = {}, []
         return self
-
-    def recording(self) -> "_Recording":
-        """Context in which :meth:`get` may probe: the network's neighbour resolutions
-        are noted in ``log`` (a recorder shadows ``Network.neighbor`` on the instance)."""
-        return _Recording(self.net if self.track else None, self.log)
-
-
-class _Recording:
-    __slots__ = ("net", "log")
-
-    def __init__(self, net: Network | None, log: list):
-        self.net, self.log = net, log
-
-    def __enter__(self):
-        net = self.net
-        if net is not None:
-            resolve, note = net.neighbor, self.log.append
-
-            def neighbor(node, ifname, ip):
-                note((node.name, ifname))
-                return resolve(node, ifname, ip)
-            net.neighbor = neighbor
-
-    def __exit__(self, *exc):
-        if self.net is not None:
-            del self.net.neighbor
 
 
 def long_prefixes(node: Node) -> frozenset[tuple[int, int]]:

@@ -139,8 +139,11 @@ class Node:
     def forwards_on(self, ifname: str) -> bool:
         """``IN_DEV_FORWARD``: packets arriving on ``ifname`` are forwarded if its
         ``net.ipv4.conf.IF.forwarding`` is non-zero (unwritten: ``ip_forward``'s value)."""
-        v = self.sysctl.get("net.ipv4.conf." + ifname + ".forwarding")
-        return self.ip_forward if v is None else v != "0"
+        sysctl = self.sysctl
+        v = sysctl.get("net.ipv4.conf." + ifname + ".forwarding")
+        if v is None:
+            return sysctl.get("net.ipv4.ip_forward", "0") == "1"  # ip_forward, inlined
+        return v != "0"
 
     def local_ips(self) -> frozenset[int]:
         if self._cache_version != self.version:

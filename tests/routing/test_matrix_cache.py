@@ -184,3 +184,25 @@ def test_incremental_matrix_keeps_the_engines_rules(name):
     idx = b.state.oracle.index
     for a, c, reachable in expect:
         assert bool(m[idx[a], idx[c]]) is reachable, (a, c)
+
+
+def test_a_probe_notes_every_neighbour_resolution_in_order():
+    """The dependencies a pair records come from ``walk(log=)``: the same calls, in the
+    same order, as the walks make to ``Network.neighbor``."""
+    from netarena_gym.routing.grader import probe
+    gen = RoutingGenerator(3, topology=FIXED)
+    b = SimBackend()
+    b.apply(gen.generate(1).scenario)
+    net, oracle = b.state.net, b.state.oracle
+    calls = []
+    resolve = net.neighbor
+    net.neighbor = lambda node, ifname, ip: calls.append((node.name, ifname)) or resolve(node, ifname, ip)
+    try:
+        for a in oracle.names:
+            for c in oracle.names:
+                calls.clear()
+                log = []
+                probe(net, net.nodes[a], net.probe_ip[c], oracle.timeout_s, log)
+                assert log == calls, (a, c)
+    finally:
+        del net.neighbor
