@@ -89,11 +89,12 @@ def _egress(trip: Trip, node: Node, dev: str) -> None:
 def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
          size: int = PING_PACKET, dont_fragment: bool = False, proto: str = "icmp",
          icmp_type: str = "echo-request", ttl: int = MAX_TTL, record: bool = False,
-         detail: bool = True, learned: tuple | None = None) -> Trip:
+         detail: bool = True, learned: tuple | None = None, log: list | None = None) -> Trip:
     """Send one packet from ``origin`` (locally generated) to ``dst``. With
     ``detail=False`` (the probe matrix) failures skip working out who reports them.
     ``learned``: ``(device, address, (node, interface))``, a neighbour ``origin`` learnt
-    from the ARP request of the packet it answers (:func:`learned_from`)."""
+    from the ARP request of the packet it answers (:func:`learned_from`). ``log`` (when
+    given) gets ``(node name, device)`` of every neighbour resolution, in order."""
     reply_source = _reply_source if detail else _no_source
     trip = Trip(origin, ttl, record)
     node = origin
@@ -151,6 +152,8 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
     if itf.qdisc is not None:
         _egress(trip, node, dev)
     nh = gw if gw is not None else dst
+    if log is not None:
+        log.append((node.name, dev))
     hop = net.neighbor(node, dev, nh)
     if learned is not None and learned[0] == dev and learned[1] == nh:
         hop = learned[2]
@@ -218,6 +221,8 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
         if out.qdisc is not None:
             _egress(trip, node, dev)
         nh = gw if gw is not None else dst
+        if log is not None:
+            log.append((node.name, dev))
         hop = net.neighbor(node, dev, nh)
         if hop is None:
             trip.error, trip.reporter = "Destination Host Unreachable", reply_source(node, src)
@@ -284,16 +289,18 @@ def pair_ok(net: Network, a: Node, dst: int, timeout_s: float) -> bool:
     return probe(net, a, dst, timeout_s)[0]
 
 
-def probe(net: Network, a: Node, dst: int, timeout_s: float) -> tuple[bool, int | None]:
+def probe(net: Network, a: Node, dst: int, timeout_s: float,
+          log: list | None = None) -> tuple[bool, int | None]:
     """:func:`pair_ok` and the source address the request carried (None: none was sent):
-    every route lookup of the exchange is for ``dst`` or for that address."""
-    req = walk(net, a, dst, detail=False)
+    every route lookup of the exchange is for ``dst`` or for that address. ``log``: see
+    :func:`walk`."""
+    req = walk(net, a, dst, detail=False, log=log)
     if not req.ok:
         return False, req.src
     if req.node is a:
         return True, req.src
     rep = walk(net, req.node, req.src, dst, icmp_type="echo-reply", detail=False,
-               learned=learned_from(req))
+               learned=learned_from(req), log=log)
     return (rep.ok and rep.node is a and req.loss == 0.0 and rep.loss == 0.0
             and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0), req.src
 
@@ -375,7 +382,8 @@ class ReachabilityOracle:
         if seen is None:
             # a fresh store trusts only its base, whose nodes are the pristine ones
             changed = [i for i, s in enumerate(key) if s >= 0]
-            if self.pairs.track:  # routers' pristine content, to tell route-only changes
+            # routers' pristine content, to tell route-only changes (a base has it)
+            if self.pairs.track and self.pairs.base is None:
                 self._pristine_fps = {i: n.fingerprint() for i, n in enumerate(self._nodes)
                                       if n.kind == "router" and key[i] < 0}
         else:
@@ -390,37 +398,45 @@ class ReachabilityOracle:
         seconds = [c[1] if len(c) > 1 else -1 for c in classes]
         get = self.pairs.get
         k = len(classes)
-        with self.pairs.recording():
-            asm = self._asm
-            if stale is not None and asm is not None and asm[0] == reps and asm[1] == seconds:
-                r, intra = asm[2].copy(), asm[3].copy()
-                pos = {rep: a for a, rep in enumerate(reps)}
-                for i, j in stale:
-                    a = pos.get(i)
-                    if a is None:
-                        continue
-                    if j == seconds[a]:
-                        intra[a] = get(i, j)
-                    b = pos.get(j)
-                    if b is not None and b != a:
-                        r[a, b] = get(i, j)
-            else:
-                r = np.ones((k, k), dtype=bool)
-                intra = np.ones(k, dtype=bool)
-                for a in range(k):
-                    ra = reps[a]
-                    row = r[a]
-                    for b in range(k):
-                        if a != b:
-                            row[b] = get(ra, reps[b])
-                    if seconds[a] >= 0:
-                        intra[a] = get(ra, seconds[a])
+        asm = self._asm
+        if asm is None and seen is None and self.pairs.base is not None:
+            asm = self.pairs.base.asm  # the pristine network's, patched below
+        if stale is not None and asm is not None and asm[0] == reps and asm[1] == seconds:
+            r, intra = asm[2].copy(), asm[3].copy()
+            pos = {rep: a for a, rep in enumerate(reps)}
+            for i, j in stale:
+                a = pos.get(i)
+                if a is None:
+                    continue
+                if j == seconds[a]:
+                    intra[a] = get(i, j)
+                b = pos.get(j)
+                if b is not None and b != a:
+                    r[a, b] = get(i, j)
+        else:
+            r = np.ones((k, k), dtype=bool)
+            intra = np.ones(k, dtype=bool)
+            for a in range(k):
+                ra = reps[a]
+                row = r[a]
+                for b in range(k):
+                    if a != b:
+                        row[b] = get(ra, reps[b])
+                if seconds[a] >= 0:
+                    intra[a] = get(ra, seconds[a])
         self._asm = (reps, seconds, r, intra)
         same = cls_of[:, None] == cls_of[None, :]
         m = np.where(same, intra[cls_of][:, None], r[np.ix_(cls_of, cls_of)])
         np.fill_diagonal(m, True)
         m.flags.writeable = False
         return m
+
+    @property
+    def assembly(self) -> tuple | None:
+        """``(reps, seconds, r, intra)`` of the last computation: the class
+        representatives, each class's second member (-1: none), the probes between
+        representatives and within each class. A base keeps its pristine network's."""
+        return self._asm
 
     def _fingerprint_of(self, i: int, sid: int) -> tuple | None:
         if sid >= 0:

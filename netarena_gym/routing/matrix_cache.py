@@ -4,7 +4,7 @@ and the host equivalence classes, both kept across steps.
 A probe ``pair_ok(i -> j)`` is a pure function of the configuration of the nodes its two
 walks touch: the sender, and for every neighbour resolution every node on that segment
 (who answers depends on all of them). :class:`PairStore` records that set per pair (from
-the walks' ``Network.neighbor`` calls) and keeps a reverse index, so that when a node's
+the neighbour resolutions the walks note, ``walk(log=)``) and keeps a reverse index, so that when a node's
 configuration changes only the pairs that read it are probed again; the others keep their
 result. A store can sit on a read-only *base* (the pairs of a pristine network, see
 :mod:`netarena_gym.routing.pristine`): base pairs stay valid until a node they read changes.
@@ -59,7 +59,7 @@ class PairStore:
     """``pair_ok`` results by (source index, destination index) with their dependencies."""
 
     __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "rdeps", "base", "dead",
-                 "track", "src", "log", "fps")
+                 "track", "src", "log", "fps", "asm", "n")
 
     def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
                  base: "PairStore | None" = None, track: bool = True):
@@ -69,6 +69,8 @@ class PairStore:
         self.track = track
         self.log: list[tuple[str, str]] = []  # (node, interface) of each resolution
         self.fps: list | None = None  # routers' fingerprints, once frozen
+        self.asm: tuple | None = None  # the assembled class matrix, once frozen
+        self.n = len(nodes)
         self.seg = segment_deps(net, {n.name: i for i, n in enumerate(nodes)}) if track else {}
         self.res: dict[tuple[int, int], bool] = {}
         self.src: dict[tuple[int, int], int | None] = {}  # the request's source address
@@ -107,24 +109,25 @@ class PairStore:
                         keep.append(p)
                 own[:] = keep
             if base is not None:
-                for p in base.rdeps[i]:
+                n = base.n
+                for q in base.rdeps[i]:
+                    p = divmod(q, n)
                     if p not in self.dead and (
                             prefixes is None or _covered(dsts[p[1]], prefixes)
-                            or _covered(base.src[p], prefixes)):
+                            or _covered(base.src[q], prefixes)):
                         self.dead.add(p)
                         out.add(p)
         return out
 
     def get(self, i: int, j: int) -> bool:
-        """The probe ``i -> j`` (computed and recorded when not known). Call inside
-        :meth:`recording`."""
+        """The probe ``i -> j`` (computed, with the nodes it read, when not known)."""
         p = (i, j)
         r = self.res.get(p)
         if r is not None:
             return r
         base = self.base
         if base is not None and p not in self.dead:
-            r = base.res.get(p)
+            r = base.res.get(i * base.n + j)
             if r is not None:
                 return r
         return self._probe(i, j)
@@ -136,7 +139,7 @@ class PairStore:
             return ok
         log = self.log
         log.clear()
-        ok, self.src[(i, j)] = probe(self.net, self.nodes[i], self.dsts[j], self.timeout_s)
+        ok, self.src[(i, j)] = probe(self.net, self.nodes[i], self.dsts[j], self.timeout_s, log)
         deps = {i}
         seg = self.seg
         for key in log:
@@ -150,39 +153,21 @@ class PairStore:
             rdeps[d].append(p)
         return ok
 
-    def freeze(self) -> "PairStore":
-        """Keep only what a base needs (results, dependencies, source addresses and the
-        routers' fingerprints), letting the network go."""
+    def freeze(self, asm: tuple | None = None) -> "PairStore":
+        """Become a read-only base: keep only what a base needs (results, dependencies,
+        source addresses, the routers' fingerprints and ``asm``, the oracle's
+        :attr:`~netarena_gym.routing.grader.ReachabilityOracle.assembly`), letting the
+        network go. Pairs are kept as ints ``i * n + j`` in containers of ints, which the
+        cyclic collector never scans."""
+        self.asm = asm
+        n = self.n
+        self.res = {i * n + j: ok for (i, j), ok in self.res.items()}
+        self.src = {i * n + j: s for (i, j), s in self.src.items()}
+        self.rdeps = [tuple(i * n + j for i, j in ps) for ps in self.rdeps]
         self.fps = [n.fingerprint() if n.kind == "router" else None for n in self.nodes]
         self.net = self.nodes = None
         self.seg, self.log = {}, []
         return self
-
-    def recording(self) -> "_Recording":
-        """Context in which :meth:`get` may probe: the network's neighbour resolutions
-        are noted in ``log`` (a recorder shadows ``Network.neighbor`` on the instance)."""
-        return _Recording(self.net if self.track else None, self.log)
-
-
-class _Recording:
-    __slots__ = ("net", "log")
-
-    def __init__(self, net: Network | None, log: list):
-        self.net, self.log = net, log
-
-    def __enter__(self):
-        net = self.net
-        if net is not None:
-            resolve, note = net.neighbor, self.log.append
-
-            def neighbor(node, ifname, ip):
-                note((node.name, ifname))
-                return resolve(node, ifname, ip)
-            net.neighbor = neighbor
-
-    def __exit__(self, *exc):
-        if self.net is not None:
-            del self.net.neighbor
 
 
 def long_prefixes(node: Node) -> frozenset[tuple[int, int]]:

@@ -42,7 +42,7 @@ def base_for(spec: TopologySpec, labels: bool, timeout_s: float) -> PairStore | 
         net, _ = build_network(spec, labels=labels)
         oracle = ReachabilityOracle(net, timeout_s)
         oracle.matrix()
-        base = _BASES[key] = oracle.pairs.freeze()
+        base = _BASES[key] = oracle.pairs.freeze(oracle.assembly)
     return base
 
 

@@ -27,6 +27,8 @@ from netarena_gym.routing.state_records import (BUILTIN_CHAINS, DEFAULT_SYSCTL, 
                                                 Interface, IptRule, Iptables, NeighEntry,
                                                 Qdisc, Route, Rule, natural_key)
 
+LPM_SCAN = 16  # tables of at most this many routes are scanned; longer ones are indexed
+
 
 class Node:
     """One Linux network namespace: a router or a host."""
@@ -47,6 +49,7 @@ class Node:
         self._local_ips: frozenset[int] = frozenset()
         self._local_nets: tuple[tuple[int, int], ...] = ()  # prefixes of addresses on lo
         self._route_cache: dict = {}
+        self._lpm_index: dict = {}  # table id -> prefix index (see _lpm_indexed)
         self._dst_only = True
         self._fingerprint: tuple | None = None
         self._fp_version = -1
@@ -75,8 +78,9 @@ class Node:
     def touch(self) -> None:
         """Record a state change (invalidates caches here and in the network)."""
         self.version += 1
-        if self.network is not None:
-            self.network.version += 1
+        net = self.network
+        if net is not None:
+            net.version += 1
 
     def _refresh(self) -> None:
         if self._cache_version != self.version:
@@ -93,6 +97,7 @@ class Node:
             self._local_nets = tuple((a.net, a.plen) for itf in self.interfaces.values()
                                      if itf.loopback and itf.up for a in itf.addresses)
             self._route_cache = {}
+            self._lpm_index = {}
             # with selector-free rules a lookup depends on the destination alone
             self._dst_only = all(r.src is None and r.dst is None and r.iif is None
                                  and r.oif is None and not r.invert for r in self.rules)
@@ -134,8 +139,11 @@ class Node:
     def forwards_on(self, ifname: str) -> bool:
         """``IN_DEV_FORWARD``: packets arriving on ``ifname`` are forwarded if its
         ``net.ipv4.conf.IF.forwarding`` is non-zero (unwritten: ``ip_forward``'s value)."""
-        v = self.sysctl.get("net.ipv4.conf." + ifname + ".forwarding")
-        return self.ip_forward if v is None else v != "0"
+        sysctl = self.sysctl
+        v = sysctl.get("net.ipv4.conf." + ifname + ".forwarding")
+        if v is None:
+            return sysctl.get("net.ipv4.ip_forward", "0") == "1"  # ip_forward, inlined
+        return v != "0"
 
     def local_ips(self) -> frozenset[int]:
         if self._cache_version != self.version:
@@ -146,7 +154,12 @@ class Node:
         """Does table ``local`` deliver ``dst`` to this node?"""
         if self._cache_version != self.version:
             self._refresh()
-        return dst in self._local_ips or any(in_prefix(dst, n, p) for n, p in self._local_nets)
+        if dst in self._local_ips:
+            return True
+        for n, p in self._local_nets:
+            if (dst & mask_of(p)) == (n & mask_of(p)):  # in_prefix, inlined
+                return True
+        return False
 
     def iface(self, name: str) -> Interface | None:
         return self.interfaces.get(name)
@@ -204,8 +217,9 @@ class Node:
         return changed
 
     def _forget_neighbours(self, ifname: str) -> None:
-        if self.network is not None:
-            self.network.forget_neighbours(self.name, ifname)
+        net = self.network
+        if net is not None:
+            net.forget_neighbours(self.name, ifname)
 
     # --------------------------------------------------------------- addresses
     def find_address(self, ifname: str, ip: int, plen: int) -> Address | None:
@@ -340,13 +354,35 @@ class Node:
                 if self.is_local(dst):
                     return Lookup("local", dev="lo")
                 continue
-            best = self._lpm(self.tables.get(rule.table, ()), dst, oif)
+            routes = self.tables.get(rule.table, ())
+            best = (self._lpm(routes, dst, oif) if oif is not None or len(routes) <= LPM_SCAN
+                    else self._lpm_indexed(rule.table, routes, dst))
             if best is None or best.type == "throw":
                 continue
             if best.type != "unicast":
                 return Lookup(best.type, route=best)
             return Lookup("unicast", dev=best.dev, gateway=best.next_hop, route=best)
         return Lookup("unreachable")
+
+    def _lpm_indexed(self, tid: int, routes, dst: int) -> Route | None:
+        """:meth:`_lpm` without an ``oif``, through an index of the table by prefix length
+        (longest first) and network, built once per version: the same route (longest prefix,
+        then lowest metric, then first in table order)."""
+        idx = self._lpm_index.get(tid)
+        if idx is None:
+            by_len: dict[int, dict[int, Route]] = {}
+            for r in routes:
+                best = by_len.setdefault(r.plen, {})
+                cur = best.get(r.dst)
+                if cur is None or r.metric < cur.metric:
+                    best[r.dst] = r
+            idx = self._lpm_index[tid] = [(mask_of(pl), by_len[pl])
+                                          for pl in sorted(by_len, reverse=True)]
+        for mask, nets in idx:
+            r = nets.get(dst & mask)
+            if r is not None:
+                return r
+        return None
 
     @staticmethod
     def _lpm(routes, dst: int, oif: str | None) -> Route | None:
@@ -394,122 +430,5 @@ def default_rules() -> list[Rule]:
             Rule(pref=32767, table=DEFAULT_TABLE)]
 
 
-class Network:
-    """All nodes plus the L2 segments (a switch or a point-to-point link) joining them."""
-
-    def __init__(self):
-        self.nodes: dict[str, Node] = {}
-        self.segments: dict[str, list[tuple[str, str]]] = {}  # segment name -> [(node, iface)]
-        self.segment_of: dict[tuple[str, str], str] = {}
-        self.probe_ip: dict[str, int] = {}  # address each node is pinged at (cached at build)
-        self.version = 0
-        self._nb_cache: dict = {}
-        self._nb_version = -1
-        # dynamic neighbour cache (netarena_gym.routing.neigh): while ``arp_log`` is a
-        # list, every ARP resolution is appended to it; ``neigh_tables`` holds the tables
-        # made explicit in the current traffic round, keyed by node then (device, address)
-        self.arp_log: list | None = None
-        self.neigh_tables: dict[str, dict[tuple[str, int], NeighEntry]] = {}
-        # devices whose entries were dropped this round on nodes not made explicit yet
-        self.neigh_forgotten: dict[str, set[str]] = {}
-        self.traffic_rounds = 0
-        self.neigh_cache: tuple | None = None
-
-    def add_node(self, node: Node) -> Node:
-        node.network = self
-        self.nodes[node.name] = node
-        self.version += 1
-        return node
-
-    def attach(self, segment: str, node: str, iface: str) -> None:
-        self.segments.setdefault(segment, []).append((node, iface))
-        self.segment_of[(node, iface)] = segment
-
-    def routers(self) -> list[Node]:
-        return [n for n in self.nodes.values() if n.kind == "router"]
-
-    def hosts(self) -> list[Node]:
-        return [n for n in self.nodes.values() if n.kind == "host"]
-
-    def probe_order(self) -> list[str]:
-        """Names in pingall order: natural sort, hosts first and routers last (as Mininet)."""
-        hosts = sorted((n.name for n in self.hosts()), key=natural_key)
-        routers = sorted((n.name for n in self.routers()), key=natural_key)
-        return hosts + routers
-
-    def neighbor(self, node: Node, ifname: str, ip: int) -> tuple[Node, str] | None:
-        """ARP: which node on ``ifname``'s segment answers for ``ip`` (arp_ignore=0: any
-        address of the answering node counts, if the interface it hears on is up)."""
-        if self._nb_version != self.version:
-            self._nb_cache.clear()
-            self._nb_version = self.version
-        key = (node.name, ifname, ip)
-        try:
-            res = self._nb_cache[key]
-        except KeyError:
-            res = self._nb_cache[key] = self._resolve(node, ifname, ip)
-        if (self.arp_log is not None and (ifname, ip) not in node.static_neigh
-                and not node.interfaces[ifname].noarp):
-            self.arp_log.append((node, ifname, ip, res))  # permanent or NOARP: asks no one
-        return res
-
-    def new_traffic_round(self) -> None:
-        """A probe round starts (the backend's ``observe``): the neighbour tables are again
-        what that round resolves (the real backend flushes them before probing)."""
-        self.traffic_rounds += 1
-        self.neigh_tables.clear()
-        self.neigh_forgotten.clear()
-
-    def forget_neighbours(self, node: str, ifname: str) -> None:
-        """``neigh_ifdown``: drop ``node``'s entries on ``ifname``, permanent ones too (the
-        caller touches the node)."""
-        n = self.nodes.get(node)
-        if n is not None and n.static_neigh:
-            for k in [k for k in n.static_neigh if k[0] == ifname]:
-                del n.static_neigh[k]
-        t = self.neigh_tables.get(node)
-        if t is None:
-            self.neigh_forgotten.setdefault(node, set()).add(ifname)
-            return
-        for k in [k for k in t if k[0] == ifname]:
-            del t[k]
-
-    def _resolve(self, node: Node, ifname: str, ip: int) -> tuple[Node, str] | None:
-        itf = node.interfaces.get(ifname)
-        if itf is None or not itf.up:
-            return None
-        if itf.noarp and (ifname, ip) not in node.static_neigh:
-            return None  # NUD_NOARP: frames go to the device's own MAC, which no one takes
-        seg = self.segment_of.get((node.name, ifname))
-        if seg is None:
-            return None
-        mac = node.static_neigh.get((ifname, ip)) if node.static_neigh else None
-        if mac is not None:  # the frame goes to whoever owns the MAC, whatever its address
-            for pname, pif in self.segments[seg]:
-                pitf = self.nodes[pname].interfaces[pif]
-                if pname != node.name and pitf.up and pitf.mac == mac:
-                    return self.nodes[pname], pif
-            return None
-        other = None  # an owner of ``ip`` on another of its interfaces (arp_ignore=0)
-        carrier = None  # one that carries ``ip`` on the segment but sends with another
-        for pname, pif in self.segments[seg]:
-            if pname == node.name and pif == ifname:
-                continue
-            peer = self.nodes[pname]
-            pitf = peer.interfaces[pif]
-            if pitf.up and not pitf.noarp and ip in peer.local_ips():
-                if any(a.ip == ip for a in pitf.addresses):
-                    # a duplicate: the node that sends with it (the address is the first
-                    # of its subnet there) wins, its ARP requests overriding (neigh_event_ns)
-                    if peer.select_source(pif, ip) == ip:
-                        return peer, pif
-                    if carrier is None:
-                        carrier = (peer, pif)
-                elif other is None:
-                    other = (peer, pif)
-        # both answer and the first reply wins; on Mininet the interface that carries the
-        # address answers first
-        return carrier or other
-
-    def fingerprint(self) -> tuple:
-        return tuple(n.fingerprint() for n in self.nodes.values())
+# the network of nodes, re-exported: callers import every state name from this module
+from netarena_gym.routing.state_network import Network  # noqa: E402,F401

@@ -139,3 +139,70 @@ def test_a_route_change_walks_again_only_probes_to_or_from_its_prefix(monkeypatc
     assert walked and len(walked) < len(read_r2)
     for i, j in walked:
         assert in_prefix(store.dsts[j], net, 24) or in_prefix(store.src[(i, j)] or 0, net, 24)
+
+
+# r0: eth1 -> s1 (h1 .1.100), eth2 -> s2 (h2 .2.100, h3 .2.101), eth3 -> s3 (h4 .3.100);
+# one sequence per rule of the packet engine the incremental matrix must keep: its
+# commands, then pairs (a, b, reachable) that show the rule at work
+SEMANTICS = {
+    # h3 takes h2's address as its own: r0 answers h3 through the entry h3's ARP request
+    # taught it, not through a fresh resolution (which h2 wins)
+    "reply via the learnt neighbour": (
+        [("h3", "ip addr flush dev h3-eth0"), ("h3", "ip addr add 192.168.2.100/24 dev h3-eth0"),
+         ("h3", "ip route add default via 192.168.2.1")],
+        [("h3", "r0", True), ("h2", "r0", True), ("h3", "h1", False)]),
+    # h2 also carries h3's address (secondary): h3, which sends with it, answers ARP for it
+    "duplicate owners": (
+        [("h2", "ip addr add 192.168.2.101/24 dev h2-eth0")],
+        [("h1", "h3", True), ("r0", "h3", True), ("h3", "h1", True)]),
+    "OUTPUT drop and reject": (
+        [("h1", "iptables -A OUTPUT -d 192.168.2.100/32 -j DROP"),
+         ("r0", "iptables -A OUTPUT -d 192.168.3.0/24 -j REJECT"),
+         ("h4", "iptables -A OUTPUT -o lo -j DROP")],
+        [("h1", "h2", False), ("h1", "h3", True), ("r0", "h4", False), ("h4", "r0", False),
+         ("h2", "h4", True)]),
+    # h1's side of r0 takes 80-byte frames: the request leaves h1 fragmented, the 84-byte
+    # reply is fragmented by r0 (no DF); a request the other way is dropped (DF)
+    "echo reply fragmented at the router": (
+        [("h1", "ip link set h1-eth0 mtu 80"), ("r0", "ip link set r0-eth1 mtu 80")],
+        [("h1", "h2", True), ("h1", "h4", True), ("h2", "h1", False)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEMANTICS))
+def test_incremental_matrix_keeps_the_engines_rules(name):
+    from tests.routing.conftest import scenario
+    cmds, expect = SEMANTICS[name]
+    b = SimBackend()
+    b.apply(scenario([]))
+    b.observe()  # the caches warm before the change
+    for machine, command in cmds:
+        res = b.run({"machine": machine, "command": command})
+        assert res.status == 0, (command, res.output)
+        m = b.observe()
+        assert (m == brute(b.state.oracle)).all(), command
+    idx = b.state.oracle.index
+    for a, c, reachable in expect:
+        assert bool(m[idx[a], idx[c]]) is reachable, (a, c)
+
+
+def test_a_probe_notes_every_neighbour_resolution_in_order():
+    """The dependencies a pair records come from ``walk(log=)``: the same calls, in the
+    same order, as the walks make to ``Network.neighbor``."""
+    from netarena_gym.routing.grader import probe
+    gen = RoutingGenerator(3, topology=FIXED)
+    b = SimBackend()
+    b.apply(gen.generate(1).scenario)
+    net, oracle = b.state.net, b.state.oracle
+    calls = []
+    resolve = net.neighbor
+    net.neighbor = lambda node, ifname, ip: calls.append((node.name, ifname)) or resolve(node, ifname, ip)
+    try:
+        for a in oracle.names:
+            for c in oracle.names:
+                calls.clear()
+                log = []
+                probe(net, net.nodes[a], net.probe_ip[c], oracle.timeout_s, log)
+                assert log == calls, (a, c)
+    finally:
+        del net.neighbor
