@@ -115,8 +115,15 @@ def timeout_result(seconds: float | None) -> CommandResult:
                          f"of {seconds} s (step_timeout)\n", 124, TIMEOUT)
 
 
+_INT64 = 1 << 63
+
+
 def decode_index(action: Any) -> int:
     """A discrete action as a plain int, or :class:`ActionError` (never another error)."""
+    if type(action) is int and -_INT64 <= action < _INT64:  # the common case, sans numpy
+        return action
+    if isinstance(action, np.integer):
+        return int(action)
     if isinstance(action, (dict, str, bytes)):
         raise ActionError("the discrete interface takes a catalogue index")
     try:
