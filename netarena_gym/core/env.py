@@ -258,7 +258,7 @@ class NetArenaEnv(gym.Env):
         return {"correct": bool(met.correct), "safe": bool(met.safe),
                 "safe_compat": bool(met.safe_compat), "steps": int(met.steps),
                 "violations": int(met.violations), "loss_pct": int(met.loss_history[-1]),
-                "broken_pairs": int(met.current.size - np.count_nonzero(met.current))}
+                "broken_pairs": int(met.broken)}
 
     def _catalogue_size(self) -> int:
         raise NotImplementedError
