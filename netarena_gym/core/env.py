@@ -62,9 +62,6 @@ def sanitize(text: str, limit: int) -> str:
     return text
 
 
-_MAIN = threading.main_thread()
-
-
 class StepTimeout(Exception):
     """Raised inside a step when its wall-clock budget (``step_timeout``) is spent."""
 
@@ -89,7 +86,8 @@ class StepDeadline:
 
     def __enter__(self):
         self.t0 = time.perf_counter()
-        if (self.seconds and self._TIMERS and threading.current_thread() is _MAIN
+        if (self.seconds and self._TIMERS
+                and threading.current_thread() is threading.main_thread()
                 and signal.getsignal(signal.SIGALRM) in self._FREE):
             self._old = signal.signal(signal.SIGALRM, self._fire)
             signal.setitimer(signal.ITIMER_REAL, self.seconds)
