@@ -29,6 +29,7 @@ def test_only_rejects_unknown_sections_and_partial_readme(tmp_path):
 
 
 def test_vector_speedup_runs_lean_envs():
-    many, single, main_us = bench_speed.vector_speedup(
+    many, single, main_us, bound = bench_speed.vector_speedup(
         "NetArena-K8sPolicy-v0", {"level": 1, "interface": "discrete", "info": "lean"}, 0.6)
     assert many > 0 and single > 0 and main_us > 0
+    assert bound > 0
