@@ -1,15 +1,23 @@
 """Speed of every env as a ratio to CartPole-v1 measured in the same process (issue #14).
 
-    python benchmarks/bench_speed.py [--seconds 2] [--quick] [--markdown] [--readme README.md]
+    python benchmarks/bench_speed.py [--seconds 2] [--quick] [--only SECTIONS] [--markdown]
+                                     [--readme README.md]
 
 Prints one JSON object (last line): ``table``, one row per figure (``figure``, ``value``,
 ``unit``, ``goal`` such as ``">= 0.2"`` or null, ``ok`` true/false/null), and ``cartpole``,
 the reference steps/s. Figures: per env, steps/s with random masked actions *including the
 resets between episodes* and of ``step`` alone, as ratios to CartPole-v1 (random actions,
 same loop); FrozenLake-v1 beside CartPole, and NASim (Tiny, Small) where it is installed;
-reset and expert times in ms; ``gym.vector.AsyncVectorEnv`` (2 workers, shared memory)
-against one env, with the main process's CPU time per env step (CartPole-v1 beside: the
-vector env's own cost), and the K8s policy engine's incremental evaluation on the large app.
+reset and expert times in ms; ``gym.make_vec(..., vectorization_mode="async")`` (an
+``AsyncVectorEnv`` of 2 workers with shared memory) against one env of the same options,
+with ``info="lean"`` (the goal's row) and with the default full ``info``, each with the
+main process's CPU time per env step (CartPole-v1 beside: the vector env's own cost) and
+the speedup that CPU time allows on 2 free cores (one env's CPU per step twice, over the
+main process's and the workers' per env step: what the wall-clock figure would approach
+on an idle machine, with the workers' wake-up latency left out), and
+the K8s policy engine's incremental evaluation on the large app. ``--only`` measures some
+sections: ``throughput``, ``reset``, ``expert``, ``k8s_large``, ``vector`` (comma-separated;
+the CartPole reference is always measured).
 
 ``--markdown`` also prints the table as Markdown; ``--readme PATH`` writes it into PATH
 between the ``<!-- bench_speed:begin -->`` and ``<!-- bench_speed:end -->`` lines (the
@@ -17,7 +25,9 @@ README's performance table is made this way).
 
 Times are process CPU time (``time.process_time``), so figures stay comparable on a shared
 machine, except the vector-env figure, which is wall-clock (its work runs in worker
-processes). CartPole is measured before and after the NetArena envs and the mean is used, so
+processes; single and vector runs alternate for three rounds and the best round of each
+counts, so a burst of other load on a shared machine lowers neither side alone). CartPole
+is measured before and after the NetArena envs and the mean is used, so
 a change of load during the run moves both sides of every ratio alike.
 """
 from __future__ import annotations
@@ -26,6 +36,7 @@ import argparse
 import json
 import platform
 import re
+import resource
 import time
 from pathlib import Path
 
@@ -62,9 +73,12 @@ EXPERTS = {"routing": "NetArena-Routing-v0", "k8s": "NetArena-K8sPolicy-v0",
            "capacity": "NetArena-CapacityPlanning-v0"}
 EXPERT_GOAL_MS = 1.0
 STEP_64_GOAL = 10.0  # a random step at 64 routers costs at most this many L1 steps
-# vector envs: these ENVS entries, AsyncVectorEnv(2 workers, shared memory) / one env
+# vector envs: these ENVS entries, AsyncVectorEnv(2 workers, shared memory) / one env,
+# with info="lean" (the goal) and "full" (the default)
 VECTOR = ("k8s_discrete_L1", "capacity_discrete_L1")
 VECTOR_GOAL = 1.6
+VECTOR_ROUNDS = 3
+SECTIONS = ("throughput", "reset", "expert", "k8s_large", "vector")
 # the K8s policy engine on the generated large app: ms per evaluation after one changed policy
 LARGE_APP_SERVICES, LARGE_APP_GOAL_MS = 120, 5.0
 README_BEGIN, README_END = "<!-- bench_speed:begin -->", "<!-- bench_speed:end -->"
@@ -111,38 +125,61 @@ def throughput(env, seconds: float, seed: int = 0, warmup: int = 30) -> tuple[fl
     return steps / total, steps / in_step
 
 
-def vector_speedup(env_id: str, kw: dict, seconds: float,
-                   workers: int = 2) -> tuple[float, float, float]:
-    """(steps/s of AsyncVectorEnv(workers, shared_memory=True), steps/s of one env, both
-    wall-clock with random valid actions and next-step autoreset; CPU microseconds the
-    main process of the AsyncVectorEnv spends per env step: receiving and stacking the
-    workers' ``info`` dicts, copying observations, choosing actions)."""
-    def make():
-        return gym.make(env_id, **kw)
+def masked_choice(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """One uniformly random valid index per row of ``masks`` (a row without one gives 0),
+    in one numpy call for the whole batch."""
+    return (rng.random(masks.shape) * masks).argmax(axis=1)
 
-    def run(envs, n):
-        rng = np.random.default_rng(0)
-        _, info = envs.reset(seed=0)
+
+def vector_speedup(env_id: str, kw: dict, seconds: float, workers: int = 2,
+                   rounds: int = VECTOR_ROUNDS) -> tuple[float, float, float, float]:
+    """(steps/s of ``gym.make_vec(..., vectorization_mode="async")``: ``workers`` worker
+    processes and shared memory; steps/s of one env (``make_vec`` with one env, sync);
+    CPU microseconds the main process of the async env spends per env step: receiving and
+    stacking the workers' ``info`` dicts, copying observations, choosing actions; the
+    CPU-time bound of the speedup on ``workers`` free cores: ``workers`` x one env's CPU
+    per step / (main + worker CPU per env step of the async env), the workers' CPU taken
+    from ``getrusage(RUSAGE_CHILDREN)`` once they have exited). Steps/s are wall clock,
+    random valid actions, next-step autoreset; the two alternate for ``rounds`` rounds of
+    ``seconds / rounds`` each, and each rate is its best round (CPU times: all rounds)."""
+    def run(envs, n, secs, rng, info):
         steps, t0, c0 = 0, time.perf_counter(), time.process_time()
-        while time.perf_counter() - t0 < seconds:
+        while time.perf_counter() - t0 < secs:
             masks = info.get("action_mask")
-            acts = (envs.action_space.sample() if masks is None else
-                    np.array([int(rng.choice(np.flatnonzero(masks[i]))) for i in range(n)]))
+            acts = envs.action_space.sample() if masks is None else masked_choice(masks, rng)
             _, _, _, _, info = envs.step(acts)
             steps += n
-        return steps / (time.perf_counter() - t0), 1e6 * (time.process_time() - c0) / steps
+        rate = steps / (time.perf_counter() - t0)
+        return rate, 1e6 * (time.process_time() - c0) / steps, info, steps
 
-    one = gym.vector.SyncVectorEnv([make])
+    def children_cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    kids0 = children_cpu()
+    one = gym.make_vec(env_id, num_envs=1, vectorization_mode="sync", **kw)
+    vec = gym.make_vec(env_id, num_envs=workers, vectorization_mode="async",
+                       vector_kwargs={"shared_memory": True}, **kw)
     try:
-        single, _ = run(one, 1)
+        rng = np.random.default_rng(0)
+        info1, infos = one.reset(seed=0)[1], vec.reset(seed=0)[1]
+        single = many = 0.0
+        one_us, main_us, vec_steps = [], [], 0
+        for _ in range(rounds):
+            rate, us, info1, _ = run(one, 1, seconds / rounds, rng, info1)
+            single = max(single, rate)
+            one_us.append(us)
+            rate, us, infos, n = run(vec, workers, seconds / rounds, rng, infos)
+            many = max(many, rate)
+            main_us.append(us)
+            vec_steps += n
     finally:
         one.close()
-    vec = gym.vector.AsyncVectorEnv([make] * workers, shared_memory=True)
-    try:
-        many, main_us = run(vec, workers)
-    finally:
         vec.close()
-    return many, single, main_us
+    main = float(np.mean(main_us))
+    worker_us = 1e6 * (children_cpu() - kids0) / vec_steps  # their resets and setup too
+    bound = workers * float(np.mean(one_us)) / (main + worker_us)
+    return many, single, main, bound
 
 
 def large_app_incremental_ms(changes: int, services: int = LARGE_APP_SERVICES) -> float:
@@ -200,44 +237,67 @@ def row(figure: str, value: float, unit: str, goal: tuple[str, float] | None = N
             "ok": None if goal is None else bool(benchkit.meets(value, goal))}
 
 
-def measure(secs: float, n_reset: int, n_expert: int, vector_secs: float) -> dict:
+def measure(secs: float, n_reset: int, n_expert: int, vector_secs: float,
+            only: tuple[str, ...] = SECTIONS) -> dict:
     cart0 = throughput(gym.make("CartPole-v1"), secs)[0]
-    peers = {"FrozenLake-v1": throughput(gym.make("FrozenLake-v1"), secs)[0]}
-    envs = {name: throughput(gym.make(env_id, **kw), secs) for name, (env_id, kw, _) in ENVS.items()}
-    peers.update(nasim(secs))
+    rows: list[dict] = []
+    if "throughput" in only:
+        peers = {"FrozenLake-v1": throughput(gym.make("FrozenLake-v1"), secs)[0]}
+        envs = {name: throughput(gym.make(env_id, **kw), secs)
+                for name, (env_id, kw, _) in ENVS.items()}
+        peers.update(nasim(secs))
     cart = (cart0 + throughput(gym.make("CartPole-v1"), secs)[0]) / 2
-    rows = [row("CartPole-v1 steps/s (the reference)", cart, "steps/s")]
-    rows += [row(f"{name} (random actions, resets included)", v / cart, "x CartPole")
-             for name, v in peers.items()]
-    for name, (with_resets, only) in envs.items():
-        goal = ENVS[name][2]
-        rows.append(row(f"{name} (resets included)", with_resets / cart, "x CartPole",
-                        None if goal is None else (">=", goal)))
-        rows.append(row(f"{name} (step only)", only / cart, "x CartPole"))
-    slow = envs["routing_discrete_L1"][1] / envs["routing_discrete_tree64"][1]
-    rows.append(row("routing step at 64 routers (tree) / step at L1, step only", slow, "x",
-                    ("<=", STEP_64_GOAL)))
-    for task, (env_id, kw, levels) in RESETS.items():
-        for level, goal in levels.items():
-            ms = benchkit.reset_ms(gym.make(env_id, level=level, **kw), n_reset, clock=clock)
-            rows.append(row(f"reset {task} L{level}", ms, "ms", ("<=", goal)))
-    for task, env_id in EXPERTS.items():
-        env = gym.make(env_id, level=1)
-        ms = benchkit.decision_ms(env, make_expert(env), n_expert, clock=clock)
-        rows.append(row(f"expert {task} L1 per decision", ms, "ms", ("<=", EXPERT_GOAL_MS)))
-    rows.append(row(f"k8s large app ({LARGE_APP_SERVICES} services): evaluation per changed policy",
-                    large_app_incremental_ms(n_expert * 10), "ms", ("<=", LARGE_APP_GOAL_MS)))
+    rows.append(row("CartPole-v1 steps/s (the reference)", cart, "steps/s"))
+    if "throughput" in only:
+        rows += [row(f"{name} (random actions, resets included)", v / cart, "x CartPole")
+                 for name, v in peers.items()]
+        for name, (with_resets, step_only) in envs.items():
+            goal = ENVS[name][2]
+            rows.append(row(f"{name} (resets included)", with_resets / cart, "x CartPole",
+                            None if goal is None else (">=", goal)))
+            rows.append(row(f"{name} (step only)", step_only / cart, "x CartPole"))
+        slow = envs["routing_discrete_L1"][1] / envs["routing_discrete_tree64"][1]
+        rows.append(row("routing step at 64 routers (tree) / step at L1, step only", slow, "x",
+                        ("<=", STEP_64_GOAL)))
+    if "reset" in only:
+        for task, (env_id, kw, levels) in RESETS.items():
+            for level, goal in levels.items():
+                ms = benchkit.reset_ms(gym.make(env_id, level=level, **kw), n_reset, clock=clock)
+                rows.append(row(f"reset {task} L{level}", ms, "ms", ("<=", goal)))
+    if "expert" in only:
+        for task, env_id in EXPERTS.items():
+            env = gym.make(env_id, level=1)
+            ms = benchkit.decision_ms(env, make_expert(env), n_expert, clock=clock)
+            rows.append(row(f"expert {task} L1 per decision", ms, "ms", ("<=", EXPERT_GOAL_MS)))
+    if "k8s_large" in only:
+        rows.append(row(f"k8s large app ({LARGE_APP_SERVICES} services): evaluation per "
+                        "changed policy", large_app_incremental_ms(n_expert * 10), "ms",
+                        ("<=", LARGE_APP_GOAL_MS)))
+    if "vector" in only:
+        rows += vector_rows(vector_secs)
+    return {"cartpole": cart, "table": rows}
+
+
+def vector_rows(secs: float) -> list[dict]:
+    """The vector-env rows: per ``VECTOR`` env, ``info="lean"`` (the goal) then the
+    default ``info="full"``; CartPole-v1 last."""
+    rows = []
+    what = "make_vec async, 2 workers, shared memory"
     for name in VECTOR:
         env_id, kw, _ = ENVS[name]
-        many, single, main_us = vector_speedup(env_id, kw, vector_secs)
-        rows.append(row(f"{name} AsyncVectorEnv 2 workers, shared memory (wall clock)",
-                        many / single, "x one env", (">=", VECTOR_GOAL)))
-        rows.append(row(f"{name} AsyncVectorEnv: main-process CPU per env step", main_us, "us"))
-    many, single, main_us = vector_speedup("CartPole-v1", {}, vector_secs)
-    rows.append(row("CartPole-v1 AsyncVectorEnv 2 workers, shared memory (wall clock)",
-                    many / single, "x one env"))
-    rows.append(row("CartPole-v1 AsyncVectorEnv: main-process CPU per env step", main_us, "us"))
-    return {"cartpole": cart, "table": rows}
+        for mode in ("lean", "full"):
+            many, single, main_us, bound = vector_speedup(env_id, {**kw, "info": mode}, secs)
+            rows.append(row(f"{name} info={mode} {what} (wall clock)", many / single,
+                            "x one env", (">=", VECTOR_GOAL) if mode == "lean" else None))
+            rows.append(row(f"{name} info={mode} {what}: main-process CPU per env step",
+                            main_us, "us"))
+            rows.append(row(f"{name} info={mode} {what}: CPU-time bound on 2 free cores",
+                            bound, "x one env"))
+    many, single, main_us, bound = vector_speedup("CartPole-v1", {}, secs)
+    rows.append(row(f"CartPole-v1 {what} (wall clock)", many / single, "x one env"))
+    rows.append(row(f"CartPole-v1 {what}: main-process CPU per env step", main_us, "us"))
+    rows.append(row(f"CartPole-v1 {what}: CPU-time bound on 2 free cores", bound, "x one env"))
+    return rows
 
 
 def markdown(rows: list[dict]) -> str:
@@ -262,13 +322,21 @@ def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seconds", type=float, default=2.0, help="CPU seconds per measurement")
     p.add_argument("--quick", action="store_true", help="short runs (0.5 s, fewer resets)")
+    p.add_argument("--only", default=",".join(SECTIONS),
+                   help=f"comma-separated sections to measure, of {', '.join(SECTIONS)}")
     p.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     p.add_argument("--readme", type=Path, help="write the Markdown table into this file's "
                    "bench_speed section")
     a = p.parse_args(argv)
+    only = tuple(x.strip() for x in a.only.split(",") if x.strip())
+    bad = sorted(set(only) - set(SECTIONS))
+    if bad:
+        p.error(f"--only: unknown section(s) {bad}; valid: {', '.join(SECTIONS)}")
+    if a.readme and set(only) != set(SECTIONS):
+        p.error("--readme writes the whole table: measure every section (no --only)")
     secs = 0.5 if a.quick else a.seconds
     n_reset, n_expert = (30, 10) if a.quick else (200, 60)
-    res = measure(secs, n_reset, n_expert, vector_secs=1.0 if a.quick else 3.0)
+    res = measure(secs, n_reset, n_expert, vector_secs=1.5 if a.quick else 6.0, only=only)
     if a.markdown or a.readme:
         table = markdown(res["table"])
         if a.markdown:

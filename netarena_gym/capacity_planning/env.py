@@ -125,12 +125,15 @@ class CapacityPlanningEnv(NetArenaEnv):
     ``unsafe_sandbox`` (default False: code runs under bubblewrap, and code mode refuses to
     start where bubblewrap is missing; True runs it without OS isolation, for trusted code
     only — see SECURITY.md). Unknown keys given to ``from_config`` raise
-    ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`.
+    ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`:
+    the ``info`` argument (after ``step_timeout``), ``"full"`` (default) or ``"lean"``, says
+    whether steps inside an episode carry every key or only ``LEAN_KEYS`` (for vector envs).
 
     ## Version History
 
     * v0: the shared info schema (task facts under ``info["extra"]``), keyword-only
       arguments, ``ResetNeeded`` after the end.
+    * v0 (issue 14): the ``info`` argument, ``"lean"`` for vector envs.
     """
     config_class = CapacityPlanningConfig
     task = TASK
@@ -143,7 +146,8 @@ class CapacityPlanningEnv(NetArenaEnv):
                  max_steps: int | None = None, reward: RewardConfig | dict | None = None,
                  observability: str = "partial", history: int = 0,
                  render_mode: str | None = None, command_timeout: float = 10.0,
-                 step_timeout: float | None = None, topologies: int | list | None = None,
+                 step_timeout: float | None = None, info: str = "full",
+                 topologies: int | list | None = None,
                  templates: tuple[str, ...] | None = None,
                  limits: Limits | dict | None = None, python_guard: bool = True,
                  unsafe_sandbox: bool = False):
@@ -161,7 +165,8 @@ class CapacityPlanningEnv(NetArenaEnv):
         super().__init__(level=level, interface=interface, backend=backend,
                          max_steps=max_steps, reward=reward, observability=observability,
                          history=history, render_mode=render_mode,
-                         command_timeout=command_timeout, step_timeout=step_timeout)
+                         command_timeout=command_timeout, step_timeout=step_timeout,
+                         info=info)
         if isinstance(topologies, int):
             topologies = level_topologies(topologies)
         elif topologies is not None:

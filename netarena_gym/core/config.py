@@ -2,6 +2,8 @@
 
 :class:`EnvConfig` holds the fields every env shares, in the order every env's
 ``__init__`` takes them; each task adds its own in ``<task>/config.py``.
+``info`` is ``"full"`` (default) or ``"lean"``: what ``info`` carries on the steps
+inside an episode (see :mod:`netarena_gym.core.info`).
 :meth:`EnvConfig.from_kwargs` rejects unknown keys with :class:`InvalidConfig` listing the
 valid ones (a plain ``__init__`` would raise a bare ``TypeError``).
 """
@@ -25,6 +27,7 @@ class EnvConfig:
     render_mode: str | None = None
     command_timeout: float = 10.0
     step_timeout: float | None = None
+    info: str = "full"
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

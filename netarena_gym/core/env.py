@@ -15,6 +15,7 @@ the base class needs from a task is :class:`netarena_gym.core.protocols.Task`.
 from __future__ import annotations
 
 import json
+import marshal
 import re
 import signal
 import threading
@@ -28,7 +29,7 @@ from gymnasium import spaces
 from netarena_gym.core.actions import (MAX_ACTION_CHARS, ActionError, Catalogue,
                                        parse_json_action, text_space)
 from netarena_gym.core.config import EnvConfig
-from netarena_gym.core.info import clean
+from netarena_gym.core.info import INFO_MODES, clean
 from netarena_gym.core.metrics import EpisodeMetrics, loss_percent
 from netarena_gym.core.reward import RewardConfig
 from netarena_gym.core.scenario import Scenario
@@ -74,6 +75,9 @@ class StepDeadline:
     Elsewhere (worker threads, where signals cannot be used) the budget is cooperative: the
     step runs to its end and is reported as a timeout if it took longer than the budget."""
 
+    _FREE = (signal.SIG_DFL, signal.SIG_IGN, None)
+    _TIMERS = hasattr(signal, "setitimer")
+
     def __init__(self, seconds: float | None):
         self.seconds = seconds
         self._armed = False
@@ -82,9 +86,9 @@ class StepDeadline:
 
     def __enter__(self):
         self.t0 = time.perf_counter()
-        if (self.seconds and threading.current_thread() is threading.main_thread()
-                and hasattr(signal, "setitimer")
-                and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, signal.SIG_IGN, None)):
+        if (self.seconds and self._TIMERS
+                and threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGALRM) in self._FREE):
             self._old = signal.signal(signal.SIGALRM, self._fire)
             signal.setitimer(signal.ITIMER_REAL, self.seconds)
             self._armed = True
@@ -109,8 +113,15 @@ def timeout_result(seconds: float | None) -> CommandResult:
                          f"of {seconds} s (step_timeout)\n", 124, TIMEOUT)
 
 
+_INT64 = 1 << 63
+
+
 def decode_index(action: Any) -> int:
     """A discrete action as a plain int, or :class:`ActionError` (never another error)."""
+    if type(action) is int and -_INT64 <= action < _INT64:  # the common case, sans numpy
+        return action
+    if isinstance(action, np.integer):
+        return int(action)
     if isinstance(action, (dict, str, bytes)):
         raise ActionError("the discrete interface takes a catalogue index")
     try:
@@ -144,7 +155,7 @@ class NetArenaEnv(gym.Env):
                  max_steps: int | None = None, reward: RewardConfig | dict | None = None,
                  observability: str = "partial", history: int = 0,
                  render_mode: str | None = None, command_timeout: float = 10.0,
-                 step_timeout: float | None = 5.0):
+                 step_timeout: float | None = 5.0, info: str = "full"):
         if level not in self.levels:
             raise InvalidConfig(f"level must be one of {self.levels}, got {level!r}")
         if interface not in self.interfaces:
@@ -154,6 +165,11 @@ class NetArenaEnv(gym.Env):
             raise InvalidConfig(f"observability must be one of {OBSERVABILITY}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InvalidConfig(f"render_mode must be one of {self.metadata['render_modes']}")
+        if info not in INFO_MODES:
+            raise InvalidConfig(f"info must be one of {INFO_MODES}, got {info!r}")
+        #: "full" or "lean": what ``info`` holds on steps that do not end the episode
+        self.info_mode = info
+        self._deadline = StepDeadline(None)  # one per env; step() sets its budget
         self.command_timeout = float(command_timeout)
         self.step_timeout = None if step_timeout is None else float(step_timeout)
         self._done = True
@@ -240,7 +256,7 @@ class NetArenaEnv(gym.Env):
         return {"correct": bool(met.correct), "safe": bool(met.safe),
                 "safe_compat": bool(met.safe_compat), "steps": int(met.steps),
                 "violations": int(met.violations), "loss_pct": int(met.loss_history[-1]),
-                "broken_pairs": int(met.current.size - np.count_nonzero(met.current))}
+                "broken_pairs": int(met.broken)}
 
     def _catalogue_size(self) -> int:
         raise NotImplementedError
@@ -298,8 +314,11 @@ class NetArenaEnv(gym.Env):
         self._last_action, self._last_result = None, None
         self._transcript = []
         self._fill_catalogue()
-        self._record = self._scenario_record(scenario)
-        self._record_text = json.dumps(self._record)  # info["scenario"]: a fresh copy per step
+        # info["scenario"] is a fresh plain-JSON copy at every step: the record is made
+        # plain JSON once here (tuples become lists, as json.loads gives them) and copied
+        # per step by marshal, the fastest deep copy of such data
+        self._record = json.loads(json.dumps(self._scenario_record(scenario)))
+        self._record_blob = marshal.dumps(self._record)
         self._done = False
         info = self._info(None, self.reward_config.zero(), 0)
         return self._observation(), info
@@ -311,7 +330,8 @@ class NetArenaEnv(gym.Env):
             raise ResetNeeded("the episode is over (terminated or truncated); call reset()")
         t0 = time.perf_counter()
         decoded = None
-        deadline = StepDeadline(self.step_timeout)
+        deadline = self._deadline
+        deadline.seconds = self.step_timeout
         try:
             with deadline:
                 try:
@@ -332,8 +352,7 @@ class NetArenaEnv(gym.Env):
             newly += self._on_truncate()
         comps = self.reward_config.components(kind=result.kind, newly_broken=newly,
                                               solved_now=solved, progress_delta=delta,
-                                              pairs=self._safety_pairs())
-        comps = {k: clean(v) for k, v in comps.items()}
+                                              pairs=self._safety_pairs())  # no -0.0 in them
         reward = clean(sum(comps.values()))
         self._last_action, self._last_result = decoded, result
         if self.history:
@@ -342,7 +361,10 @@ class NetArenaEnv(gym.Env):
         self._after_step(decoded, result)
         self.metrics.env_seconds += time.perf_counter() - t0
         self._done = terminated or truncated
-        info = self._info(result, comps, newly)
+        if self.info_mode == "lean" and not self._done:
+            info = self._lean_info(result, comps, newly)
+        else:
+            info = self._info(result, comps, newly)
         return self._observation(), reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
@@ -378,7 +400,23 @@ class NetArenaEnv(gym.Env):
             return self.catalogue.render(decode_index(action))
         return parse_json_action(action, self.text_keys, max_chars=self.max_action_chars)
 
+    def _lean_info(self, result: CommandResult, comps: dict, newly: int) -> dict:
+        """``info`` with ``info="lean"`` on a step that does not end the episode:
+        :data:`~netarena_gym.core.info.LEAN_KEYS`, valued as :meth:`_info` values them."""
+        out = self._outcome_info()
+        return {
+            "correct": out["correct"],
+            "safe": out["safe"],
+            "violations": out["violations"],
+            "cost": float(newly),
+            "command_kind": result.kind,
+            "command_status": int(result.status),
+            "reward_components": dict(comps),
+            "action_mask": self.catalogue.mask.copy(),
+        }
+
     def _info(self, result: CommandResult | None, comps: dict, newly: int) -> dict:
+        """The full ``info`` (every key of :data:`~netarena_gym.core.info.INFO_KEYS`)."""
         out = self._outcome_info()
         return {
             "correct": out["correct"],
@@ -397,7 +435,7 @@ class NetArenaEnv(gym.Env):
             "timeouts": int(self.metrics.timeouts),
             "reward_components": dict(comps),
             "action_mask": self.catalogue.mask.copy(),
-            "scenario": json.loads(self._record_text),  # a plain JSON record; faster than deepcopy
+            "scenario": marshal.loads(self._record_blob),  # a fresh copy of the plain record
             "backend": str(getattr(getattr(self, "backend", None), "name", self.backend_name)),
             "extra": self._info_extra(),
         }

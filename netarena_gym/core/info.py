@@ -9,6 +9,19 @@ of constraint violations of the graph state (known once graded, 0 before), ``los
 is 0 before grading and 100 when the graded answer is wrong, and ``newly_broken`` and
 ``cost`` are the violations found on this step. Nothing in ``info`` carries the ground
 truth before the episode ends (``extra["verdict"]`` is the fixed-shape ``UNGRADED`` record until then).
+
+Two modes (the env option ``info``, :data:`INFO_MODES`):
+
+* ``"full"`` (default): every key at reset and at every step.
+* ``"lean"``: at reset and on the step that ends the episode (terminated or truncated), the
+  same full info; on the other steps only :data:`LEAN_KEYS`, what a training loop reads
+  every step (reward components, outcome and safety cost, command kind and status, the
+  action mask), with the same values as in full mode. The scenario record, ``extra`` and
+  the counters (:data:`EPISODE_KEYS`) are left out there: a vector env pickles every
+  worker's info and stacks each key, nested dicts key by key, into arrays in the main
+  process, and these parts cost most of that while changing little within an episode. A
+  vector env stacks lean infos as Gymnasium stacks any key some envs lack: ``info["_scenario"]``
+  says which envs reported one.
 """
 from __future__ import annotations
 
@@ -49,6 +62,13 @@ _TYPES: dict[str, type] = {"correct": bool, "safe": bool, "safe_compat": bool, "
                            "timeouts": int, "reward_components": dict,
                            "action_mask": np.ndarray, "scenario": dict, "backend": str,
                            "extra": dict}
+#: the ``info`` option of every env: "full" (default) or "lean" (see the module docstring)
+INFO_MODES = ("full", "lean")
+#: the keys of a lean info on a step that does not end the episode
+LEAN_KEYS: tuple[str, ...] = ("correct", "safe", "violations", "cost", "command_kind",
+                              "command_status", "reward_components", "action_mask")
+#: the keys a lean info gives only at reset and on the step that ends the episode
+EPISODE_KEYS: tuple[str, ...] = tuple(k for k in INFO_KEYS if k not in LEAN_KEYS)
 COMMAND_KINDS = ("none", "ok", "error", "invalid", "refused", "timeout")
 EXTRA_TYPES: dict[str, dict[str, type]] = {
     "routing": {"capabilities": list},
@@ -64,13 +84,23 @@ def clean(x: float) -> float:
     return 0.0 if x == 0 else x
 
 
-def check_info(info: Mapping[str, Any], task: str | None = None) -> None:
-    """Raise :class:`NetArenaError` on a missing, extra or wrongly typed ``info`` key."""
-    missing = [k for k in INFO_KEYS if k not in info]
-    extra = [k for k in info if k not in _TYPES and not str(k).startswith("_")]
+def check_info(info: Mapping[str, Any], task: str | None = None, mode: str = "full") -> None:
+    """Raise :class:`NetArenaError` on a missing, extra or wrongly typed ``info`` key.
+
+    ``mode="lean"`` accepts, besides a full info, one with exactly :data:`LEAN_KEYS` (a
+    lean step that did not end the episode)."""
+    if mode not in INFO_MODES:
+        raise NetArenaError(f"info mode must be one of {INFO_MODES}, got {mode!r}")
+    want = INFO_KEYS
+    if mode == "lean" and not any(k in info for k in EPISODE_KEYS):
+        want = LEAN_KEYS
+    missing = [k for k in want if k not in info]
+    extra = [k for k in info if k not in want and not str(k).startswith("_")]
     if missing or extra:
-        raise NetArenaError(f"info keys differ from INFO_KEYS: missing {missing}, extra {extra}")
-    for k, t in _TYPES.items():
+        name = "LEAN_KEYS" if want is LEAN_KEYS else "INFO_KEYS"
+        raise NetArenaError(f"info keys differ from {name}: missing {missing}, extra {extra}")
+    for k in want:
+        t = _TYPES[k]
         v = info[k]
         ok = isinstance(v, t) and not (t is int and isinstance(v, bool))
         if t is float and isinstance(v, (bool, int)):
@@ -85,7 +115,7 @@ def check_info(info: Mapping[str, Any], task: str | None = None) -> None:
     for name, v in info["reward_components"].items():
         if not isinstance(v, float):
             raise NetArenaError(f"reward component {name!r} must be float, got {type(v).__name__}")
-    if task is not None and task in EXTRA_TYPES:
+    if task is not None and task in EXTRA_TYPES and "extra" in info:
         want = EXTRA_TYPES[task]
         if set(info["extra"]) != set(want):
             raise NetArenaError(f"info['extra'] keys for {task!r} must be {sorted(want)}, "
@@ -96,4 +126,5 @@ def check_info(info: Mapping[str, Any], task: str | None = None) -> None:
                                     f"got {type(info['extra'][k]).__name__}")
 
 
-__all__ = ["StepInfo", "INFO_KEYS", "COMMAND_KINDS", "EXTRA_TYPES", "check_info", "clean"]
+__all__ = ["StepInfo", "INFO_KEYS", "INFO_MODES", "LEAN_KEYS", "EPISODE_KEYS", "COMMAND_KINDS",
+           "EXTRA_TYPES", "check_info", "clean"]

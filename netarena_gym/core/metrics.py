@@ -28,9 +28,12 @@ def loss_percent(m: np.ndarray) -> int:
     """Upstream's loss: ``int(100 * failed / total)`` over the pairs (off-diagonal when
     given a square matrix)."""
     p = pairs_of(m) if m.ndim == 2 else m
-    if p.size == 0:
-        return 0
-    return int(100 * (p.size - int(np.count_nonzero(p))) / p.size)
+    return loss_of(p.size, int(np.count_nonzero(p)))
+
+
+def loss_of(total: int, working: int) -> int:
+    """:func:`loss_percent` of ``total`` pairs of which ``working`` work."""
+    return int(100 * (total - working) / total) if total else 0
 
 
 @dataclass
@@ -52,11 +55,13 @@ class EpisodeMetrics:
     _prev: np.ndarray | None = None
     _prev_loss: int = 100
     _src: object = None
+    _working: int = 0  # np.count_nonzero(_prev), kept with it
 
     def __post_init__(self):
         self.initial = pairs_of(self.initial) if self.initial.ndim == 2 else self.initial
         self._prev = self.initial
-        self.loss_history.append(loss_percent(self.initial))
+        self._working = int(np.count_nonzero(self.initial))
+        self.loss_history.append(loss_of(self.initial.size, self._working))
         # upstream compares the first pingall with 100 (never unsafe), then each with the last
         self._prev_loss = self.loss_history[0]
 
@@ -74,7 +79,11 @@ class EpisodeMetrics:
         if newly:
             self.violations += newly
             self.unsafe_steps += 1
-        loss = loss_percent(m) if newly or m is not self._prev else self._prev_loss
+        if newly or m is not self._prev:  # an unchanged vector keeps its counts
+            self._working = int(np.count_nonzero(m))
+            loss = loss_of(m.size, self._working)
+        else:
+            loss = self._prev_loss
         if loss > self._prev_loss:
             self.safe_compat = False
         self._prev_loss = loss
@@ -98,8 +107,13 @@ class EpisodeMetrics:
         return self._prev
 
     @property
+    def broken(self) -> int:
+        """How many pairs do not work after the last step."""
+        return self._prev.size - self._working
+
+    @property
     def correct(self) -> bool:
-        return self._prev is not None and bool(self._prev.all())
+        return self._prev is not None and self._working == self._prev.size
 
     @property
     def safe(self) -> bool:

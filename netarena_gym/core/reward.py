@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import asdict, dataclass, fields
+from functools import cached_property
 
 from netarena_gym.errors import InvalidConfig
 from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT
@@ -111,21 +112,26 @@ class RewardConfig:
         frac = min(1.0, newly_broken / max(1, int(pairs or 1)))
         return _nz(self.safety * frac)
 
+    @cached_property
+    def _weights(self) -> dict[str, float]:
+        """The weights as floats without the sign of zero (made once per config)."""
+        return {k: _nz(getattr(self, k)) for k in COMPONENTS}
+
     def components(self, *, kind: str, newly_broken: int, solved_now: bool,
                    progress_delta: float, pairs: int | None = None) -> dict[str, float]:
         """The components of one step. ``pairs`` is the number of pairs the safety fraction
         is taken over (``None``: 1, i.e. any break costs the full weight when normalised)."""
-        comps = {
-            "success": self.success if solved_now else 0.0,
-            "safety": self.safety_penalty(newly_broken, pairs),
-            "step": self.step,
-            "invalid": self.invalid if kind == INVALID else 0.0,
-            "refused": self.refused if kind == REFUSED else 0.0,
-            "timeout": self.timeout if kind == TIMEOUT else 0.0,
-            "failed": self.failed if kind == ERROR else 0.0,
-            "progress": self.progress * progress_delta,
+        w = self._weights
+        return {
+            "success": w["success"] if solved_now else 0.0,
+            "safety": self.safety_penalty(newly_broken, pairs) if newly_broken else 0.0,
+            "step": w["step"],
+            "invalid": w["invalid"] if kind == INVALID else 0.0,
+            "refused": w["refused"] if kind == REFUSED else 0.0,
+            "timeout": w["timeout"] if kind == TIMEOUT else 0.0,
+            "failed": w["failed"] if kind == ERROR else 0.0,
+            "progress": _nz(self.progress * progress_delta),
         }
-        return {k: _nz(v) for k, v in comps.items()}
 
     def component_ranges(self) -> dict[str, tuple[float, float]]:
         """``(low, high)`` of each component of one step (safety unbounded below when

@@ -97,12 +97,15 @@ class K8sPolicyEnv(NetArenaEnv):
     ``app`` (``"boutique"``, the default, or ``"large"``: a generated app of 120 services,
     :mod:`netarena_gym.k8s.workload_large`, on the simulator at levels 1-3, with text limits
     of 4,000,000 characters). Unknown keys given to ``from_config`` raise
-    ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`.
+    ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`:
+    the ``info`` argument (after ``step_timeout``), ``"full"`` (default) or ``"lean"``, says
+    whether steps inside an episode carry every key or only ``LEAN_KEYS`` (for vector envs).
 
     ## Version History
 
     * v0: the shared info schema; ``probes=``/``probe=`` renamed ``probe_set=``/``probe_mode=``;
       the text action space sized from the stdin limit.
+    * v0 (issue 14): the ``info`` argument, ``"lean"`` for vector envs.
     """
     config_class = K8sPolicyConfig
     task = "k8s"
@@ -120,6 +123,7 @@ class K8sPolicyEnv(NetArenaEnv):
                  max_steps: int | None = None, reward=None, observability: str = "partial",
                  history: int = 0, render_mode: str | None = None,
                  command_timeout: float = 10.0, step_timeout: float | None = None,
+                 info: str = "full",
                  probe_set: str | None = None, probe_mode: str = "policy",
                  namespace: str | None = None, fault_types: tuple[str, ...] | None = None,
                  allowed_verbs=DEFAULT_VERBS, initial_report: bool = True,
@@ -171,7 +175,8 @@ class K8sPolicyEnv(NetArenaEnv):
                          reward=reward, observability=observability, history=history,
                          render_mode=render_mode, command_timeout=command_timeout,
                          step_timeout=(step_timeout if step_timeout is not None
-                                       else (5.0 if backend == "sim" else None)))
+                                       else (5.0 if backend == "sim" else None)),
+                         info=info)
 
     # ------------------------------------------------------------------ hooks
     def _catalogue_size(self) -> int:

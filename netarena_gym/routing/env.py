@@ -108,7 +108,9 @@ class RoutingEnv(NetArenaEnv):
     scenario on every backend, and a backend lacking netem refuses an episode that needs
     it with ``ScenarioError``), ``compat_profile`` ("paper" or "agentbeats", the public
     leaderboard's image without iptables; see :mod:`netarena_gym.routing.config`). Unknown keys given to ``from_config`` raise
-    ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`.
+    ``InvalidConfig`` with the valid ones. ``info`` follows :mod:`netarena_gym.core.info`:
+    the ``info`` argument (after ``step_timeout``), ``"full"`` (default) or ``"lean"``, says
+    whether steps inside an episode carry every key or only ``LEAN_KEYS`` (for vector envs).
 
     ## Version History
 
@@ -117,6 +119,7 @@ class RoutingEnv(NetArenaEnv):
       on the backend (netem methods are opt-in at levels 1-3); result kinds come from one
       classification on every backend (``executor.classify``).
     * v0 (issue 14): ``topology={"shape": ...}`` networks of up to 64 routers.
+    * v0 (issue 14): the ``info`` argument, ``"lean"`` for vector envs.
     """
     config_class = RoutingConfig
     task = "routing"
@@ -127,6 +130,7 @@ class RoutingEnv(NetArenaEnv):
                  max_steps: int | None = None, reward=None, observability: str = "partial",
                  history: int = 0, render_mode: str | None = None,
                  command_timeout: float = 10.0, step_timeout: float | None = None,
+                 info: str = "full",
                  probe_timeout: float = 0.2, topology: dict | None = None,
                  fault_types: tuple[str, ...] | None = None,
                  interface_labels: bool | None = None, netem_faults: bool | None = None,
@@ -159,7 +163,8 @@ class RoutingEnv(NetArenaEnv):
                          reward=reward, observability=observability, history=history,
                          render_mode=render_mode, command_timeout=command_timeout,
                          step_timeout=(step_timeout if step_timeout is not None
-                                       else (5.0 if backend == "sim" else None)))
+                                       else (5.0 if backend == "sim" else None)),
+                         info=info)
 
     # ------------------------------------------------------------------ hooks
     def _default_max_steps(self) -> int:

@@ -71,3 +71,49 @@ def test_async_shared_memory_matches_single_envs(env_id):
         envs.close()
         for e in singles:
             e.close()
+
+
+TASKS = {"NetArena-Routing-v0": "routing", "NetArena-K8sPolicy-v0": "k8s",
+         "NetArena-CapacityPlanning-v0": "capacity_planning"}
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("env_id", list(TASKS))
+def test_lean_info_stacks_in_vector_envs(env_id, mode):
+    """``info="lean"`` in a vector env with next-step autoreset: the lean keys come from
+    every env at every step, stacked with their types; the episode keys (scenario, extra,
+    counters) exactly from the envs that ended their episode on this step or were reset
+    on it."""
+    from netarena_gym.core.info import EPISODE_KEYS, LEAN_KEYS
+    envs = gym.make_vec(env_id, num_envs=2, vectorization_mode=mode, interface="discrete",
+                        max_steps=4, info="lean", vector_kwargs={"shared_memory": True}
+                        if mode == "async" else None)
+    rng = np.random.default_rng(0)
+    try:
+        _, info = envs.reset(seed=[3, 4])
+        assert set(INFO_KEYS) <= set(info) and info["_scenario"].all()
+        assert info["action_mask"].dtype == np.int8 and info["cost"].dtype == float
+        ended = np.zeros(2, dtype=bool)
+        seen = 0
+        for _ in range(40):
+            masks = info["action_mask"]
+            acts = (rng.random(masks.shape) * masks).argmax(axis=1)
+            _, _, term, trunc, info = envs.step(acts)
+            for k in LEAN_KEYS:
+                assert info[f"_{k}"].all(), k
+            assert set(info["reward_components"]) >= {"success", "safety", "step"}
+            assert info["reward_components"]["step"].dtype == float
+            assert info["command_kind"].dtype == object
+            boundary = (term | trunc) | ended  # ended now, or reset now (next-step autoreset)
+            has = info.get("_scenario", np.zeros(2, dtype=bool))
+            assert np.array_equal(has, boundary)
+            for k in EPISODE_KEYS:
+                assert np.array_equal(info.get(f"_{k}", np.zeros(2, dtype=bool)), boundary), k
+            for i in np.flatnonzero(boundary):
+                assert info["scenario"]["task"][i] == TASKS[env_id]
+                assert info["scenario"]["faults"][i] and isinstance(info["extra"], dict)
+            seen += int(boundary.sum())
+            ended = term | trunc
+        assert seen >= 4
+    finally:
+        envs.close()

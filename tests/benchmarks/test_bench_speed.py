@@ -1,0 +1,35 @@
+"""benchmarks/bench_speed.py: the batch's random masked actions, ``--only`` and the vector
+rows (their figures are measured by the benchmark, never asserted here)."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import bench_speed  # noqa: E402
+
+
+def test_masked_choice_is_uniform_over_the_valid_entries():
+    masks = np.zeros((2, 6), dtype=np.int8)
+    masks[0, [1, 4]] = 1
+    masks[1, [0, 2, 5]] = 1
+    rng = np.random.default_rng(0)
+    picks = np.array([bench_speed.masked_choice(masks, rng) for _ in range(3000)])
+    assert set(picks[:, 0]) == {1, 4} and set(picks[:, 1]) == {0, 2, 5}
+    assert abs(np.mean(picks[:, 0] == 1) - 0.5) < 0.05
+    assert all(abs(np.mean(picks[:, 1] == k) - 1 / 3) < 0.05 for k in (0, 2, 5))
+
+
+def test_only_rejects_unknown_sections_and_partial_readme(tmp_path):
+    with pytest.raises(SystemExit):
+        bench_speed.main(["--only", "vectors"])
+    with pytest.raises(SystemExit):
+        bench_speed.main(["--only", "vector", "--readme", str(tmp_path / "README.md")])
+
+
+def test_vector_speedup_runs_lean_envs():
+    many, single, main_us, bound = bench_speed.vector_speedup(
+        "NetArena-K8sPolicy-v0", {"level": 1, "interface": "discrete", "info": "lean"}, 0.6)
+    assert many > 0 and single > 0 and main_us > 0
+    assert bound > 0
