@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from netarena_gym.core.ipv4 import int_to_ip
+from netarena_gym.routing.clone import check_clonable, clone_network, clone_node
 from netarena_gym.routing.state import MAIN, Network, Node, Route  # noqa: F401
 
 MAX_ROUTERS = 64
@@ -285,14 +286,69 @@ def layout_of(spec: TopologySpec) -> Layout:
     return Layout(spec)
 
 
-def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, Layout]:
-    """Build the healthy network for ``spec`` (``labels``: router interface aliases)."""
+def build_network_fresh(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, Layout]:
+    """Build the healthy network for ``spec`` from nothing (the reference that
+    :func:`build_network`'s copies are tested against)."""
     lay = layout_of(spec)
+    net = _build_routers(lay, labels)
+    _add_hosts(net, lay, Node.host)
+    return net, lay
+
+
+def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, Layout]:
+    """The healthy network for ``spec`` (``labels``: router interface aliases), the same as
+    :func:`build_network_fresh` builds, assembled from copies of pristine nodes
+    (:mod:`netarena_gym.routing.clone`): the routers of every spec with the same subnet
+    counts and links (hosts do not change them) and each host by its name and addresses."""
+    lay = layout_of(spec)
+    key = (tuple(len(h) for h in spec.hosts), spec.edges(), labels)
+    routers = _ROUTERS.get(key)
+    if routers is None:
+        routers = _ROUTERS[key] = _pristine(_build_routers(lay, labels))
+        if len(_ROUTERS) > MAX_KEPT_SKELETONS:
+            _ROUTERS.pop(next(iter(_ROUTERS)))
+    net = clone_network(routers)
+    _add_hosts(net, lay, _host_copy)
+    return net, lay
+
+
+MAX_KEPT_SKELETONS = 512
+MAX_KEPT_HOSTS = 16384
+_ROUTERS: dict[tuple, Network] = {}  # (subnet counts, edges, labels) -> pristine routers
+_HOSTS: dict[tuple, Node] = {}  # Node.host's arguments -> a pristine host
+
+
+def _pristine(net: Network) -> Network:
+    """Check that ``net`` can be copied, and fill its nodes' fingerprint caches (shared
+    by every copy until the copy changes)."""
+    check_clonable(net)
+    for node in net.nodes.values():
+        node.fingerprint()
+    return net
+
+
+def _host_copy(name: str, ifname: str, *, mac: str, peer_ifindex: int, ip: int, plen: int,
+               gateway: int) -> Node:
+    key = (name, ifname, mac, peer_ifindex, ip, plen, gateway)
+    tpl = _HOSTS.get(key)
+    if tpl is None:
+        if len(_HOSTS) >= MAX_KEPT_HOSTS:
+            _HOSTS.clear()
+        tpl = Node.host(name, ifname, mac=mac, peer_ifindex=peer_ifindex, ip=ip, plen=plen,
+                        gateway=gateway)
+        probe = Network()
+        probe.add_node(tpl)
+        _pristine(probe)
+        tpl.network = None
+        _HOSTS[key] = tpl
+    return clone_node(tpl)
+
+
+def _build_routers(lay: Layout, labels: bool) -> Network:
+    """The routers of ``lay``, configured: interfaces, addresses, static routes."""
     net = Network()
-    node_no = 0
     peer_ifindex = 100
-    for r in lay.routers:
-        node_no += 1
+    for node_no, r in enumerate(lay.routers, start=1):
         node = net.add_node(Node(r, "router"))
         for n, itf in enumerate(lay.router_ifaces[r], start=1):
             node.add_interface(itf, mac=_mac(node_no, n),
@@ -301,29 +357,12 @@ def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, 
             peer_ifindex += 1
         node.sysctl["net.ipv4.ip_forward"] = "1"
     for s in lay.subnets:
-        node = net.nodes[s.router]
-        node.add_address(s.iface, s.gateway, 24)
-        net.attach(s.switch, s.router, s.iface)
-        net.probe_ip.setdefault(s.router, s.gateway)
-        for j, hn in enumerate(s.hosts):
-            node_no += 1
-            hif = f"{hn}-eth0"
-            ip = s.net + 100 + j
-            net.add_node(Node.host(hn, hif, mac=_mac(node_no, 0), peer_ifindex=peer_ifindex,
-                                   ip=ip, plen=24, gateway=s.gateway))
-            peer_ifindex += 1
-            net.attach(s.switch, hn, hif)
-            net.probe_ip[hn] = ip
+        net.nodes[s.router].add_address(s.iface, s.gateway, 24)
     for ln in lay.links:
         net.nodes[ln.a].add_address(ln.a_iface, ln.a_ip, 30)
         net.nodes[ln.b].add_address(ln.b_iface, ln.b_ip, 30)
-        net.probe_ip.setdefault(ln.a, ln.a_ip)
-        net.probe_ip.setdefault(ln.b, ln.b_ip)
         ia, ib = net.nodes[ln.a].interfaces[ln.a_iface], net.nodes[ln.b].interfaces[ln.b_iface]
         ia.peer, ib.peer = ib, ia
-        seg = f"link{ln.index}"
-        net.attach(seg, ln.a, ln.a_iface)
-        net.attach(seg, ln.b, ln.b_iface)
     for r in lay.routers:
         node = net.nodes[r]
         # the same table insert_route builds one at a time (a stable sort by destination,
@@ -336,4 +375,31 @@ def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, 
         node.version = 0
         node._cache_version = node._fp_version = -1
     net.version = 0
-    return net, lay
+    return net
+
+
+def _add_hosts(net: Network, lay: Layout, make_host) -> None:
+    """Add ``lay``'s hosts (made by ``make_host``, :meth:`Node.host`'s signature) to the
+    routers in ``net``, with the L2 segments and the probe addresses."""
+    node_no = len(lay.routers)
+    peer_ifindex = 100 + sum(len(v) for v in lay.router_ifaces.values())
+    probe_ip = net.probe_ip
+    for s in lay.subnets:
+        net.attach(s.switch, s.router, s.iface)
+        probe_ip.setdefault(s.router, s.gateway)
+        for j, hn in enumerate(s.hosts):
+            node_no += 1
+            hif = f"{hn}-eth0"
+            ip = s.net + 100 + j
+            net.add_node(make_host(hn, hif, mac=_mac(node_no, 0), peer_ifindex=peer_ifindex,
+                                   ip=ip, plen=24, gateway=s.gateway))
+            peer_ifindex += 1
+            net.attach(s.switch, hn, hif)
+            probe_ip[hn] = ip
+    for ln in lay.links:
+        probe_ip.setdefault(ln.a, ln.a_ip)
+        probe_ip.setdefault(ln.b, ln.b_ip)
+        seg = f"link{ln.index}"
+        net.attach(seg, ln.a, ln.a_iface)
+        net.attach(seg, ln.b, ln.b_iface)
+    net.version = 0

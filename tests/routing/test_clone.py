@@ -1,0 +1,111 @@
+"""Copies of pristine networks: the fast reset path builds exactly what building from
+nothing builds (same scenario, same network state, same observations), and a copy shares
+nothing an episode can change."""
+import dataclasses
+
+import gymnasium as gym
+import pytest
+
+import netarena_gym  # noqa: F401
+from netarena_gym.routing.backends import sim
+from netarena_gym.routing.clone import CloneError, check_clonable, clone_network
+from netarena_gym.routing.commands import executor
+from netarena_gym.routing.generator import RoutingGenerator
+from netarena_gym.routing.shapes import shape_spec
+from netarena_gym.routing.topology import TopologySpec, build_network, build_network_fresh
+
+# caches rebuilt from the node's version; everything else is compared
+CACHES = {"network", "_route_cache", "_cache_version", "_fingerprint", "_fp_version",
+          "_local_ips", "_local_nets", "_dst_only"}
+TREE64 = {"shape": "tree", "routers": 64, "subnets": 2, "hosts": 2}
+
+
+def dump(net) -> tuple:
+    """Every attribute of every node (interfaces field by field, a peer by its owner and
+    name), the segments, the probe addresses and the versions, in their order."""
+    nodes = []
+    for name, node in net.nodes.items():
+        assert node.network is net
+        attrs = {k: v for k, v in vars(node).items() if k not in CACHES}
+        itfs = []
+        for itf in node.interfaces.values():
+            fields = [(f.name, getattr(itf, f.name)) for f in dataclasses.fields(itf)
+                      if f.name != "peer"]
+            if itf.peer is not None:
+                owner = next(n for n in net.nodes.values()
+                             if n.interfaces.get(itf.peer.name) is itf.peer)
+                fields.append(("peer", owner.name, itf.peer.name))
+            itfs.append(fields)
+        attrs["interfaces"] = itfs
+        nodes.append((name, repr(attrs), node.fingerprint()))
+    return (nodes, list(net.segments.items()), list(net.segment_of.items()),
+            list(net.probe_ip.items()), net.version)
+
+
+SPECS = [TopologySpec(hosts=((3, 2, 4, 1, 2),)),
+         TopologySpec(hosts=((2, 3), (1, 2, 3), (2, 2)), parents=(0, 1)),
+         shape_spec("tree", [(2, 2)] * 64), shape_spec("ring", [(1, 2)] * 8),
+         shape_spec("leaf-spine", [(1, 2)] * 20)]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=["one-router", "three", "tree64", "ring", "spine"])
+@pytest.mark.parametrize("labels", [True, False])
+def test_build_network_equals_building_from_nothing(spec, labels):
+    fresh = dump(build_network_fresh(spec, labels=labels)[0])
+    for _ in range(2):  # the first call fills the pristine copies, the second uses them
+        assert dump(build_network(spec, labels=labels)[0]) == fresh
+
+
+def test_a_copy_shares_nothing_an_episode_changes():
+    spec = SPECS[1]
+    net, _ = build_network(spec)
+    before = dump(net)
+    copy = clone_network(net)
+    switches = frozenset(f"s{k}" for k in range(1, 8))
+    for machine, cmd in [("r0", "ip addr flush dev r0-eth1"), ("r1", "ip link set r1-eth1 down"),
+                         ("r1", "ip route del 192.168.1.0/24"), ("r2", "iptables -A FORWARD -j DROP"),
+                         ("r0", "tc qdisc add dev r0-eth2 root netem loss 50%"),
+                         ("r0", "ip link set r0-eth3 mtu 68"), ("h1", "ip addr add 10.0.0.1/24 dev h1-eth0"),
+                         ("r0", "sysctl -w net.ipv4.ip_forward=0"), ("r2", "ip rule add prohibit pref 5"),
+                         ("r1", "ip neigh replace 172.16.0.1 lladdr 02:00:00:00:01:09 dev r1-eth4")]:
+        assert executor.run(copy, switches, machine, cmd, 1.0).status == 0, cmd
+        copy.new_traffic_round()
+    assert dump(copy) != before
+    assert dump(net) == before
+    assert dump(build_network(spec)[0]) == dump(build_network_fresh(spec)[0])
+
+
+def test_unknown_attributes_are_refused_not_shared():
+    net, _ = build_network_fresh(SPECS[0])
+    net.nodes["r0"].extra = []
+    with pytest.raises(CloneError, match="extra"):
+        check_clonable(net)
+
+
+@pytest.fixture
+def from_nothing(monkeypatch):
+    """Build every episode's network through the old path."""
+    def use():
+        monkeypatch.setattr(sim, "build_network", build_network_fresh)
+    return use
+
+
+CASES = [(1, None, range(40)), (2, None, range(25)), (3, None, range(25)),
+         ("compat", None, range(25)), (3, TREE64, range(2))]
+
+
+@pytest.mark.parametrize("level,topology,seeds", CASES, ids=["L1", "L2", "L3", "compat", "tree64"])
+def test_fast_reset_gives_the_episode_built_from_nothing(level, topology, seeds, from_nothing):
+    def episodes():
+        gen = RoutingGenerator(level, topology=topology)
+        env = gym.make("NetArena-Routing-v0", level=level, topology=topology)
+        out = []
+        for seed in seeds:
+            g = gen.generate(seed)
+            obs, info = env.reset(seed=seed)
+            out.append((g.scenario.to_dict(), dump(g.state.net), g.state.oracle.matrix().tolist(),
+                        [(m, c, r) for m, c, r in g.state.injection], obs, info["scenario"]))
+        return out
+    fast = episodes()
+    from_nothing()
+    assert episodes() == fast
