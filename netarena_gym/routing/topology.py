@@ -297,23 +297,39 @@ def build_network_fresh(spec: TopologySpec, *, labels: bool = True) -> tuple[Net
 
 def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, Layout]:
     """The healthy network for ``spec`` (``labels``: router interface aliases), the same as
-    :func:`build_network_fresh` builds, assembled from copies of pristine nodes
-    (:mod:`netarena_gym.routing.clone`): the routers of every spec with the same subnet
-    counts and links (hosts do not change them) and each host by its name and addresses."""
+    :func:`build_network_fresh` builds, made of copies of pristine state
+    (:mod:`netarena_gym.routing.clone`): from the second time a spec is seen, a copy of
+    its whole network; before, a copy of the routers of every spec with the same subnet
+    counts and links (hosts do not change them) plus a copy of each host, kept by its
+    name and addresses."""
     lay = layout_of(spec)
-    key = (tuple(len(h) for h in spec.hosts), spec.edges(), labels)
-    routers = _ROUTERS.get(key)
+    key = (spec, labels)
+    whole = _NETWORKS.get(key)
+    if whole is not None:
+        return clone_network(whole), lay
+    skey = (tuple(len(h) for h in spec.hosts), spec.edges(), labels)
+    routers = _ROUTERS.get(skey)
     if routers is None:
-        routers = _ROUTERS[key] = _pristine(_build_routers(lay, labels))
-        if len(_ROUTERS) > MAX_KEPT_SKELETONS:
-            _ROUTERS.pop(next(iter(_ROUTERS)))
+        routers = _ROUTERS[skey] = _pristine(_build_routers(lay, labels))
+        _trim(_ROUTERS)
     net = clone_network(routers)
     _add_hosts(net, lay, _host_copy)
+    if key in _NETWORKS:  # seen once: keep this one, hand out a copy
+        _NETWORKS[key] = _pristine(net)
+        return clone_network(net), lay
+    _NETWORKS[key] = None
+    _trim(_NETWORKS)
     return net, lay
 
 
-MAX_KEPT_SKELETONS = 512
+def _trim(kept: dict) -> None:
+    if len(kept) > MAX_KEPT:
+        kept.pop(next(iter(kept)))
+
+
+MAX_KEPT = 512  # networks and router sets (oldest first out)
 MAX_KEPT_HOSTS = 16384
+_NETWORKS: dict[tuple, Network | None] = {}  # (spec, labels) -> pristine network (None: seen once)
 _ROUTERS: dict[tuple, Network] = {}  # (subnet counts, edges, labels) -> pristine routers
 _HOSTS: dict[tuple, Node] = {}  # Node.host's arguments -> a pristine host
 
