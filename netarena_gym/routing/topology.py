@@ -307,7 +307,7 @@ def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, 
     whole = _NETWORKS.get(key)
     if whole is not None:
         return clone_network(whole), lay
-    skey = (tuple(len(h) for h in spec.hosts), spec.edges(), labels)
+    skey = router_key(spec, labels)
     routers = _ROUTERS.get(skey)
     if routers is None:
         routers = _ROUTERS[skey] = _pristine(_build_routers(lay, labels))
@@ -320,6 +320,12 @@ def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, 
     _NETWORKS[key] = None
     _trim(_NETWORKS)
     return net, lay
+
+
+def router_key(spec: TopologySpec, labels: bool) -> tuple:
+    """What the routers' pristine state depends on: subnet counts, links and labels (not
+    host counts); equal keys give equal routers."""
+    return tuple(len(h) for h in spec.hosts), spec.edges(), labels
 
 
 def _trim(kept: dict) -> None:

@@ -1,6 +1,7 @@
-"""Copies of pristine networks: the fast reset path builds exactly what building from
-nothing builds (same scenario, same network state, same observations), and a copy shares
-nothing an episode can change."""
+"""Copies of pristine networks and of injected faults' effects: the fast reset path builds
+exactly what building from nothing and injecting through the shell builds (same scenario,
+same network state, same injection results, same observations), and a copy shares nothing
+an episode can change."""
 import dataclasses
 
 import gymnasium as gym
@@ -9,7 +10,9 @@ import pytest
 import netarena_gym  # noqa: F401
 from netarena_gym.routing.backends import sim
 from netarena_gym.routing.clone import CloneError, check_clonable, clone_network
+from netarena_gym.routing import inject
 from netarena_gym.routing.commands import executor
+from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.generator import RoutingGenerator
 from netarena_gym.routing.shapes import shape_spec
 from netarena_gym.routing.topology import TopologySpec, build_network, build_network_fresh
@@ -82,11 +85,18 @@ def test_unknown_attributes_are_refused_not_shared():
         check_clonable(net)
 
 
+def inject_through_the_shell(net, switches, router_key, faults, timeout_s, missing):
+    """Every fault command through the shell parser, in fault order."""
+    return [(f.router, cmd, executor.run(net, switches, f.router, cmd, timeout_s, missing))
+            for f in map(Fault.from_dict, faults) for cmd in f.commands()]
+
+
 @pytest.fixture
 def from_nothing(monkeypatch):
-    """Build every episode's network through the old path."""
+    """Build every episode's network, and inject its faults, through the old path."""
     def use():
         monkeypatch.setattr(sim, "build_network", build_network_fresh)
+        monkeypatch.setattr(sim, "inject", inject_through_the_shell)
     return use
 
 
@@ -106,6 +116,8 @@ def test_fast_reset_gives_the_episode_built_from_nothing(level, topology, seeds,
             out.append((g.scenario.to_dict(), dump(g.state.net), g.state.oracle.matrix().tolist(),
                         [(m, c, r) for m, c, r in g.state.injection], obs, info["scenario"]))
         return out
-    fast = episodes()
+    inject.clear()
+    fast = episodes()  # fills the kept networks and fault effects
+    assert episodes() == fast  # copies them
     from_nothing()
     assert episodes() == fast

@@ -1,0 +1,91 @@
+"""Fault injection with remembered effects: a scenario's fault commands run once through
+the shell parser (:func:`netarena_gym.routing.commands.executor.run`, what agents use),
+and what they did to each router is kept and copied into later networks.
+
+A fault's commands change only the router they run on (its interfaces, tables, rules,
+sysctls, iptables, qdiscs, permanent neighbours) and that router's entries in the
+network's neighbour bookkeeping, and what they do depends only on that router's pristine
+state, which :func:`netarena_gym.routing.topology.router_key` names. So the effect of a
+router's command list is kept under (router key, router, commands, timeout, missing
+programs): the router as the commands left it, each command's result, and the version
+bumps; a later network with the same key gets a copy of that router
+(:func:`~netarena_gym.routing.clone.clone_node`), linked to its transit peers, instead of
+running the commands again. The results and the state are the same as running them
+(tests/routing/test_clone.py compares both over many seeds).
+"""
+from __future__ import annotations
+
+from netarena_gym.routing.clone import clone_node
+from netarena_gym.routing.commands import executor
+from netarena_gym.routing.faults import Fault
+from netarena_gym.routing.state import Network, Node
+from netarena_gym.shell.parser import CommandResult
+
+__all__ = ["inject", "clear", "MAX_KEPT"]
+
+MAX_KEPT = 16384
+# key -> (router as left, results, network version bumps, forgotten devices, its explicit
+# neighbour table: kept only when None)
+_KEPT: dict[tuple, tuple[Node, list[CommandResult], int, set | None, dict | None]] = {}
+
+
+def inject(net: Network, switches, router_key: tuple, faults, timeout_s: float,
+           missing: frozenset[str] = frozenset()) -> list[tuple[str, str, CommandResult]]:
+    """Inject ``faults`` (scenario fault dicts) into the pristine network ``net`` whose
+    routers are named by ``router_key``; returns (router, command, result) in fault order."""
+    order: list[tuple[str, str]] = []
+    per_router: dict[str, list[str]] = {}
+    for fd in faults:
+        f = Fault.from_dict(fd)
+        for cmd in f.commands():
+            order.append((f.router, cmd))
+            per_router.setdefault(f.router, []).append(cmd)
+    results = {}
+    for router, cmds in per_router.items():
+        key = (router_key, router, tuple(cmds), timeout_s, missing)
+        kept = _KEPT.get(key)
+        if kept is None:
+            kept = _run(net, switches, router, cmds, timeout_s, missing)
+            if kept[4] is None:  # never seen: an explicit neighbour table (none at build)
+                if len(_KEPT) >= MAX_KEPT:
+                    _KEPT.clear()
+                _KEPT[key] = kept
+        else:
+            _copy_in(net, router, kept)
+        results[router] = iter(kept[1])
+    out = []
+    for r, c in order:
+        res = next(results[r])  # a copy: the log belongs to this episode
+        out.append((r, c, CommandResult(res.output, res.status, res.kind)))
+    return out
+
+
+def _run(net: Network, switches, router: str, cmds: list[str], timeout_s: float,
+         missing: frozenset[str]):
+    v0 = net.version
+    res = [executor.run(net, switches, router, c, timeout_s, missing) for c in cmds]
+    node = clone_node(net.nodes[router])
+    node.fingerprint()  # shared by every copy until it changes
+    forgotten = net.neigh_forgotten.get(router)
+    table = net.neigh_tables.get(router)
+    return (node, res, net.version - v0, None if forgotten is None else set(forgotten),
+            None if table is None else dict(table))
+
+
+def _copy_in(net: Network, router: str, kept) -> None:
+    tpl, _, bumps, forgotten, _ = kept
+    old = net.nodes[router]
+    new = clone_node(tpl, net)
+    for name, itf in old.interfaces.items():
+        if itf.peer is not None:
+            mine = new.interfaces[name]
+            mine.peer, itf.peer.peer = itf.peer, mine
+    net.nodes[router] = new
+    net.version += bumps
+    if forgotten is not None:
+        net.neigh_forgotten[router] = set(forgotten)
+
+
+def clear() -> None:
+    """Forget every kept effect."""
+    _KEPT.clear()
