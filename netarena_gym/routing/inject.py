@@ -23,10 +23,10 @@ from netarena_gym.shell.parser import CommandResult
 
 __all__ = ["inject", "clear", "MAX_KEPT"]
 
-MAX_KEPT = 16384
-# key -> (router as left, results, network version bumps, forgotten devices, its explicit
-# neighbour table: kept only when None)
-_KEPT: dict[tuple, tuple[Node, list[CommandResult], int, set | None, dict | None]] = {}
+MAX_KEPT = 4096  # effects kept or noted (oldest first out)
+# key -> (router as left, results, network version bumps, devices forgotten in the
+# network's neighbour bookkeeping), None: seen once
+_KEPT: dict[tuple, tuple[Node, list[CommandResult], int, frozenset | None] | None] = {}
 
 
 def inject(net: Network, switches, router_key: tuple, faults, timeout_s: float,
@@ -44,15 +44,25 @@ def inject(net: Network, switches, router_key: tuple, faults, timeout_s: float,
     for router, cmds in per_router.items():
         key = (router_key, router, tuple(cmds), timeout_s, missing)
         kept = _KEPT.get(key)
-        if kept is None:
-            kept = _run(net, switches, router, cmds, timeout_s, missing)
-            if kept[4] is None:  # never seen: an explicit neighbour table (none at build)
-                if len(_KEPT) >= MAX_KEPT:
-                    _KEPT.clear()
-                _KEPT[key] = kept
-        else:
+        if kept is not None:
             _copy_in(net, router, kept)
-        results[router] = iter(kept[1])
+            results[router] = iter(kept[1])
+            continue
+        v0 = net.version
+        res = [executor.run(net, switches, router, c, timeout_s, missing) for c in cmds]
+        results[router] = iter(res)
+        # kept from the second time (what is seen once keeps nothing alive), unless the
+        # router has an explicit neighbour table (none in a network just built)
+        if key in _KEPT and router not in net.neigh_tables:
+            node = clone_node(net.nodes[router])
+            node.fingerprint()  # shared by every copy until it changes
+            forgotten = net.neigh_forgotten.get(router)
+            _KEPT[key] = (node, res, net.version - v0,
+                          None if forgotten is None else frozenset(forgotten))
+        else:
+            _KEPT[key] = None
+            if len(_KEPT) > MAX_KEPT:
+                _KEPT.pop(next(iter(_KEPT)))
     out = []
     for r, c in order:
         res = next(results[r])  # a copy: the log belongs to this episode
@@ -60,20 +70,8 @@ def inject(net: Network, switches, router_key: tuple, faults, timeout_s: float,
     return out
 
 
-def _run(net: Network, switches, router: str, cmds: list[str], timeout_s: float,
-         missing: frozenset[str]):
-    v0 = net.version
-    res = [executor.run(net, switches, router, c, timeout_s, missing) for c in cmds]
-    node = clone_node(net.nodes[router])
-    node.fingerprint()  # shared by every copy until it changes
-    forgotten = net.neigh_forgotten.get(router)
-    table = net.neigh_tables.get(router)
-    return (node, res, net.version - v0, None if forgotten is None else set(forgotten),
-            None if table is None else dict(table))
-
-
 def _copy_in(net: Network, router: str, kept) -> None:
-    tpl, _, bumps, forgotten, _ = kept
+    tpl, _, bumps, forgotten = kept
     old = net.nodes[router]
     new = clone_node(tpl, net)
     for name, itf in old.interfaces.items():

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from netarena_gym.core.ipv4 import int_to_ip
-from netarena_gym.routing.clone import check_clonable, clone_network, clone_node
+from netarena_gym.routing.clone import check_clonable, clone_network
 from netarena_gym.routing.state import MAIN, Network, Node, Route  # noqa: F401
 
 MAX_ROUTERS = 64
@@ -298,27 +298,19 @@ def build_network_fresh(spec: TopologySpec, *, labels: bool = True) -> tuple[Net
 def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, Layout]:
     """The healthy network for ``spec`` (``labels``: router interface aliases), the same as
     :func:`build_network_fresh` builds, made of copies of pristine state
-    (:mod:`netarena_gym.routing.clone`): from the second time a spec is seen, a copy of
-    its whole network; before, a copy of the routers of every spec with the same subnet
-    counts and links (hosts do not change them) plus a copy of each host, kept by its
-    name and addresses."""
+    (:mod:`netarena_gym.routing.clone`) where one is kept: from the second time a spec is
+    seen its whole network is kept; else, from the second time a :func:`router_key` is
+    seen, its routers are (hosts are then built). What is seen once is only noted, so that
+    networks drawn once (level 1's random sizes) keep nothing alive."""
     lay = layout_of(spec)
-    key = (spec, labels)
-    whole = _NETWORKS.get(key)
+    whole = _kept(_NETWORKS, (spec, labels), lambda: build_network_fresh(spec, labels=labels)[0])
     if whole is not None:
         return clone_network(whole), lay
-    skey = router_key(spec, labels)
-    routers = _ROUTERS.get(skey)
+    routers = _kept(_ROUTERS, router_key(spec, labels), lambda: _build_routers(lay, labels))
     if routers is None:
-        routers = _ROUTERS[skey] = _pristine(_build_routers(lay, labels))
-        _trim(_ROUTERS)
+        return build_network_fresh(spec, labels=labels)
     net = clone_network(routers)
-    _add_hosts(net, lay, _host_copy)
-    if key in _NETWORKS:  # seen once: keep this one, hand out a copy
-        _NETWORKS[key] = _pristine(net)
-        return clone_network(net), lay
-    _NETWORKS[key] = None
-    _trim(_NETWORKS)
+    _add_hosts(net, lay, Node.host)
     return net, lay
 
 
@@ -328,42 +320,33 @@ def router_key(spec: TopologySpec, labels: bool) -> tuple:
     return tuple(len(h) for h in spec.hosts), spec.edges(), labels
 
 
-def _trim(kept: dict) -> None:
+MAX_KEPT = 256  # networks, and router sets, kept or noted (oldest first out)
+_NETWORKS: dict[tuple, Network | None] = {}  # (spec, labels) -> pristine network, None: seen once
+_ROUTERS: dict[tuple, Network | None] = {}  # router_key -> pristine routers, None: seen once
+
+
+def _kept(kept: dict, key, make) -> Network | None:
+    """The pristine network kept under ``key``, made (``make()``) the second time the
+    key is asked for; None the first time."""
+    net = kept.get(key)
+    if net is not None:
+        return net
+    if key in kept:
+        net = kept[key] = make()
+        check_clonable(net)
+        for node in net.nodes.values():
+            node.fingerprint()  # shared by every copy until the copy changes
+        return net
+    kept[key] = None
     if len(kept) > MAX_KEPT:
         kept.pop(next(iter(kept)))
+    return None
 
 
-MAX_KEPT = 512  # networks and router sets (oldest first out)
-MAX_KEPT_HOSTS = 16384
-_NETWORKS: dict[tuple, Network | None] = {}  # (spec, labels) -> pristine network (None: seen once)
-_ROUTERS: dict[tuple, Network] = {}  # (subnet counts, edges, labels) -> pristine routers
-_HOSTS: dict[tuple, Node] = {}  # Node.host's arguments -> a pristine host
-
-
-def _pristine(net: Network) -> Network:
-    """Check that ``net`` can be copied, and fill its nodes' fingerprint caches (shared
-    by every copy until the copy changes)."""
-    check_clonable(net)
-    for node in net.nodes.values():
-        node.fingerprint()
-    return net
-
-
-def _host_copy(name: str, ifname: str, *, mac: str, peer_ifindex: int, ip: int, plen: int,
-               gateway: int) -> Node:
-    key = (name, ifname, mac, peer_ifindex, ip, plen, gateway)
-    tpl = _HOSTS.get(key)
-    if tpl is None:
-        if len(_HOSTS) >= MAX_KEPT_HOSTS:
-            _HOSTS.clear()
-        tpl = Node.host(name, ifname, mac=mac, peer_ifindex=peer_ifindex, ip=ip, plen=plen,
-                        gateway=gateway)
-        probe = Network()
-        probe.add_node(tpl)
-        _pristine(probe)
-        tpl.network = None
-        _HOSTS[key] = tpl
-    return clone_node(tpl)
+def clear() -> None:
+    """Forget every kept network."""
+    _NETWORKS.clear()
+    _ROUTERS.clear()
 
 
 def _build_routers(lay: Layout, labels: bool) -> Network:
