@@ -23,7 +23,7 @@ from netarena_gym.shell.parser import CommandResult
 
 __all__ = ["inject", "clear", "MAX_KEPT"]
 
-MAX_KEPT = 4096  # effects kept or noted (oldest first out)
+MAX_KEPT = 4096  # effects kept or noted (least recently used out first)
 # key -> (router as left, results, network version bumps, devices forgotten in the
 # network's neighbour bookkeeping), None: seen once
 _KEPT: dict[tuple, tuple[Node, list[CommandResult], int, frozenset | None] | None] = {}
@@ -45,6 +45,7 @@ def inject(net: Network, switches, router_key: tuple, faults, timeout_s: float,
         key = (router_key, router, tuple(cmds), timeout_s, missing)
         kept = _KEPT.get(key)
         if kept is not None:
+            _KEPT[key] = _KEPT.pop(key)  # the most recently used go out last
             _copy_in(net, router, kept)
             results[router] = iter(kept[1])
             continue

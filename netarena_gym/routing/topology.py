@@ -320,7 +320,7 @@ def router_key(spec: TopologySpec, labels: bool) -> tuple:
     return tuple(len(h) for h in spec.hosts), spec.edges(), labels
 
 
-MAX_KEPT = 256  # networks, and router sets, kept or noted (oldest first out)
+MAX_KEPT = 256  # networks, and router sets, kept or noted (least recently used out first)
 _NETWORKS: dict[tuple, Network | None] = {}  # (spec, labels) -> pristine network, None: seen once
 _ROUTERS: dict[tuple, Network | None] = {}  # router_key -> pristine routers, None: seen once
 
@@ -330,6 +330,7 @@ def _kept(kept: dict, key, make) -> Network | None:
     key is asked for; None the first time."""
     net = kept.get(key)
     if net is not None:
+        kept[key] = kept.pop(key)  # the most recently used go out last
         return net
     if key in kept:
         net = kept[key] = make()

@@ -125,3 +125,18 @@ def test_fast_reset_gives_the_episode_built_from_nothing(level, shape, seeds, fr
     assert episodes() == fast  # copies them
     from_nothing()
     assert episodes() == fast
+
+
+def test_kept_networks_are_bounded_and_the_used_ones_stay(monkeypatch):
+    monkeypatch.setattr(topology, "MAX_KEPT", 4)
+    topology.clear()
+    hot = SPECS[0]
+    for _ in range(2):
+        build_network(hot)  # noted, then kept
+    kept = topology._NETWORKS[(hot, True)]
+    for n in range(1, 9):  # other networks seen once each, the hot one used between them
+        build_network(TopologySpec.uniform(2, n % 4 + 1) if n < 5 else TopologySpec.uniform(3, n - 4))
+        assert build_network(hot)[0] is not kept
+        assert len(topology._NETWORKS) <= 5
+    assert topology._NETWORKS[(hot, True)] is kept
+    topology.clear()
