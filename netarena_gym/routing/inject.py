@@ -32,7 +32,8 @@ _KEPT: dict[tuple, tuple[Node, list[CommandResult], int, frozenset | None] | Non
 def inject(net: Network, switches, router_key: tuple, faults, timeout_s: float,
            missing: frozenset[str] = frozenset()) -> list[tuple[str, str, CommandResult]]:
     """Inject ``faults`` (scenario fault dicts) into the pristine network ``net`` whose
-    routers are named by ``router_key``; returns (router, command, result) in fault order."""
+    routers are named by ``router_key``; returns (router, command, result) in fault order.
+    Faults on a machine that is not a router (a hand-written record) always run."""
     order: list[tuple[str, str]] = []
     per_router: dict[str, list[str]] = {}
     for fd in faults:
@@ -42,6 +43,11 @@ def inject(net: Network, switches, router_key: tuple, faults, timeout_s: float,
             per_router.setdefault(f.router, []).append(cmd)
     results = {}
     for router, cmds in per_router.items():
+        node = net.nodes.get(router)
+        if node is None or node.kind != "router":  # a host's state is not named by the key
+            results[router] = iter([executor.run(net, switches, router, c, timeout_s, missing)
+                                    for c in cmds])
+            continue
         key = (router_key, router, tuple(cmds), timeout_s, missing)
         kept = _KEPT.get(key)
         if kept is not None:

@@ -8,6 +8,7 @@ import gymnasium as gym
 import pytest
 
 import netarena_gym  # noqa: F401
+from netarena_gym.core.scenario import Scenario
 from netarena_gym.routing.backends import sim
 from netarena_gym.routing.clone import CloneError, check_clonable, clone_network
 from netarena_gym.routing import inject, topology
@@ -140,3 +141,24 @@ def test_kept_networks_are_bounded_and_the_used_ones_stay(monkeypatch):
         assert len(topology._NETWORKS) <= 5
     assert topology._NETWORKS[(hot, True)] is kept
     topology.clear()
+
+
+@pytest.mark.parametrize("machine", ["h2", "nosuch"])
+def test_faults_on_other_machines_always_run_through_the_shell(machine, from_nothing):
+    """Hosts are not named by the router key (h2 sits in another subnet in each spec)."""
+    fault = {"type": "disable_interface", "method": 2, "router": machine,
+             "params": {"interface": "h2-eth0"}}
+    inject.clear()
+    states = []
+    for _ in range(3):
+        for hosts in ([[1, 2]], [[2, 1]]):
+            sc = Scenario(task="routing", level=1, params={"topology": {"hosts": hosts}},
+                          faults=(fault,), seed=None)
+            st = sim.SimState.build(sc)
+            states.append((dump(st.net), st.injection))
+    from_nothing()
+    for i, hosts in enumerate(([[1, 2]], [[2, 1]])):
+        sc = Scenario(task="routing", level=1, params={"topology": {"hosts": hosts}},
+                      faults=(fault,), seed=None)
+        st = sim.SimState.build(sc)
+        assert all(s == (dump(st.net), st.injection) for s in states[i::2])
