@@ -9,18 +9,22 @@ routes, policy rules) are shared with the source, as are strings, numbers and tu
 The copy's caches start empty, as a freshly built network's do.
 
 The attribute sets of ``Node`` and ``Network`` are checked against the ones this module
-knows when a source is registered (:func:`check_clonable`): an attribute added to the
-state model without a rule here raises :class:`CloneError` instead of being shared.
+knows before a source is kept (:func:`clonable`): with an attribute added to the state
+model and no rule here, nothing is copied (networks are built from nothing, a warning is
+logged once) rather than the attribute shared; tests/routing/test_clone.py fails on it.
 """
 from __future__ import annotations
 
 import dataclasses
+import logging
 from operator import attrgetter
 
 from netarena_gym.errors import NetArenaError
 from netarena_gym.routing.state import Interface, IptRule, Iptables, Network, Node, Qdisc
 
-__all__ = ["clone_network", "clone_node", "check_clonable", "CloneError"]
+__all__ = ["clone_network", "clone_node", "check_clonable", "clonable", "CloneError"]
+
+log = logging.getLogger(__name__)
 
 
 class CloneError(NetArenaError, TypeError):
@@ -58,9 +62,33 @@ def check_clonable(net: Network) -> None:
     if {f.name for f in dataclasses.fields(Iptables)} != {"policies", "chains"}:
         raise CloneError("Iptables fields changed")
     for node in net.nodes.values():
-        extra = set(vars(node)) ^ set(_NODE_ATTRS)
-        if extra:
-            raise CloneError(f"Node attributes unknown to clone.py: {sorted(extra)}")
+        _check_node(node)
+
+
+def _check_node(node: Node) -> None:
+    extra = set(vars(node)) ^ set(_NODE_ATTRS)
+    if extra:
+        raise CloneError(f"Node attributes unknown to clone.py: {sorted(extra)}")
+
+
+_refused: list[str] = []  # why copying was refused in this process (once refused, always)
+
+
+def clonable(net: Network, node: Node | None = None) -> bool:
+    """Whether ``net`` (or only ``node`` of it) may be copied: :func:`check_clonable`'s
+    verdict, logged once as a warning when it refuses (callers then build from nothing)."""
+    if _refused:
+        return False
+    try:
+        if node is None:
+            check_clonable(net)
+        else:
+            _check_node(node)
+    except CloneError as e:
+        _refused.append(str(e))
+        log.warning("routing networks are built from nothing, not copied: %s", e)
+        return False
+    return True
 
 
 def _copy_interface(itf: Interface, new=object.__new__) -> Interface:
@@ -114,8 +142,9 @@ def clone_node(src: Node, net: Network | None = None, itf_map: dict | None = Non
 
 
 def clone_network(src: Network) -> Network:
-    """A copy of ``src`` that shares no mutable state with it (see the module doc).
-    ``src`` should have passed :func:`check_clonable`."""
+    """A copy of ``src`` that shares no mutable state with it (see the module doc), for
+    a network between traffic rounds (as built, before any probe: the neighbour round
+    state and ARP log are not copied). ``src`` should have passed :func:`clonable`."""
     net = Network()
     itf_map: dict[int, Interface] = {}
     nodes = net.nodes

@@ -15,7 +15,7 @@ running the commands again. The results and the state are the same as running th
 """
 from __future__ import annotations
 
-from netarena_gym.routing.clone import clone_node
+from netarena_gym.routing.clone import clonable, clone_node
 from netarena_gym.routing.commands import executor
 from netarena_gym.routing.faults import Fault
 from netarena_gym.routing.state import Network, Node
@@ -60,11 +60,11 @@ def inject(net: Network, switches, router_key: tuple, faults, timeout_s: float,
         results[router] = iter(res)
         # kept from the second time (what is seen once keeps nothing alive), unless the
         # router has an explicit neighbour table (none in a network just built)
-        if key in _KEPT and router not in net.neigh_tables:
-            node = clone_node(net.nodes[router])
-            node.fingerprint()  # shared by every copy until it changes
+        if key in _KEPT and router not in net.neigh_tables and clonable(net, node):
+            tpl = clone_node(net.nodes[router])
+            tpl.fingerprint()  # shared by every copy until it changes
             forgotten = net.neigh_forgotten.get(router)
-            _KEPT[key] = (node, res, net.version - v0,
+            _KEPT[key] = (tpl, res, net.version - v0,
                           None if forgotten is None else frozenset(forgotten))
         else:
             _KEPT[key] = None

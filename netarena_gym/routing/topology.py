@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from netarena_gym.core.ipv4 import int_to_ip
-from netarena_gym.routing.clone import check_clonable, clone_network
+from netarena_gym.routing.clone import clonable, clone_network
 from netarena_gym.routing.state import MAIN, Network, Node, Route  # noqa: F401
 
 MAX_ROUTERS = 64
@@ -333,8 +333,10 @@ def _kept(kept: dict, key, make) -> Network | None:
         kept[key] = kept.pop(key)  # the most recently used go out last
         return net
     if key in kept:
-        net = kept[key] = make()
-        check_clonable(net)
+        net = make()
+        if not clonable(net):
+            return None
+        kept[key] = net
         for node in net.nodes.values():
             node.fingerprint()  # shared by every copy until the copy changes
         return net

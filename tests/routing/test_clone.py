@@ -162,3 +162,28 @@ def test_faults_on_other_machines_always_run_through_the_shell(machine, from_not
                       faults=(fault,), seed=None)
         st = sim.SimState.build(sc)
         assert all(s == (dump(st.net), st.injection) for s in states[i::2])
+
+
+def test_the_state_model_is_clonable():
+    """Fails when Node or Network gains an attribute clone.py has no rule for (resets
+    then build from nothing: correct, but slow)."""
+    for spec in SPECS:
+        check_clonable(build_network_fresh(spec)[0])
+
+
+def test_an_unknown_attribute_means_building_from_nothing(monkeypatch, caplog):
+    from netarena_gym.routing import clone
+    from netarena_gym.routing.state import Node
+    init = Node.__init__
+
+    def with_extra(self, *a, **kw):
+        init(self, *a, **kw)
+        self.extra = []
+    monkeypatch.setattr(Node, "__init__", with_extra)
+    monkeypatch.setattr(clone, "_refused", [])
+    topology.clear()
+    spec = SPECS[1]
+    nets = [build_network(spec)[0] for _ in range(3)]
+    assert "built from nothing" in caplog.text
+    assert all(net.nodes["r0"].extra is not nets[0].nodes["r0"].extra for net in nets[1:])
+    topology.clear()
