@@ -39,8 +39,9 @@ _NODE_ATTRS = {
     "interfaces": "interfaces", "tables": "tables", "rules": "list", "sysctl": "dict",
     "iptables": "iptables", "static_neigh": "dict", "network": "network",
     "_cache_version": "stale", "_route_cache": "empty", "_fingerprint": "share",
-    "_fp_version": "share",
+    "_fp_version": "share", "_lpm_index": "empty", "_memo": "empty",
 }
+_EMPTY = tuple(k for k, rule in _NODE_ATTRS.items() if rule == "empty")  # caches: start empty
 _NETWORK_ATTRS = {
     "nodes", "segments", "segment_of", "probe_ip", "version", "_nb_cache", "_nb_version",
     "arp_log", "neigh_tables", "neigh_forgotten", "traffic_rounds", "neigh_cache",
@@ -56,7 +57,7 @@ def check_clonable(net: Network) -> None:
     """Raise :class:`CloneError` if ``net`` has attributes this module does not copy."""
     if set(_ITF_FIELDS) != set(_KNOWN_ITF):
         raise CloneError(f"Interface fields changed: {sorted(set(_ITF_FIELDS) ^ set(_KNOWN_ITF))}")
-    extra = set(vars(net)) ^ _NETWORK_ATTRS
+    extra = set(vars(net)) - _NETWORK_ATTRS
     if extra:
         raise CloneError(f"Network attributes unknown to clone.py: {sorted(extra)}")
     if {f.name for f in dataclasses.fields(Iptables)} != {"policies", "chains"}:
@@ -66,7 +67,7 @@ def check_clonable(net: Network) -> None:
 
 
 def _check_node(node: Node) -> None:
-    extra = set(vars(node)) ^ set(_NODE_ATTRS)
+    extra = set(vars(node)) - set(_NODE_ATTRS)
     if extra:
         raise CloneError(f"Node attributes unknown to clone.py: {sorted(extra)}")
 
@@ -137,7 +138,9 @@ def clone_node(src: Node, net: Network | None = None, itf_map: dict | None = Non
     d["static_neigh"] = dict(src.static_neigh)
     d["network"] = net
     d["_cache_version"] = -1
-    d["_route_cache"] = {}
+    for name in _EMPTY:
+        if name in d:
+            d[name] = {}
     return node
 
 
