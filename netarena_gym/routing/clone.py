@@ -40,7 +40,12 @@ _NODE_ATTRS = {
     "iptables": "iptables", "static_neigh": "dict", "network": "network",
     "_cache_version": "stale", "_route_cache": "empty", "_fingerprint": "share",
     "_fp_version": "share", "_lpm_index": "empty", "_memo": "empty",
+    # set by ``ip addr``/``ifconfig`` (commands/ip_addr.py): a list replaced, never changed
+    # in place, of records naming the (shared) addresses they describe
+    "_ip_addr_meta": "list",
+    "_tc_autohandle": "share",  # an int, set by tc (commands/tc.py)
 }
+_LISTS = tuple(k for k, rule in _NODE_ATTRS.items() if rule == "list" and k != "rules")
 _EMPTY = tuple(k for k, rule in _NODE_ATTRS.items() if rule == "empty")  # caches: start empty
 _NETWORK_ATTRS = {
     "nodes", "segments", "segment_of", "probe_ip", "version", "_nb_cache", "_nb_version",
@@ -72,22 +77,22 @@ def _check_node(node: Node) -> None:
         raise CloneError(f"Node attributes unknown to clone.py: {sorted(extra)}")
 
 
-_refused: list[str] = []  # why copying was refused in this process (once refused, always)
+_warned: set[str] = set()
 
 
 def clonable(net: Network, node: Node | None = None) -> bool:
     """Whether ``net`` (or only ``node`` of it) may be copied: :func:`check_clonable`'s
-    verdict, logged once as a warning when it refuses (callers then build from nothing)."""
-    if _refused:
-        return False
+    verdict, logged once per reason as a warning when it refuses (the caller then keeps
+    nothing and builds from nothing)."""
     try:
         if node is None:
             check_clonable(net)
         else:
             _check_node(node)
     except CloneError as e:
-        _refused.append(str(e))
-        log.warning("routing networks are built from nothing, not copied: %s", e)
+        if str(e) not in _warned:
+            _warned.add(str(e))
+            log.warning("routing state built from nothing, not copied: %s", e)
         return False
     return True
 
@@ -141,6 +146,9 @@ def clone_node(src: Node, net: Network | None = None, itf_map: dict | None = Non
     for name in _EMPTY:
         if name in d:
             d[name] = {}
+    for name in _LISTS:
+        if name in d:
+            d[name] = list(d[name])
     return node
 
 

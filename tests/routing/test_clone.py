@@ -20,7 +20,7 @@ from netarena_gym.routing.topology import TopologySpec, build_network, build_net
 
 # caches rebuilt from the node's version; everything else is compared
 CACHES = {"network", "_route_cache", "_cache_version", "_fingerprint", "_fp_version",
-          "_local_ips", "_local_nets", "_dst_only"}
+          "_local_ips", "_local_nets", "_dst_only", "_lpm_index", "_memo"}
 TREE64 = {"shape": "tree", "routers": 64, "subnets": 2, "hosts": 2}
 
 
@@ -108,7 +108,8 @@ CASES = [(1, None, range(30)), (2, None, range(15)), (3, None, range(20)),
 
 
 @pytest.mark.parametrize("level,shape,seeds", CASES, ids=["L1", "L2", "L3", "compat", "tree64"])
-def test_fast_reset_gives_the_episode_built_from_nothing(level, shape, seeds, from_nothing):
+def test_fast_reset_gives_the_episode_built_from_nothing(level, shape, seeds, from_nothing,
+                                                         caplog):
     def episodes():
         gen = RoutingGenerator(level, topology=shape)
         env = gym.make("NetArena-Routing-v0", level=level, topology=shape)
@@ -124,6 +125,7 @@ def test_fast_reset_gives_the_episode_built_from_nothing(level, shape, seeds, fr
     fast = episodes()  # notes the networks and fault effects seen
     assert episodes() == fast  # keeps them
     assert episodes() == fast  # copies them
+    assert "not copied" not in caplog.text  # every network and faulted router was copyable
     from_nothing()
     assert episodes() == fast
 
@@ -180,7 +182,7 @@ def test_an_unknown_attribute_means_building_from_nothing(monkeypatch, caplog):
         init(self, *a, **kw)
         self.extra = []
     monkeypatch.setattr(Node, "__init__", with_extra)
-    monkeypatch.setattr(clone, "_refused", [])
+    monkeypatch.setattr(clone, "_warned", set())
     topology.clear()
     spec = SPECS[1]
     nets = [build_network(spec)[0] for _ in range(3)]
