@@ -68,12 +68,15 @@ def test_a_copy_shares_nothing_an_episode_changes():
     before = dump(net)
     copy = clone_network(net)
     switches = frozenset(f"s{k}" for k in range(1, 8))
-    for machine, cmd in [("r0", "ip addr flush dev r0-eth1"), ("r1", "ip link set r1-eth1 down"),
-                         ("r1", "ip route del 192.168.1.0/24"), ("r2", "iptables -A FORWARD -j DROP"),
-                         ("r0", "tc qdisc add dev r0-eth2 root netem loss 50%"),
-                         ("r0", "ip link set r0-eth3 mtu 68"), ("h1", "ip addr add 10.0.0.1/24 dev h1-eth0"),
-                         ("r0", "sysctl -w net.ipv4.ip_forward=0"), ("r2", "ip rule add prohibit pref 5"),
-                         ("r1", "ip neigh replace 172.16.0.1 lladdr 02:00:00:00:01:09 dev r1-eth4")]:
+    episode = [("r0", "ip addr flush dev r0-eth1"), ("r1", "ip link set r1-eth1 down"),
+               ("r1", "ip route del 192.168.1.0/24"), ("r2", "iptables -A FORWARD -j DROP"),
+               ("r0", "tc qdisc add dev r0-eth2 root netem loss 50%"),
+               ("r0", "ip link set r0-eth3 mtu 68"),
+               ("h1", "ip addr add 10.0.0.1/24 dev h1-eth0"),
+               ("r1", "ip addr add 192.168.3.9/24 brd + dev r1-eth1"),
+               ("r0", "sysctl -w net.ipv4.ip_forward=0"), ("r2", "ip rule add prohibit pref 5"),
+               ("r1", "ip neigh replace 172.16.0.1 lladdr 02:00:00:00:01:09 dev r1-eth4")]
+    for machine, cmd in episode:
         assert executor.run(copy, switches, machine, cmd, 1.0).status == 0, cmd
         copy.new_traffic_round()
     assert dump(copy) != before
@@ -119,6 +122,8 @@ def test_fast_reset_gives_the_episode_built_from_nothing(level, shape, seeds, fr
             obs, info = env.reset(seed=seed)
             out.append((g.scenario.to_dict(), dump(g.state.net), g.state.oracle.matrix().tolist(),
                         [(m, c, r) for m, c, r in g.state.injection], obs, info["scenario"]))
+            for cmd in ("ip addr flush dev r0-eth1", "sysctl -w net.ipv4.ip_forward=0"):
+                out.append(env.step({"machine": "r0", "command": cmd})[0])  # changes the copy only
         return out
     inject.clear()
     topology.clear()
@@ -138,7 +143,8 @@ def test_kept_networks_are_bounded_and_the_used_ones_stay(monkeypatch):
         build_network(hot)  # noted, then kept
     kept = topology._NETWORKS[(hot, True)]
     for n in range(1, 9):  # other networks seen once each, the hot one used between them
-        build_network(TopologySpec.uniform(2, n % 4 + 1) if n < 5 else TopologySpec.uniform(3, n - 4))
+        other = TopologySpec.uniform(2, n % 4 + 1) if n < 5 else TopologySpec.uniform(3, n - 4)
+        build_network(other)
         assert build_network(hot)[0] is not kept
         assert len(topology._NETWORKS) <= 5
     assert topology._NETWORKS[(hot, True)] is kept
