@@ -1,17 +1,19 @@
-"""Fault injection with remembered effects: a scenario's fault commands run once through
-the shell parser (:func:`netarena_gym.routing.commands.executor.run`, what agents use),
-and what they did to each router is kept and copied into later networks.
+"""Fault injection with remembered effects, for networks built from a kept topology
+(:func:`netarena_gym.routing.topology.is_kept`: a fixed shape or ``topology=``): a
+scenario's fault commands run through the shell parser
+(:func:`netarena_gym.routing.commands.executor.run`, what agents use), and what they did
+to each router is kept and copied into later networks of that topology.
 
 A fault's commands change only the router they run on (its interfaces, tables, rules,
 sysctls, iptables, qdiscs, permanent neighbours) and that router's entries in the
 network's neighbour bookkeeping, and what they do depends only on that router's pristine
-state, which :func:`netarena_gym.routing.topology.router_key` names. So the effect of a
-router's command list is kept under (router key, router, commands, timeout, missing
-programs): the router as the commands left it, each command's result, and the version
-bumps; a later network with the same key gets a copy of that router
-(:func:`~netarena_gym.routing.clone.clone_node`), linked to its transit peers, instead of
-running the commands again. The results and the state are the same as running them
-(tests/routing/test_clone.py compares both over many seeds).
+state. So the effect of a router's command list is kept under (topology, router,
+commands, timeout, missing programs), from the second time it is seen: the router as the
+commands left it, each command's result, and the version bumps; a later network gets a
+copy of that router (:func:`~netarena_gym.routing.clone.clone_node`), linked to its
+transit peers, instead of running the commands again. Networks drawn at random (no
+topology key) always run the commands: their effects would rarely be reused. The results
+and the state are the same as running them (tests/routing/test_clone.py).
 """
 from __future__ import annotations
 
@@ -29,11 +31,12 @@ MAX_KEPT = 4096  # effects kept or noted (least recently used out first)
 _KEPT: dict[tuple, tuple[Node, list[CommandResult], int, frozenset | None] | None] = {}
 
 
-def inject(net: Network, switches, router_key: tuple, faults, timeout_s: float,
+def inject(net: Network, switches, router_key: tuple | None, faults, timeout_s: float,
            missing: frozenset[str] = frozenset()) -> list[tuple[str, str, CommandResult]]:
     """Inject ``faults`` (scenario fault dicts) into the pristine network ``net`` whose
-    routers are named by ``router_key``; returns (router, command, result) in fault order.
-    Faults on a machine that is not a router (a hand-written record) always run."""
+    routers are named by ``router_key`` (None: none, every command runs); returns
+    (router, command, result) in fault order. Faults on a machine that is not a router
+    (a hand-written record) always run."""
     order: list[tuple[str, str]] = []
     per_router: dict[str, list[str]] = {}
     for fd in faults:
@@ -44,7 +47,7 @@ def inject(net: Network, switches, router_key: tuple, faults, timeout_s: float,
     results = {}
     for router, cmds in per_router.items():
         node = net.nodes.get(router)
-        if node is None or node.kind != "router":  # a host's state is not named by the key
+        if router_key is None or node is None or node.kind != "router":
             results[router] = iter([executor.run(net, switches, router, c, timeout_s, missing)
                                     for c in cmds])
             continue

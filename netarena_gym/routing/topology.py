@@ -291,38 +291,30 @@ def build_network_fresh(spec: TopologySpec, *, labels: bool = True) -> tuple[Net
     :func:`build_network`'s copies are tested against)."""
     lay = layout_of(spec)
     net = _build_routers(lay, labels)
-    _add_hosts(net, lay, Node.host)
+    _add_hosts(net, lay)
     return net, lay
 
 
 def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, Layout]:
     """The healthy network for ``spec`` (``labels``: router interface aliases), the same as
-    :func:`build_network_fresh` builds, made of copies of pristine state
-    (:mod:`netarena_gym.routing.clone`) where one is kept: from the second time a spec is
-    seen its whole network is kept; else, from the second time a :func:`router_key` is
-    seen, its routers are (hosts are then built). What is seen once is only noted, so that
-    networks drawn once (level 1's random sizes) keep nothing alive."""
+    :func:`build_network_fresh` builds: from the second time a spec is seen, a copy
+    (:mod:`netarena_gym.routing.clone`) of its pristine network, kept (:func:`is_kept`).
+    What is seen once is only noted: networks drawn at random (levels 1-3) rarely repeat,
+    and kept networks they would not reuse cost the garbage collector more than a build."""
     lay = layout_of(spec)
     whole = _kept(_NETWORKS, (spec, labels), lambda: build_network_fresh(spec, labels=labels)[0])
     if whole is not None:
         return clone_network(whole), lay
-    routers = _kept(_ROUTERS, router_key(spec, labels), lambda: _build_routers(lay, labels))
-    if routers is None:
-        return build_network_fresh(spec, labels=labels)
-    net = clone_network(routers)
-    _add_hosts(net, lay, Node.host)
-    return net, lay
+    return build_network_fresh(spec, labels=labels)
 
 
-def router_key(spec: TopologySpec, labels: bool) -> tuple:
-    """What the routers' pristine state depends on: subnet counts, links and labels (not
-    host counts); equal keys give equal routers."""
-    return tuple(len(h) for h in spec.hosts), spec.edges(), labels
+def is_kept(spec: TopologySpec, labels: bool) -> bool:
+    """Whether :func:`build_network` hands out copies of a kept network for ``spec``."""
+    return _NETWORKS.get((spec, labels)) is not None
 
 
-MAX_KEPT = 256  # networks, and router sets, kept or noted (least recently used out first)
+MAX_KEPT = 64  # networks kept or noted (least recently used out first)
 _NETWORKS: dict[tuple, Network | None] = {}  # (spec, labels) -> pristine network, None: seen once
-_ROUTERS: dict[tuple, Network | None] = {}  # router_key -> pristine routers, None: seen once
 
 
 def _kept(kept: dict, key, make) -> Network | None:
@@ -342,14 +334,25 @@ def _kept(kept: dict, key, make) -> Network | None:
         return net
     kept[key] = None
     if len(kept) > MAX_KEPT:
-        kept.pop(next(iter(kept)))
+        _release(kept.pop(next(iter(kept))))
     return None
+
+
+def _release(net: Network | None) -> None:
+    """Break a dropped network's reference cycles (node and network, transit peers), so
+    that it is freed at once rather than by the cyclic garbage collector."""
+    if net is not None:
+        for node in net.nodes.values():
+            node.network = None
+            for itf in node.interfaces.values():
+                itf.peer = None
 
 
 def clear() -> None:
     """Forget every kept network."""
+    for net in _NETWORKS.values():
+        _release(net)
     _NETWORKS.clear()
-    _ROUTERS.clear()
 
 
 def _build_routers(lay: Layout, labels: bool) -> Network:
@@ -386,9 +389,9 @@ def _build_routers(lay: Layout, labels: bool) -> Network:
     return net
 
 
-def _add_hosts(net: Network, lay: Layout, make_host) -> None:
-    """Add ``lay``'s hosts (made by ``make_host``, :meth:`Node.host`'s signature) to the
-    routers in ``net``, with the L2 segments and the probe addresses."""
+def _add_hosts(net: Network, lay: Layout) -> None:
+    """Add ``lay``'s hosts to the routers in ``net``, with the L2 segments and the probe
+    addresses."""
     node_no = len(lay.routers)
     peer_ifindex = 100 + sum(len(v) for v in lay.router_ifaces.values())
     probe_ip = net.probe_ip
@@ -399,7 +402,7 @@ def _add_hosts(net: Network, lay: Layout, make_host) -> None:
             node_no += 1
             hif = f"{hn}-eth0"
             ip = s.net + 100 + j
-            net.add_node(make_host(hn, hif, mac=_mac(node_no, 0), peer_ifindex=peer_ifindex,
+            net.add_node(Node.host(hn, hif, mac=_mac(node_no, 0), peer_ifindex=peer_ifindex,
                                    ip=ip, plen=24, gateway=s.gateway))
             peer_ifindex += 1
             net.attach(s.switch, hn, hif)

@@ -13,8 +13,8 @@ from netarena_gym.routing.commands import executor
 from netarena_gym.routing.inject import inject
 from netarena_gym.routing.state import Network
 from netarena_gym.routing.grader import ReachabilityOracle
-from netarena_gym.routing.topology import (Layout, TopologySpec, build_network, labels_for,
-                                           router_key)
+from netarena_gym.routing.topology import (Layout, TopologySpec, build_network, is_kept,
+                                           labels_for)
 
 SIM_CAPABILITIES = frozenset({"netem"})
 
@@ -39,8 +39,8 @@ class SimState:
         spec = TopologySpec.from_dict(scenario.params["topology"])
         net, lay = build_network(spec, labels=labels)
         switches = frozenset(s.switch for s in lay.subnets)
-        log = inject(net, switches, router_key(spec, labels), scenario.faults, command_timeout,
-                     frozenset(missing_programs))
+        log = inject(net, switches, (spec, labels) if is_kept(spec, labels) else None,
+                     scenario.faults, command_timeout, frozenset(missing_programs))
         base = pristine.base_for(spec, labels, probe_timeout)
         return cls(net, lay, ReachabilityOracle(net, probe_timeout, base=base), switches, log,
                    labels)
