@@ -123,10 +123,11 @@ def _copy_iptables(ipt: Iptables, new=object.__new__) -> Iptables:
     return c
 
 
-def clone_node(src: Node, net: Network | None = None, itf_map: dict | None = None) -> Node:
-    """A copy of one node, in ``net`` (see the module doc). Its interfaces' ``peer`` links
-    are cleared; ``itf_map`` (when given) maps ``id(old interface)`` to the copy of every
-    interface that had one, for :func:`clone_network` to re-link."""
+def clone_node(src: Node, itf_map: dict | None = None) -> Node:
+    """A copy of one node (see the module doc), in no network yet (``Network.add_node``
+    puts it in one). Its interfaces' ``peer`` links are cleared; ``itf_map`` (when given)
+    maps ``id(old interface)`` to the copy of every interface that had one, for
+    :func:`clone_network` to re-link."""
     node = Node.__new__(Node)
     d = node.__dict__
     d.update(src.__dict__)
@@ -141,7 +142,7 @@ def clone_node(src: Node, net: Network | None = None, itf_map: dict | None = Non
     d["sysctl"] = dict(src.sysctl)
     d["iptables"] = _copy_iptables(src.iptables)
     d["static_neigh"] = dict(src.static_neigh)
-    d["network"] = net
+    d["network"] = None
     d["_cache_version"] = -1
     for name in _EMPTY:
         if name in d:
@@ -159,8 +160,8 @@ def clone_network(src: Network) -> Network:
     net = Network()
     itf_map: dict[int, Interface] = {}
     nodes = net.nodes
-    for name, node in src.nodes.items():
-        nodes[name] = clone_node(node, net, itf_map)
+    for node in src.nodes.values():
+        net.add_node(clone_node(node, itf_map))  # as the model holds its network
     for node in src.nodes.values():
         for name, itf in node.interfaces.items():
             if itf.peer is not None:

@@ -83,13 +83,14 @@ def inject(net: Network, switches, router_key: tuple | None, faults, timeout_s: 
 def _copy_in(net: Network, router: str, kept) -> None:
     tpl, _, bumps, forgotten = kept
     old = net.nodes[router]
-    new = clone_node(tpl, net)
+    new = clone_node(tpl)
     for name, itf in old.interfaces.items():
         if itf.peer is not None:
             mine = new.interfaces[name]
             mine.peer, itf.peer.peer = itf.peer, mine
-    net.nodes[router] = new
-    net.version += bumps
+    version = net.version
+    net.add_node(new)  # in the old one's place
+    net.version = version + bumps
     if forgotten is not None:
         net.neigh_forgotten[router] = set(forgotten)
 

@@ -29,7 +29,7 @@ def dump(net) -> tuple:
     name), the segments, the probe addresses and the versions, in their order."""
     nodes = []
     for name, node in net.nodes.items():
-        assert node.network is net
+        assert node.network is not None and node.network.nodes is net.nodes
         attrs = {k: v for k, v in vars(node).items() if k not in CACHES}
         itfs = []
         for itf in node.interfaces.values():
