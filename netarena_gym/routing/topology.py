@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from netarena_gym.core.ipv4 import int_to_ip
+from netarena_gym.routing.clone import clonable, clone_network
 from netarena_gym.routing.state import MAIN, Network, Node, Route  # noqa: F401
 
 MAX_ROUTERS = 64
@@ -285,14 +286,80 @@ def layout_of(spec: TopologySpec) -> Layout:
     return Layout(spec)
 
 
-def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, Layout]:
-    """Build the healthy network for ``spec`` (``labels``: router interface aliases)."""
+def build_network_fresh(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, Layout]:
+    """Build the healthy network for ``spec`` from nothing (the reference that
+    :func:`build_network`'s copies are tested against)."""
     lay = layout_of(spec)
+    net = _build_routers(lay, labels)
+    _add_hosts(net, lay)
+    return net, lay
+
+
+def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, Layout]:
+    """The healthy network for ``spec`` (``labels``: router interface aliases), the same as
+    :func:`build_network_fresh` builds: from the second time a spec is seen, a copy
+    (:mod:`netarena_gym.routing.clone`) of its pristine network, kept (:func:`is_kept`).
+    What is seen once is only noted: networks drawn at random (levels 1-3) rarely repeat,
+    and kept networks they would not reuse cost the garbage collector more than a build."""
+    lay = layout_of(spec)
+    whole = _kept(_NETWORKS, (spec, labels), lambda: build_network_fresh(spec, labels=labels)[0])
+    if whole is not None:
+        return clone_network(whole), lay
+    return build_network_fresh(spec, labels=labels)
+
+
+def is_kept(spec: TopologySpec, labels: bool) -> bool:
+    """Whether :func:`build_network` hands out copies of a kept network for ``spec``."""
+    return _NETWORKS.get((spec, labels)) is not None
+
+
+MAX_KEPT = 64  # networks kept or noted (least recently used out first)
+_NETWORKS: dict[tuple, Network | None] = {}  # (spec, labels) -> pristine network, None: seen once
+
+
+def _kept(kept: dict, key, make) -> Network | None:
+    """The pristine network kept under ``key``, made (``make()``) the second time the
+    key is asked for; None the first time."""
+    net = kept.get(key)
+    if net is not None:
+        kept[key] = kept.pop(key)  # the most recently used go out last
+        return net
+    if key in kept:
+        net = make()
+        if not clonable(net):
+            return None
+        kept[key] = net
+        for node in net.nodes.values():
+            node.fingerprint()  # shared by every copy until the copy changes
+        return net
+    kept[key] = None
+    if len(kept) > MAX_KEPT:
+        _release(kept.pop(next(iter(kept))))
+    return None
+
+
+def _release(net: Network | None) -> None:
+    """Break a dropped network's reference cycles (node and network, transit peers), so
+    that it is freed at once rather than by the cyclic garbage collector."""
+    if net is not None:
+        for node in net.nodes.values():
+            node.network = None
+            for itf in node.interfaces.values():
+                itf.peer = None
+
+
+def clear() -> None:
+    """Forget every kept network."""
+    for net in _NETWORKS.values():
+        _release(net)
+    _NETWORKS.clear()
+
+
+def _build_routers(lay: Layout, labels: bool) -> Network:
+    """The routers of ``lay``, configured: interfaces, addresses, static routes."""
     net = Network()
-    node_no = 0
     peer_ifindex = 100
-    for r in lay.routers:
-        node_no += 1
+    for node_no, r in enumerate(lay.routers, start=1):
         node = net.add_node(Node(r, "router"))
         for n, itf in enumerate(lay.router_ifaces[r], start=1):
             node.add_interface(itf, mac=_mac(node_no, n),
@@ -301,29 +368,12 @@ def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, 
             peer_ifindex += 1
         node.sysctl["net.ipv4.ip_forward"] = "1"
     for s in lay.subnets:
-        node = net.nodes[s.router]
-        node.add_address(s.iface, s.gateway, 24)
-        net.attach(s.switch, s.router, s.iface)
-        net.probe_ip.setdefault(s.router, s.gateway)
-        for j, hn in enumerate(s.hosts):
-            node_no += 1
-            hif = f"{hn}-eth0"
-            ip = s.net + 100 + j
-            net.add_node(Node.host(hn, hif, mac=_mac(node_no, 0), peer_ifindex=peer_ifindex,
-                                   ip=ip, plen=24, gateway=s.gateway))
-            peer_ifindex += 1
-            net.attach(s.switch, hn, hif)
-            net.probe_ip[hn] = ip
+        net.nodes[s.router].add_address(s.iface, s.gateway, 24)
     for ln in lay.links:
         net.nodes[ln.a].add_address(ln.a_iface, ln.a_ip, 30)
         net.nodes[ln.b].add_address(ln.b_iface, ln.b_ip, 30)
-        net.probe_ip.setdefault(ln.a, ln.a_ip)
-        net.probe_ip.setdefault(ln.b, ln.b_ip)
         ia, ib = net.nodes[ln.a].interfaces[ln.a_iface], net.nodes[ln.b].interfaces[ln.b_iface]
         ia.peer, ib.peer = ib, ia
-        seg = f"link{ln.index}"
-        net.attach(seg, ln.a, ln.a_iface)
-        net.attach(seg, ln.b, ln.b_iface)
     for r in lay.routers:
         node = net.nodes[r]
         # the same table insert_route builds one at a time (a stable sort by destination,
@@ -336,4 +386,31 @@ def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, 
         node.version = 0
         node._cache_version = node._fp_version = -1
     net.version = 0
-    return net, lay
+    return net
+
+
+def _add_hosts(net: Network, lay: Layout) -> None:
+    """Add ``lay``'s hosts to the routers in ``net``, with the L2 segments and the probe
+    addresses."""
+    node_no = len(lay.routers)
+    peer_ifindex = 100 + sum(len(v) for v in lay.router_ifaces.values())
+    probe_ip = net.probe_ip
+    for s in lay.subnets:
+        net.attach(s.switch, s.router, s.iface)
+        probe_ip.setdefault(s.router, s.gateway)
+        for j, hn in enumerate(s.hosts):
+            node_no += 1
+            hif = f"{hn}-eth0"
+            ip = s.net + 100 + j
+            net.add_node(Node.host(hn, hif, mac=_mac(node_no, 0), peer_ifindex=peer_ifindex,
+                                   ip=ip, plen=24, gateway=s.gateway))
+            peer_ifindex += 1
+            net.attach(s.switch, hn, hif)
+            probe_ip[hn] = ip
+    for ln in lay.links:
+        probe_ip.setdefault(ln.a, ln.a_ip)
+        probe_ip.setdefault(ln.b, ln.b_ip)
+        seg = f"link{ln.index}"
+        net.attach(seg, ln.a, ln.a_iface)
+        net.attach(seg, ln.b, ln.b_iface)
+    net.version = 0

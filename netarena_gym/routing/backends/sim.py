@@ -10,10 +10,11 @@ from netarena_gym.core.scenario import Scenario
 from netarena_gym.shell.parser import CommandResult
 from netarena_gym.routing import pristine
 from netarena_gym.routing.commands import executor
-from netarena_gym.routing.faults import Fault
+from netarena_gym.routing.inject import inject
 from netarena_gym.routing.state import Network
 from netarena_gym.routing.grader import ReachabilityOracle
-from netarena_gym.routing.topology import Layout, TopologySpec, build_network, labels_for
+from netarena_gym.routing.topology import (Layout, TopologySpec, build_network, is_kept,
+                                           labels_for)
 
 SIM_CAPABILITIES = frozenset({"netem"})
 
@@ -38,13 +39,8 @@ class SimState:
         spec = TopologySpec.from_dict(scenario.params["topology"])
         net, lay = build_network(spec, labels=labels)
         switches = frozenset(s.switch for s in lay.subnets)
-        log = []
-        for fd in scenario.faults:
-            f = Fault.from_dict(fd)
-            for cmd in f.commands():
-                log.append((f.router, cmd,
-                            executor.run(net, switches, f.router, cmd, command_timeout,
-                                         missing_programs)))
+        log = inject(net, switches, (spec, labels) if is_kept(spec, labels) else None,
+                     scenario.faults, command_timeout, frozenset(missing_programs))
         base = pristine.base_for(spec, labels, probe_timeout)
         return cls(net, lay, ReachabilityOracle(net, probe_timeout, base=base), switches, log,
                    labels)
