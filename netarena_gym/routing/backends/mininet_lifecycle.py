@@ -19,9 +19,10 @@ created, and removed afterwards by recorded name, only while it is still provabl
 
 The record is replaced atomically (temporary file and ``rename``) at every step, so a
 reader never sees half of it. A record is removed only once nothing it lists is left;
-otherwise it stays for the next run's reaper. Mirrors nothing of Mininet's own clean-up
-(``mn -c``, which removes every bridge, veth and process that looks like Mininet's,
-whoever made it); that is never called, and nothing is killed by name.
+otherwise it stays for the next run's reaper. Mirrors nothing of Mininet's own global
+clean-up (``mininet.clean``, which removes every bridge, veth and process that looks like
+Mininet's, whoever made it): that is never called (the network is made with
+``cleanup=False``), and nothing is killed by name.
 """
 from __future__ import annotations
 
