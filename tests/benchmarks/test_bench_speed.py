@@ -28,8 +28,26 @@ def test_only_rejects_unknown_sections_and_partial_readme(tmp_path):
         bench_speed.main(["--only", "vector", "--readme", str(tmp_path / "README.md")])
 
 
-def test_vector_speedup_runs_lean_envs():
-    many, single, main_us, bound = bench_speed.vector_speedup(
+def test_vector_speedup_runs_both_vector_envs():
+    single, res = bench_speed.vector_speedup(
         "NetArena-K8sPolicy-v0", {"level": 1, "interface": "discrete", "info": "lean"}, 0.6)
-    assert many > 0 and single > 0 and main_us > 0
-    assert bound > 0
+    assert single > 0 and set(res) == {"netarena", "gymnasium"}
+    for many, main_us, bound in res.values():
+        assert many > 0 and main_us > 0 and bound > 0
+
+
+def test_vector_speedup_text_uses_the_pipe_for_gymnasium():
+    """Text rows: Gymnasium's env without shared memory (its Text shared memory is read
+    back only when built), ours through :func:`netarena_gym.vector.make_vec`."""
+    kw = {"level": 1, "interface": "text", "info": "lean"}
+    vecs = bench_speed.make_vectors("NetArena-Routing-v0", kw)
+    try:
+        assert not vecs["gymnasium"].shared_memory and not vecs["netarena"].shared_memory
+        for v in vecs.values():
+            v.reset(seed=0)
+            obs = v.step([bench_speed.TEXT_ACTION] * 2)[0]
+            assert "192.168." in obs[0] and "192.168." in obs[1]
+    finally:
+        for v in vecs.values():
+            v.close()
+    assert bench_speed.vector_speedup("CartPole-v1", {}, 0.3)[1].keys() == {"gymnasium"}
