@@ -151,32 +151,33 @@ def _proc_cpu(pids: list[int]) -> float:
     return total / ticks
 
 
-def make_vectors(env_id: str, kw: dict, workers: int = 2) -> dict:
-    """The vector envs compared, by name: ``gymnasium`` (``gym.make_vec(...,
-    vectorization_mode="async")``, shared memory where Gymnasium reads it back: not for
-    text) and, for NetArena ids, ``netarena`` (:func:`netarena_gym.vector.make_vec`)."""
+def make_vector(kind: str, env_id: str, kw: dict, workers: int = 2):
+    """The vector env compared: ``"gymnasium"``, ``gym.make_vec(...,
+    vectorization_mode="async")`` with shared memory where Gymnasium reads it back (not for
+    text), or ``"netarena"``, :func:`netarena_gym.vector.make_vec`."""
     from netarena_gym.vector import make_vec, shares_memory
+    if kind == "netarena":
+        return make_vec(env_id, workers, **kw)
     probe = gym.make(env_id, **kw)
     shared = shares_memory(probe.observation_space)
     probe.close()
-    out = {"gymnasium": gym.make_vec(env_id, num_envs=workers, vectorization_mode="async",
-                                     vector_kwargs={"shared_memory": shared}, **kw)}
-    if env_id in netarena_gym.ENV_IDS:
-        out["netarena"] = make_vec(env_id, workers, **kw)
-    return out
+    return gym.make_vec(env_id, num_envs=workers, vectorization_mode="async",
+                        vector_kwargs={"shared_memory": shared}, **kw)
 
 
-def vector_speedup(env_id: str, kw: dict, seconds: float, workers: int = 2,
-                   rounds: int = VECTOR_ROUNDS) -> tuple[float, dict]:
-    """(steps/s of one env (``make_vec`` with one env, sync), ``{name: (steps/s, main-process
-    CPU us per env step, CPU-time bound of the speedup on ``workers`` free cores)}`` per
-    vector env of :func:`make_vectors`, each with ``workers`` worker processes). Steps/s
-    are wall clock with random valid actions and next-step autoreset; one env and the
-    vector envs alternate for ``rounds`` rounds of ``seconds / rounds`` each, and each rate
-    is its best round. Main CPU: receiving and stacking the workers' ``info``, copying
-    observations, choosing actions. Bound: ``workers`` x one env's CPU per step / (main +
-    workers' CPU per env step), the workers' CPU read from ``/proc`` around the timed runs:
-    what the wall-clock figure would approach on an idle machine, wake-up latency left out."""
+def vector_speedup(env_id: str, kw: dict, seconds: float, kind: str = "gymnasium",
+                   workers: int = 2, rounds: int = VECTOR_ROUNDS) -> tuple[float, float, float]:
+    """(steps/s of the vector env :func:`make_vector` makes, with ``workers`` worker
+    processes, over steps/s of one env (``make_vec`` with one env, sync); the main process's
+    CPU microseconds per env step of the vector env; the CPU-time bound of that speedup on
+    ``workers`` free cores). Steps/s are wall clock with random valid actions and next-step
+    autoreset; one env and the vector env alternate for ``rounds`` rounds of ``seconds /
+    rounds`` each, and each rate is its best round. One vector env per call: a second one
+    in the same process measured slower than the first whichever it was. Main CPU:
+    receiving and stacking the workers' ``info``, copying observations, choosing actions.
+    Bound: ``workers`` x one env's CPU per step / (main + workers' CPU per env step), the
+    workers' CPU read from ``/proc`` around the timed runs: what the wall-clock figure
+    would approach on an idle machine, wake-up latency left out."""
     text = kw.get("interface") == "text"
 
     def run(envs, n, secs, rng, info):
@@ -194,32 +195,24 @@ def vector_speedup(env_id: str, kw: dict, seconds: float, workers: int = 2,
         return rate, time.process_time() - c0, _proc_cpu(pids) - k0, info, steps
 
     one = gym.make_vec(env_id, num_envs=1, vectorization_mode="sync", **kw)
-    vecs = make_vectors(env_id, kw, workers)
+    vec = make_vector(kind, env_id, kw, workers)
     try:
         rng = np.random.default_rng(0)
-        info1 = one.reset(seed=0)[1]
-        infos = {name: v.reset(seed=0)[1] for name, v in vecs.items()}
-        single, one_cpu, one_steps = 0.0, 0.0, 0
-        best = dict.fromkeys(vecs, 0.0)
-        cpu = {name: [0.0, 0.0, 0] for name in vecs}  # main s, workers s, env steps
+        info1, infos = one.reset(seed=0)[1], vec.reset(seed=0)[1]
+        single = many = 0.0
+        one_cpu, one_steps, main_s, kids_s, vec_steps = 0.0, 0, 0.0, 0.0, 0
         for _ in range(rounds):
-            rate, main_s, _, info1, n = run(one, 1, seconds / rounds, rng, info1)
-            single, one_cpu, one_steps = max(single, rate), one_cpu + main_s, one_steps + n
-            for name, v in vecs.items():
-                rate, main_s, kids_s, infos[name], n = run(v, workers, seconds / rounds, rng,
-                                                           infos[name])
-                best[name] = max(best[name], rate)
-                cpu[name] = [cpu[name][0] + main_s, cpu[name][1] + kids_s, cpu[name][2] + n]
+            rate, cpu, _, info1, n = run(one, 1, seconds / rounds, rng, info1)
+            single, one_cpu, one_steps = max(single, rate), one_cpu + cpu, one_steps + n
+            rate, cpu, kids, infos, n = run(vec, workers, seconds / rounds, rng, infos)
+            many, main_s, kids_s, vec_steps = (max(many, rate), main_s + cpu, kids_s + kids,
+                                               vec_steps + n)
     finally:
         one.close()
-        for v in vecs.values():
-            v.close()
-    one_us = 1e6 * one_cpu / one_steps
-    out = {}
-    for name, (main_s, kids_s, n) in cpu.items():
-        main_us = 1e6 * main_s / n
-        out[name] = (best[name], main_us, workers * one_us / (main_us + 1e6 * kids_s / n))
-    return single, out
+        vec.close()
+    main_us = 1e6 * main_s / vec_steps
+    bound = workers * (1e6 * one_cpu / one_steps) / (main_us + 1e6 * kids_s / vec_steps)
+    return many / single, main_us, bound
 
 
 def large_app_incremental_ms(changes: int, services: int = LARGE_APP_SERVICES) -> float:
@@ -328,19 +321,17 @@ def vector_rows(secs: float) -> list[dict]:
     labels = {"netarena": "netarena_gym.vector.make_vec", "gymnasium": "gym.make_vec async"}
     for name in VECTOR:
         env_id, kw, _ = ENVS[name]
-        single, res = vector_speedup(env_id, {**kw, "info": "lean"},
-                                     secs * VECTOR_LONG.get(name, 1.0))
         for kind in ("netarena", "gymnasium"):
-            many, main_us, bound = res[kind]
+            ratio, main_us, bound = vector_speedup(env_id, {**kw, "info": "lean"},
+                                                   secs * VECTOR_LONG.get(name, 1.0), kind)
             label = f"{name} info=lean {labels[kind]}, {what}"
-            rows.append(row(f"{label} (wall clock)", many / single, "x one env",
+            rows.append(row(f"{label} (wall clock)", ratio, "x one env",
                             (">=", VECTOR_GOAL) if kind == "netarena" else None))
             rows.append(row(f"{label}: CPU-time bound on 2 free cores", bound, "x one env"))
-        rows.append(row(f"{name} info=lean {labels['netarena']}: main-process CPU per env step",
-                        res["netarena"][1], "us"))
-    single, res = vector_speedup("CartPole-v1", {}, secs)
-    many, main_us, bound = res["gymnasium"]
-    rows.append(row(f"CartPole-v1 {labels['gymnasium']}, {what} (wall clock)", many / single,
+            if kind == "netarena":
+                rows.append(row(f"{label}: main-process CPU per env step", main_us, "us"))
+    ratio, main_us, bound = vector_speedup("CartPole-v1", {}, secs)
+    rows.append(row(f"CartPole-v1 {labels['gymnasium']}, {what} (wall clock)", ratio,
                     "x one env"))
     rows.append(row(f"CartPole-v1 {labels['gymnasium']}: main-process CPU per env step",
                     main_us, "us"))
@@ -383,7 +374,7 @@ def main(argv=None) -> dict:
         p.error("--readme writes the whole table: measure every section (no --only)")
     secs = 0.5 if a.quick else a.seconds
     n_reset, n_expert = (30, 10) if a.quick else (200, 60)
-    res = measure(secs, n_reset, n_expert, vector_secs=1.0 if a.quick else 3.0, only=only)
+    res = measure(secs, n_reset, n_expert, vector_secs=1.0 if a.quick else 2.5, only=only)
     if a.markdown or a.readme:
         table = markdown(res["table"])
         if a.markdown:
