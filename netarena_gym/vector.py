@@ -1,6 +1,6 @@
 """Vector envs for NetArena: Gymnasium's ``AsyncVectorEnv`` with a leaner worker protocol.
 
-Mirrors ``gymnasium.vector.AsyncVectorEnv`` (Gymnasium 1.x): one worker process per env,
+Mirrors ``gymnasium.vector.AsyncVectorEnv`` (Gymnasium 1.4's worker protocol): one worker process per env,
 commands over a pipe, observations through shared memory, next-step autoreset.
 :class:`NetArenaAsyncVectorEnv` *is* that class (a subclass, passed its own ``worker=``),
 and returns what it returns, with two changes measured to matter (see
@@ -15,13 +15,11 @@ and returns what it returns, with two changes measured to matter (see
   memory through views made once per worker, not looked up per call.
 * Text observations come through the pipe. Gymnasium's shared memory holds a ``Text``
   space as ``max_length`` int32 per env and its ``AsyncVectorEnv`` decodes it once, when
-  it is built, so with ``shared_memory=True`` it returns that first (empty) text at every
-  step. Here array spaces (``Box``, ``Discrete``, ``MultiBinary``, ``MultiDiscrete``, or a
-  ``Dict`` of them) use shared memory and any other space the pipe.
+  it is built, so with ``shared_memory=True`` it returns that first decoding (padding, never
+  the env's text) at every step. Here array spaces (``Box``, ``Discrete``, ``MultiBinary``,
+  ``MultiDiscrete``, or a ``Dict`` of them) use shared memory and any other space the pipe.
 
-Left out: ``autoreset_mode="SameStep"`` (use Gymnasium's own worker: it is passed through
-unchanged) and Gymnasium's checks on calling ``step`` before ``reset``, which the envs make
-themselves (:class:`~netarena_gym.errors.ResetNeeded`).
+Left out: ``autoreset_mode="SameStep"``, which gets Gymnasium's own worker and step.
 """
 from __future__ import annotations
 
@@ -149,7 +147,7 @@ def _writer(space: gym.Space, shared_memory: Any, n: int) -> Callable[[int, Any]
 
 
 def netarena_worker(index: int, env_fn: Callable, pipe, parent_pipe, shared_memory,
-                    error_queue, autoreset_mode: AutoresetMode, semaphore) -> None:
+                    error_queue, autoreset_mode: AutoresetMode, semaphore=None) -> None:
     """The worker process of :class:`NetArenaAsyncVectorEnv`: Gymnasium's worker protocol
     (commands ``reset``, ``reset-noop``, ``step``, ``close``, ``_call``, ``_setattr``,
     ``_check_spaces``; errors onto ``error_queue``), with a step reply of
@@ -246,10 +244,10 @@ class NetArenaAsyncVectorEnv(AsyncVectorEnv):
                  max_concurrency: int | None = None) -> None:
         mode = AutoresetMode(autoreset_mode)
         self._packed = mode != AutoresetMode.SAME_STEP
+        limit = {} if max_concurrency is None else {"max_concurrency": max_concurrency}
         super().__init__(env_fns, shared_memory=shared_memory, copy=copy, context=context,
                          daemon=daemon, worker=netarena_worker if self._packed else None,
-                         observation_mode=observation_mode, autoreset_mode=mode,
-                         max_concurrency=max_concurrency)
+                         observation_mode=observation_mode, autoreset_mode=mode, **limit)
         if self._packed and shared_memory and not shares_memory(self.single_observation_space):
             self.shared_memory = False  # the workers send these observations through the pipe
             self.observations = create_empty_array(self.single_observation_space,

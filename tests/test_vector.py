@@ -168,3 +168,22 @@ def test_same_step_autoreset_uses_gymnasiums_worker():
 def test_shares_memory():
     assert shares_memory(gym.make("NetArena-Routing-v0", interface="discrete").observation_space)
     assert not shares_memory(gym.make("NetArena-Routing-v0", interface="text").observation_space)
+
+
+def test_max_concurrency_one_steps_the_same():
+    """``max_concurrency=1`` (Gymnasium's semaphore, one env stepping at a time) changes
+    when the workers run, not what they return."""
+    runs = []
+    for limit in (None, 1):
+        envs = make_vec("NetArena-CapacityPlanning-v0", 2, interface="discrete", max_steps=3,
+                        vector_kwargs={"max_concurrency": limit})
+        try:
+            out = [envs.reset(seed=[3, 4])]
+            for _ in range(5):
+                out.append(envs.step(out[-1][-1]["action_mask"].argmax(axis=1)))
+            runs.append(out)
+        finally:
+            envs.close()
+    for a, b in zip(*runs):
+        for x, y in zip(a, b):
+            assert_same(x, y)
