@@ -168,33 +168,28 @@ def netarena_worker(index: int, env_fn: Callable, pipe, parent_pipe, shared_memo
             if held:
                 semaphore.acquire()
             try:
-                if command == "reset":
-                    obs, info = env.reset(**data)
-                    autoreset = False
+                if command in ("reset", "step"):
+                    if command == "reset":
+                        obs, info = env.reset(**data)
+                        autoreset, reply = False, (info,)
+                    else:
+                        if autoreset:
+                            obs, info = env.reset()
+                            reward, terminated, truncated = 0, False, False
+                        else:
+                            obs, reward, terminated, truncated, info = env.step(data)
+                        if autoreset_mode == AutoresetMode.NEXT_STEP:
+                            autoreset = terminated or truncated
+                        reply = (reward, terminated, truncated, pack_info(info))
                     if write is not None:
                         write(index, obs)
                         obs = None
-                    if held:
+                    if held:  # released before the send, which waits for the main process
                         held = False
                         semaphore.release()
-                    pipe.send(((obs, info), True))
+                    pipe.send(((obs, *reply), True))
                 elif command == "reset-noop":
                     pipe.send(((None, {}), True))
-                elif command == "step":
-                    if autoreset:
-                        obs, info = env.reset()
-                        reward, terminated, truncated = 0, False, False
-                    else:
-                        obs, reward, terminated, truncated, info = env.step(data)
-                    if autoreset_mode == AutoresetMode.NEXT_STEP:
-                        autoreset = terminated or truncated
-                    if write is not None:
-                        write(index, obs)
-                        obs = None
-                    if held:
-                        held = False
-                        semaphore.release()
-                    pipe.send(((obs, reward, terminated, truncated, pack_info(info)), True))
                 elif command == "close":
                     pipe.send((None, True))
                     break
