@@ -7,6 +7,7 @@ Also the label checks ``kubectl label`` and ObjectMeta validation use.
 from __future__ import annotations
 
 import ipaddress
+import operator
 import re
 from dataclasses import dataclass
 
@@ -296,12 +297,22 @@ _SLICES_AND_MAPS = frozenset({"ingress", "egress", "policyTypes", "from", "to", 
 
 def drop_empty(v):
     """The stored form of a spec decoded with ``keep_empty``: empty slices and maps are
-    omitted (``omitempty``); empty selectors and rules stay (pointers, list elements)."""
+    omitted (``omitempty``); empty selectors and rules stay (pointers, list elements). A
+    part with nothing to drop is returned itself, not copied (the result shares it with
+    ``v``: neither may be changed in place afterwards)."""
     if isinstance(v, dict):
-        return {k: drop_empty(x) for k, x in v.items()
-                if not (k in _SLICES_AND_MAPS and isinstance(x, (list, dict)) and not x)}
+        out = {}
+        same = True
+        for k, x in v.items():
+            if k in _SLICES_AND_MAPS and isinstance(x, (list, dict)) and not x:
+                same = False
+                continue
+            y = out[k] = drop_empty(x)
+            same = same and y is x
+        return v if same else out
     if isinstance(v, list):
-        return [drop_empty(x) for x in v]
+        out = [drop_empty(x) for x in v]
+        return v if all(map(operator.is_, out, v)) else out
     return v
 
 
