@@ -105,6 +105,9 @@ class BaseCluster:
         self._stored: dict = {}  # stored policy objects shared by stores (Store.insert_kept_policy)
         #: fault list (repr) -> the faulty manifests, or None: what K8sGenerator.check found
         self.checked: dict = {}
+        #: (id of a manifest, fault (repr)) -> (that manifest, the faulty one or None), see
+        #: K8sGenerator._faulted
+        self.faulted: dict = {}
 
     def share(self, manifest: dict) -> None:
         """Key ``manifest``'s engine policy and canonical object by identity, as the
