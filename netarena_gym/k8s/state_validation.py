@@ -10,6 +10,7 @@ import ipaddress
 import operator
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # ------------------------------------------------------------------ apimachinery rules
 _QNAME = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
@@ -48,6 +49,11 @@ def dns1123_subdomain_errors(value: str) -> list[str]:
 
 
 def qualified_name_errors(value: str) -> list[str]:
+    return list(_qualified_name_errors(value))
+
+
+@lru_cache(maxsize=4096)
+def _qualified_name_errors(value: str) -> tuple[str, ...]:
     errs = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -59,24 +65,29 @@ def qualified_name_errors(value: str) -> list[str]:
         else:
             errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix))
     else:
-        return ["a qualified name " + _regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+        return ("a qualified name " + _regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",)
     if not name:
         errs.append("name part must be non-empty")
     elif len(name) > 63:
         errs.append("name part must be no more than 63 characters")
     if not _QNAME_RX.match(name):
         errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc"))
-    return errs
+    return tuple(errs)
 
 
 def label_value_errors(value: str) -> list[str]:
+    return list(_label_value_errors(value))
+
+
+@lru_cache(maxsize=4096)
+def _label_value_errors(value: str) -> tuple[str, ...]:
     errs = []
     if len(value) > 63:
         errs.append("must be no more than 63 characters")
     if not _LABEL_VALUE_RX.match(value):
         errs.append(_regex_error(_LABEL_VALUE_MSG, "(" + _QNAME + ")?", "MyValue", "my_value", "12345"))
-    return errs
+    return tuple(errs)
 
 
 def port_name_errors(port: str) -> list[str]:
@@ -333,9 +344,28 @@ def apply_defaults(spec: dict) -> dict:
 
 
 # -------------------------------------------------------------------------- validation
+_LABEL_ERRORS: dict = {}  # (path, label items) -> validate_labels' errors
+
+
 def validate_labels(labels: dict | None, path: str) -> list[FieldError]:
+    """The errors of a label map at ``path`` (kept per path and labels: they are few)."""
+    if not labels:
+        return []
+    try:
+        key = (path, tuple(labels.items()))
+        hit = _LABEL_ERRORS.get(key)
+    except TypeError:  # an unhashable value: not kept
+        return _validate_labels(labels, path)
+    if hit is None:
+        if len(_LABEL_ERRORS) >= 4096:
+            _LABEL_ERRORS.clear()
+        hit = _LABEL_ERRORS[key] = tuple(_validate_labels(labels, path))
+    return list(hit)
+
+
+def _validate_labels(labels: dict, path: str) -> list[FieldError]:
     errs = []
-    for k in sorted(labels or {}):
+    for k in sorted(labels):
         v = labels[k]
         errs.extend(FieldError(path, "Invalid value", k, m) for m in qualified_name_errors(k))
         errs.extend(FieldError(path, "Invalid value", v, m) for m in label_value_errors(v))
