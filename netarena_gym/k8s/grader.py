@@ -56,7 +56,8 @@ class Cluster:
     """The objects the engine reads: lists of API objects as dicts. ``version`` changes
     whenever any object changes (None: never cached). ``frozen``: the caller never changes
     these objects in place (a write replaces the object), so the engine may key its caches
-    by object identity (the simulator's store); otherwise by name and resourceVersion."""
+    by object identity (the simulator's store), and the same lists stand for the same
+    objects; otherwise by name and resourceVersion."""
     namespaces: list
     pods: list
     services: list
@@ -128,7 +129,11 @@ class PolicyEngine:
         if cluster.version is not None and cluster.version == self._version:
             return self._result
         frozen = cluster.frozen
-        if frozen:
+        keep = self._keep
+        if frozen and keep and cluster.pods is keep[0] and cluster.namespaces is keep[1] \
+                and cluster.services is keep[2]:
+            wk, sk = self._wkey, self._skey  # the same lists of a frozen cluster: the same world
+        elif frozen:
             wk = (tuple(map(id, cluster.pods)), tuple(map(id, cluster.namespaces)))
             sk = tuple(map(id, cluster.services))
         else:
@@ -151,8 +156,8 @@ class PolicyEngine:
                 self._clear_policies()
             if frozen:
                 self._fmemo = _shared_memo(self._signature())
-        if frozen:  # ids are keys only while the objects live
-            self._keep = (cluster.pods, cluster.namespaces, cluster.services)
+        # ids are keys only while the objects live (and the lists, kept, keep their ids)
+        self._keep = (cluster.pods, cluster.namespaces, cluster.services) if frozen else ()
         self._update_policies(cluster.policies, frozen)
         out = self._outcomes()
         self._version = cluster.version
