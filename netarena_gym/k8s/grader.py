@@ -30,7 +30,9 @@ Pod sets are Python integers used as bit sets (:mod:`netarena_gym.k8s.grader_wor
 Evaluation is incremental: the engine keeps, per policy, what it contributes to every
 destination (pod, port, protocol) that a probe or DNS reaches, so a change to one policy
 recomputes that policy's contribution and the destinations it touches, not the cluster
-(see benchmarks/bench_k8s.py and benchmarks/bench_speed.py).
+(see benchmarks/bench_k8s.py and benchmarks/bench_speed.py). For frozen clusters the
+contributions are shared by the engines of a process that see the same world (pods,
+namespaces, slots): the generator's check computes them once for the env's engine.
 """
 from __future__ import annotations
 

@@ -349,17 +349,12 @@ _LABEL_ERRORS: dict = {}  # (path, label items) -> validate_labels' errors
 
 def validate_labels(labels: dict | None, path: str) -> list[FieldError]:
     """The errors of a label map at ``path`` (kept per path and labels: they are few)."""
-    if not labels:
-        return []
-    try:
-        key = (path, tuple(labels.items()))
-        hit = _LABEL_ERRORS.get(key)
-    except TypeError:  # an unhashable value: not kept
-        return _validate_labels(labels, path)
+    key = (path, tuple((labels or {}).items()))
+    hit = _LABEL_ERRORS.get(key)
     if hit is None:
         if len(_LABEL_ERRORS) >= 4096:
             _LABEL_ERRORS.clear()
-        hit = _LABEL_ERRORS[key] = tuple(_validate_labels(labels, path))
+        hit = _LABEL_ERRORS[key] = tuple(_validate_labels(labels or {}, path))
     return list(hit)
 
 
