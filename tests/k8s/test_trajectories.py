@@ -2,7 +2,11 @@
 seeded episodes with seeded random masked actions hash to values pinned from the release
 before issue 14's K8s speed changes (caches, replays and shared objects must not change
 what an agent sees). Each run plays its episodes in one env, so later episodes hit the
-caches earlier ones filled, and a second env in the same process must agree."""
+caches earlier ones filled, and a second env in the same process must agree.
+
+A change that means to alter what an episode shows (the info schema, observations) re-pins
+from the commit before it: ``python -c "from tests.k8s.test_trajectories import *;
+print({k: trajectories_hash(*k) for k in PINNED})"``."""
 import hashlib
 import json
 
