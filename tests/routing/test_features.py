@@ -1,0 +1,32 @@
+"""The discrete observation's per-episode maps are memoised per layout: a new episode on
+the same topology starts from the same arrays, whatever the last episode changed."""
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import netarena_gym  # noqa: F401
+from netarena_gym.routing import features
+from netarena_gym.routing.features import FeatureBuilder
+from netarena_gym.routing.views import INSPECT, parse_inspection
+
+TREE = {"shape": "tree", "routers": 8, "subnets": 2, "hosts": 2}
+
+
+def test_an_episode_starts_from_the_layouts_arrays_not_the_last_episodes():
+    env = gym.make("NetArena-Routing-v0", level=3, interface="discrete", topology=TREE)
+    obs, _ = env.reset(seed=0)
+    u = env.unwrapped
+    lay, names = u.backend.layout, u.backend.names
+    features._episode_maps.cache_clear()
+    first = FeatureBuilder(lay, u.dims, names)
+    out = u.backend.run({"machine": "r1", "command": "ip link set r1-eth1 down; " + INSPECT})
+    first.update_router("r1", parse_inspection(out.output))
+    assert first.iface[1].any() and (first.router[1] != 0).any()
+    again = FeatureBuilder(lay, u.dims, names)
+    assert features._episode_maps.cache_info().hits == 1
+    m = u.backend.observe()
+    for key, value in again.arrays(m).items():
+        assert np.array_equal(value, obs[key] if key != "reachability" else again.reachability(m))
+    assert not np.array_equal(first.iface, again.iface)
+    with pytest.raises(ValueError):
+        again.slots[0] = 0  # the memo's arrays are read-only
