@@ -79,17 +79,16 @@ def _layout_intent(lay: Layout, dims: Dims):
     for ln in lay.links:
         addrs[ln.a_iface] = (int_to_ip(ln.a_ip), 30)
         addrs[ln.b_iface] = (int_to_ip(ln.b_ip), 30)
+    # the slot of each routed prefix: subnets by their global index (past subnet 255 the
+    # third octet no longer is the index), transit links by theirs
+    slot_of = {(s.net, 24): subnet_slot(lay, dims, s.index) for s in lay.subnets}
+    slot_of.update({(ln.net, 30): dims.subnet_slots + ln.index for ln in lay.links})
     routes = {}
     for r in lay.routers:
         table = {}
         for net, plen, dev, gw in lay.intended_routes(r):
-            slot = None
-            if plen == 24:
-                k = ((net >> 8) & 255)
-                slot = subnet_slot(lay, dims, k)
-            else:
-                slot = dims.subnet_slots + ((net >> 8) & 255)
-            table[f"{int_to_ip(net)}/{plen}"] = (slot, dev, int_to_ip(gw) if gw else None)
+            table[f"{int_to_ip(net)}/{plen}"] = (slot_of[(net, plen)], dev,
+                                                 int_to_ip(gw) if gw else None)
         routes[r] = table
     return addrs, routes
 

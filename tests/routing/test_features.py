@@ -30,3 +30,19 @@ def test_an_episode_starts_from_the_layouts_arrays_not_the_last_episodes():
     assert not np.array_equal(first.iface, again.iface)
     with pytest.raises(ValueError):
         again.slots[0] = 0  # the memo's arrays are read-only
+
+
+def test_every_routed_prefix_has_its_own_route_slot_past_subnet_255():
+    """64 routers of 8 subnets: subnets 256-512 are 100.64.x.0/24, whose third octet is
+    not their index; each prefix still gets the slot the catalogue gives its route."""
+    from netarena_gym.routing.catalogue import Dims, subnet_slot
+    from netarena_gym.routing.features import _layout_intent
+    from netarena_gym.routing.shapes import shape_spec
+    from netarena_gym.routing.topology import layout_of
+    lay = layout_of(shape_spec("tree", [(1,) * 8] * 64))
+    dims = Dims(64, 8, 1)
+    _, routes = _layout_intent(lay, dims)
+    slots = [slot for slot, _, _ in routes["r0"].values()]
+    assert len(slots) == len(set(slots)) == len(lay.subnets) + len(lay.links)
+    assert sorted(slots[:len(lay.subnets)]) == sorted(subnet_slot(lay, dims, s.index)
+                                                      for s in lay.subnets)
