@@ -46,3 +46,47 @@ def test_every_routed_prefix_has_its_own_route_slot_past_subnet_255():
     assert len(slots) == len(set(slots)) == len(lay.subnets) + len(lay.links)
     assert sorted(slots[:len(lay.subnets)]) == sorted(subnet_slot(lay, dims, s.index)
                                                       for s in lay.subnets)
+
+
+TREE64 = {"shape": "tree", "routers": 64, "subnets": 2, "hosts": 2}
+
+
+@pytest.mark.parametrize("level,shape,seeds", [(1, None, range(12)), (3, None, range(8)),
+                                               (3, TREE64, range(2))], ids=["L1", "L3", "tree64"])
+def test_memoised_episodes_equal_episodes_derived_afresh(level, shape, seeds):
+    """The same observations, rewards and infos with the memos (features' maps, the
+    pingall rows) as with both cleared before every reset and step."""
+    from netarena_gym.routing import render
+
+    def episodes(fresh):
+        out = []
+        for iface in ("discrete", "text"):
+            env = gym.make("NetArena-Routing-v0", level=level, interface=iface, topology=shape)
+            for seed in seeds:
+                if fresh:
+                    features._episode_maps.cache_clear()
+                    render._full_rows.cache_clear()
+                obs, info = env.reset(seed=seed)
+                out.append((obs, info))
+                rng = np.random.default_rng(seed)
+                for _ in range(3):
+                    if fresh:
+                        render._full_rows.cache_clear()
+                    if iface == "discrete":
+                        a = int(rng.choice(np.flatnonzero(info["action_mask"])))
+                    else:
+                        a = {"machine": "r0", "command": "ip link set r0-eth1 down"}
+                    obs, r, term, trunc, info = env.step(a)
+                    out.append((obs, r, term, trunc, info))
+        return out
+
+    def same(a, b):
+        if isinstance(a, dict):
+            return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        if isinstance(a, (list, tuple)):
+            return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        if isinstance(a, np.ndarray):
+            return a.dtype == b.dtype and np.array_equal(a, b)
+        return a == b
+    episodes(False)  # fill the memos
+    assert same(episodes(False), episodes(True))
