@@ -39,14 +39,15 @@ SHARED_LOOKUPS_MAX = 4096
 
 def lookup_caches(node: "Node") -> tuple[dict, dict]:
     """Fresh route lookup caches for ``node``'s current version: its route cache and
-    prefix index. A node whose fingerprint is known at this version shares them with
-    every node holding the very same fingerprint object (copies of one pristine node,
-    :mod:`netarena_gym.routing.clone`, share it while unchanged): same content, same
-    lookups, so the copies of a network start with the lookups of those before them.
-    Any change bumps the version, and the next lookup takes new caches."""
-    fp = node._fingerprint if node._fp_version == node.version else None
-    if fp is None:
+    prefix index. A node never changed since it was built (version 0) whose fingerprint
+    is known shares them with every node holding the very same fingerprint object
+    (copies of one pristine node, :mod:`netarena_gym.routing.clone`, share it while
+    unchanged): same content, same lookups, so the copies of a network start with the
+    lookups of those before them. Any change bumps the version, and the next lookup
+    takes new caches."""
+    if node.version or node._fp_version:
         return {}, {}
+    fp = node._fingerprint
     ent = _SHARED_LOOKUPS.get(id(fp))
     if ent is None or ent[0] is not fp:
         if len(_SHARED_LOOKUPS) >= SHARED_LOOKUPS_MAX:
