@@ -4,6 +4,10 @@ derives the all-pairs ``ping -c1 -W<t>`` matrix from it.
 
 The matrix is cached by the content of every node's configuration, so steps that change
 nothing, or that return the network to a state seen before, cost a dictionary lookup.
+
+A walk is the sender's part (:func:`launch`) then the hop-by-hop rest (:func:`carry`);
+the probe matrix's walks on larger networks jump along memoised chains of plain hops
+between the two (:mod:`netarena_gym.routing.forward_memo`).
 """
 from __future__ import annotations
 

@@ -9,6 +9,10 @@ configuration changes only the pairs that read it are probed again; the others k
 result. A store can sit on a read-only *base* (the pairs of a pristine network, see
 :mod:`netarena_gym.routing.pristine`): base pairs stay valid until a node they read changes.
 
+Probes on networks of :data:`MEMO_ROUTERS` routers or more go through
+:class:`~netarena_gym.routing.forward_memo.ForwardingMemo` (same results and
+dependencies as the walk; :data:`FAST_PROBES` off walks every probe hop by hop).
+
 :func:`host_classes` is the class split of :class:`~netarena_gym.routing.grader.ReachabilityOracle`
 (same classes, same order), with the long prefixes of each node memoised by its content.
 """
