@@ -7,7 +7,8 @@ configuration of every router). Discrete interface: a catalogue of atomic comman
 mask, and fixed-size arrays (see :mod:`netarena_gym.routing.features`).
 
 A reset builds a whole network (thousands of objects at 64 routers) that lives for the
-episode, so it runs with the cyclic garbage collector paused (:func:`paused_gc`): left on,
+episode, so it runs with the cyclic garbage collector paused
+(:func:`netarena_gym.core.collector.paused_gc`): left on,
 the collector runs its young generations many times over objects that all survive, and
 promotes them fast enough to trigger full collections of the whole heap every few resets
 (about 12% of a reset at 64 routers, 7% at level 3). Nothing is leaked: what a reset
@@ -15,12 +16,9 @@ leaves as cyclic garbage is collected at the next pass after the collector is ba
 """
 from __future__ import annotations
 
-import gc
-import threading
-from contextlib import contextmanager
-
 import numpy as np
 
+from netarena_gym.core.collector import paused_gc
 from netarena_gym.core.env import NetArenaEnv
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.errors import InvalidConfig, require
@@ -38,30 +36,6 @@ from netarena_gym.routing.backends.sim import SimBackend, SimState
 from netarena_gym.routing.views import INSPECT, parse_inspection
 
 BACKENDS = ("sim", "mininet")
-
-_pause_lock = threading.Lock()
-_pause = {"depth": 0, "was_enabled": False}
-
-
-@contextmanager
-def paused_gc():
-    """Run the body with the cyclic garbage collector paused (``gc.disable()``); the
-    outermost exit turns it back on if it was on at the outermost entry (a collector the
-    caller turned off stays off). Reference counting still frees everything acyclic at
-    once."""
-    with _pause_lock:
-        if _pause["depth"] == 0:
-            _pause["was_enabled"] = gc.isenabled()
-            gc.disable()
-        _pause["depth"] += 1
-    try:
-        yield
-    finally:
-        with _pause_lock:
-            _pause["depth"] -= 1
-            if _pause["depth"] == 0 and _pause["was_enabled"]:
-                gc.enable()
-
 
 def make_backend(name: str, **kw):
     if name == "sim":

@@ -11,11 +11,11 @@ between the two (:mod:`netarena_gym.routing.forward_memo`).
 """
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass
 
 import numpy as np
 
+from netarena_gym.core.collector import paused_gc
 from netarena_gym.routing.commands.iptables import verdict
 from netarena_gym.routing.matrix_cache import (
     PairStore, host_classes, long_prefixes, route_changes)
@@ -398,13 +398,8 @@ class ReachabilityOracle:
         if m is None:
             # the computation makes many small acyclic records: no collector passes over
             # the (large) heap while it runs; reference counting frees them
-            paused = gc.isenabled()
-            gc.disable()
-            try:
+            with paused_gc():
                 m = self._compute(key)
-            finally:
-                if paused:
-                    gc.enable()
             if len(self._cache) >= self._cache_size:
                 self._cache.pop(next(iter(self._cache)))
             self._cache[key] = m

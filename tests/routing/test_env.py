@@ -123,7 +123,6 @@ def test_reset_pauses_the_collector_and_restores_its_state(monkeypatch):
     import gc
 
     from netarena_gym.routing import env as routing_env
-    from netarena_gym.routing.env import paused_gc
     seen = []
     e = gym.make("NetArena-Routing-v0", level=1)
     inner = routing_env.RoutingEnv._generate
@@ -141,10 +140,3 @@ def test_reset_pauses_the_collector_and_restores_its_state(monkeypatch):
         assert not gc.isenabled()
     finally:
         gc.enable()
-    with pytest.raises(RuntimeError):
-        with paused_gc():
-            with paused_gc():
-                assert not gc.isenabled()
-            assert not gc.isenabled()  # only the outermost exit turns it back on
-            raise RuntimeError
-    assert gc.isenabled()
