@@ -29,14 +29,24 @@ _TRAVERSED = (CONTAINS, CONTROLS)
 class Sub:
     """What lies beneath a node: its distinct descendants and their total port capacity.
     ``parts`` (children's keys and their Subs) is kept when the children's subtrees are
-    disjoint, so that the counts add up from theirs instead of walking every descendant."""
-    __slots__ = ("desc", "capacity", "_counts", "parts")
+    disjoint (``disjoint``), so that the counts add up from theirs instead of walking every
+    descendant; the descendants of such a Sub are then made only when asked for."""
+    __slots__ = ("_desc", "capacity", "_counts", "parts", "disjoint")
 
-    def __init__(self, desc: frozenset, capacity: int, parts: tuple | None = None):
-        self.desc = desc
+    def __init__(self, desc: frozenset | None, capacity: int, parts: tuple | None = None):
+        self._desc = desc  # None: made from ``parts`` when asked for
         self.capacity = capacity
         self._counts: dict | None = None
         self.parts = parts
+        self.disjoint = parts is not None
+
+    @property
+    def desc(self) -> frozenset:
+        d = self._desc
+        if d is None:
+            kids, subs = self.parts
+            d = self._desc = frozenset(kids).union(*[s.desc for s in subs])
+        return d
 
     def counts(self, attrs_of) -> dict[str, int]:
         if self._counts is None:
@@ -55,7 +65,8 @@ class Sub:
                     for k in ((d[0],) if type(d) is tuple else kinds_of(attrs_of(d))):
                         c[k] = c.get(k, 0) + 1
             self._counts = c
-            self.parts = None  # the children's Subs are no longer needed
+            if self._desc is not None:
+                self.parts = None  # the children's Subs are no longer needed
         return self._counts
 
 
@@ -68,9 +79,11 @@ def _port_capacity(attrs: dict | None) -> int:
     return int(v)
 
 
-def _compute_sub(key, out_of, attrs_of, cached, store) -> Sub:
+def _compute_sub(key, out_of, attrs_of, cached, store, disjoint=None) -> Sub:
     """Iterative post-order computation of ``Sub`` for ``key`` and any uncached descendant.
-    ``cached(k)`` returns a Sub or None; cycles (only an agent can make them) are cut."""
+    ``cached(k)`` returns a Sub or None; cycles (only an agent can make them) are cut.
+    ``disjoint(k)`` says that k's children's subtrees are known to be disjoint (and free of
+    k): its capacity adds up from theirs without making its descendants."""
     stack = [(key, False)]
     visiting: set = set()
     while stack:
@@ -87,6 +100,11 @@ def _compute_sub(key, out_of, attrs_of, cached, store) -> Sub:
             continue
         subs = [cached(c) for c in kids]
         subs = [s for s in subs if s is not None]
+        if disjoint is not None and len(subs) == len(kids) and disjoint(k):
+            store(k, Sub(None, sum(s.capacity for s in subs) + _port_capacity(attrs_of(k)),
+                         (kids, subs)))
+            visiting.discard(k)
+            continue
         desc = frozenset(kids).union(*[s.desc for s in subs])  # one pass, no set copy
         if k in desc:
             desc = desc - {k}
@@ -217,7 +235,8 @@ class GraphError(ValueError):
 class Graph:
     """A copy-on-write view over a :class:`BaseGraph`."""
 
-    __slots__ = ("base", "_nodes", "_out", "_inn", "_memo", "_edges", "_added_by_name", "watch")
+    __slots__ = ("base", "_nodes", "_out", "_inn", "_memo", "_edges", "_added_by_name", "watch",
+                 "_grafted")
 
     def __init__(self, base: BaseGraph):
         self.base = base
@@ -231,6 +250,10 @@ class Graph:
         # existence or attributes, their edges (children, degree) or their subtree facts
         # (capacity); None when nobody watches. ``reset`` drops it (everything may change).
         self.watch: set | None = None
+        # whether an edge was added to a node that already had edges (the tools and the
+        # generator only ever add an edge to a new node, which keeps every subtree that was
+        # disjoint in the base disjoint: see ``sub``)
+        self._grafted = False
 
     def reset(self) -> None:
         self._nodes.clear()
@@ -240,6 +263,7 @@ class Graph:
         self._edges.clear()
         self._added_by_name.clear()
         self.watch = None
+        self._grafted = False
 
     @property
     def changed(self) -> bool:
@@ -311,7 +335,15 @@ class Graph:
             return s
         if not self.has(k):
             raise GraphError(f"no node {k!r}")
-        return _compute_sub(k, self.children, self.attrs, cached, self._memo.__setitem__)
+        return _compute_sub(k, self.children, self.attrs, cached, self._memo.__setitem__,
+                            None if self._grafted else self._disjoint)
+
+    def _disjoint(self, k) -> bool:
+        """Whether k's children's subtrees are disjoint: they were in the base (a node the
+        episode added has only new nodes below it), and removals and edges to new nodes
+        keep them so."""
+        b = self.base.memo.get(k)
+        return b.disjoint if b is not None else True
 
     def capacity(self, k) -> int:
         return self.sub(k).capacity
@@ -374,6 +406,8 @@ class Graph:
     def add_edge(self, a, z, kind: str) -> None:
         if not self.has(a) or not self.has(z):
             raise GraphError(f"edge {a!r} -> {z!r}: both ends must exist")
+        if a == z or self.children(z) or self.parents(z):
+            self._grafted = True
         self._invalidate(a)
         self._w_out(a)[z] = kind
         self._w_inn(z)[a] = kind

@@ -107,6 +107,45 @@ def test_memoised_capacity_and_counts_match_brute_force_under_changes(g):
                 assert g.sub(probe).counts(g.attrs) == every
 
 
+def _check_below(g: Graph, probe) -> None:
+    below = brute_below(g, probe)
+    assert g.capacity(probe) == brute_capacity(g, probe)
+    every: dict = {}
+    for x in below:
+        for kind in kinds_of(g.attrs(x)):
+            every[kind] = every.get(kind, 0) + 1
+    assert g.sub(probe).counts(g.attrs) == every
+    assert g.sub(probe).desc == below
+
+
+@pytest.mark.parametrize("seed", [2, 3, 4])
+def test_subtree_facts_match_brute_force_when_edges_join_existing_nodes(g, seed):
+    """Subtrees stay disjoint under removals and edges to new nodes (their capacity adds up
+    from the children's, descendants made only when asked for); an edge to a node that
+    already had edges (shared ports, cycles) switches the episode to the full computation."""
+    rng = np.random.default_rng(seed)
+    keys = list(g.base.nodes)
+    for step in range(40):
+        k = keys[int(rng.integers(len(keys)))]
+        if not g.has(k):
+            continue
+        r = rng.random()
+        if r < 0.4:
+            g.remove_node(k)
+        elif r < 0.8:
+            p = (PORT, f"fresh{step}")
+            g.add_node(p, {"name": p[1], "type": [PORT], CAPACITY: 5})
+            g.add_edge(k, p, CONTAINS)
+        else:  # join an existing node: it may be reachable twice now, or k from itself
+            z = keys[int(rng.integers(len(keys)))]
+            if g.has(z) and z not in g.children(k):
+                g.add_edge(k, z, CONTAINS)
+        # probe in a random order: some facts are read before their ancestors' and after
+        for i in rng.permutation(len(keys))[:25]:
+            if g.has(keys[int(i)]):
+                _check_below(g, keys[int(i)])
+
+
 def test_capacity_counts_shared_ports_once(g):
     name = g.base.by_kind[SWITCH][0][1]
     ch = (CHASSIS, name)
