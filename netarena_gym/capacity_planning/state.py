@@ -236,7 +236,7 @@ class Graph:
     """A copy-on-write view over a :class:`BaseGraph`."""
 
     __slots__ = ("base", "_nodes", "_out", "_inn", "_memo", "_edges", "_added_by_name", "watch",
-                 "_grafted")
+                 "_grafted", "before_write")
 
     def __init__(self, base: BaseGraph):
         self.base = base
@@ -254,8 +254,17 @@ class Graph:
         # generator only ever add an edge to a new node, which keeps every subtree that was
         # disjoint in the base disjoint: see ``sub``)
         self._grafted = False
+        # called (then dropped) before the next write or reset: a reader that put off
+        # reading (a tool's text, see ``commands.tools``) reads now
+        self.before_write = None
+
+    def _will_write(self) -> None:
+        hook, self.before_write = self.before_write, None
+        hook()
 
     def reset(self) -> None:
+        if self.before_write is not None:
+            self._will_write()
         self._nodes.clear()
         self._out.clear()
         self._inn.clear()
@@ -378,6 +387,8 @@ class Graph:
         return v
 
     def add_node(self, k, attrs: dict) -> None:
+        if self.before_write is not None:
+            self._will_write()
         if self.has(k):
             raise GraphError(f"node {k!r} already exists")
         self._nodes[k] = attrs
@@ -388,6 +399,8 @@ class Graph:
             self._added_by_name.setdefault(attrs.get("name"), []).append(k)
 
     def set_attrs(self, k, attrs: dict) -> None:
+        if self.before_write is not None:
+            self._will_write()
         if not self.has(k):
             raise GraphError(f"no node {k!r}")
         self._invalidate(k)
@@ -404,6 +417,8 @@ class Graph:
         self.set_attrs(k, a)
 
     def add_edge(self, a, z, kind: str) -> None:
+        if self.before_write is not None:
+            self._will_write()
         if not self.has(a) or not self.has(z):
             raise GraphError(f"edge {a!r} -> {z!r}: both ends must exist")
         if a == z or self.children(z) or self.parents(z):
@@ -416,6 +431,8 @@ class Graph:
             self.watch.update((a, z))
 
     def remove_edge(self, a, z) -> None:
+        if self.before_write is not None:
+            self._will_write()
         if z not in self.children(a):
             raise GraphError(f"no edge {a!r} -> {z!r}")
         self._invalidate(a)
@@ -429,6 +446,8 @@ class Graph:
             self.watch.update((a, z))
 
     def remove_node(self, k) -> None:
+        if self.before_write is not None:
+            self._will_write()
         if not self.has(k):
             raise GraphError(f"no node {k!r}")
         self._invalidate(k)  # k and everything above it; nothing below k changes

@@ -20,14 +20,17 @@ An action is a JSON object (or dict) with a ``tool`` and its arguments:
 have the same name). The tools apply what they are asked: validity of the resulting graph
 is what safety grades.
 
-A read of nodes the episode has not touched (``Graph.pristine``) is a function of the base
-graph alone: its text is kept per base graph and, until someone reads it (the text
-interface's observation, ``render()``, a history), not made at all (:class:`ToolResult`;
-the discrete interface's agent sees arrays, never the text).
+A read's text is made only when someone reads it (the text interface's observation,
+``render()``, a history; the discrete interface's agent sees arrays, never the text), see
+:class:`ToolResult`: a read of nodes the episode has not touched (``Graph.pristine``) is a
+function of the base graph alone (its text is kept per base graph); any other is made on
+the episode's graph before that graph next changes (``Graph.before_write``), if its result
+is still held by then.
 """
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any
 
 from netarena_gym.core.actions import ActionError, parse_json_action
@@ -83,9 +86,8 @@ def decode_action(action: Any) -> dict:
 
 
 class ToolResult(CommandResult):
-    """A tool's result whose ``output`` is made when first read, by ``make()`` (a function
-    of the base graph alone, so it may run at any time)."""
-    __slots__ = ("_make", "_text")
+    """A tool's result whose ``output`` is made when first read, by ``make()``."""
+    __slots__ = ("_make", "_text", "__weakref__")
 
     def __init__(self, make, status: int = 0, kind: str = OK):
         self._make, self._text = make, None
@@ -110,6 +112,8 @@ class ToolBox:
     def __init__(self, graph: Graph, lazy: bool = True):
         self.graph = graph
         self.lazy = lazy
+        self._live = False  # the last read's text is to be made on the live graph
+        self._pending: list = []  # weak references to such results not read yet
 
     def resolve(self, name: str, kind: str | None):
         if kind and self.graph.base.scheme == "kind_name" and self.graph.has((kind, name)):
@@ -134,18 +138,46 @@ class ToolBox:
         except ActionError as e:
             return CommandResult(f"netarena: invalid action: {e}\n", 2, INVALID)
         if type(out) is not str:
-            return ToolResult(out)
+            res = ToolResult(out)
+            if self._live:  # its text must be made before the graph changes
+                self._live = False
+                self._hold(res)
+            return res
         return CommandResult(out, 0, OK)
+
+    def _hold(self, res: ToolResult) -> None:
+        pending = self._pending
+        if len(pending) >= 64:  # many reads and no change: forget the results dropped
+            pending[:] = [r for r in pending if r() is not None]
+        pending.append(weakref.ref(res))
+        g = self.graph
+        hook = g.before_write
+        if hook is None:
+            g.before_write = self._settle
+        elif hook != self._settle:  # another reader waits too
+            g.before_write = lambda: (hook(), self._settle())
+
+    def _settle(self) -> None:
+        """Make the texts of the results still held that read the graph as it is now
+        (the graph calls this before it changes)."""
+        pending, self._pending = self._pending, []
+        for ref in pending:
+            res = ref()
+            if res is not None:
+                res.output  # noqa: B018 (made now, kept by the result)
 
     # ------------------------------------------------------------- reads
     # A read of nodes the episode has not touched (Graph.pristine) reads the base: its text
     # is kept per base graph and shared by every episode on it, and made on the base (by a
     # toolbox over an untouched view) when first read.
     def _cached(self, key: tuple, make, *nodes, lazy: bool = False):
-        """The text ``make()`` gives, or (``lazy``: untouched nodes, not kept yet) a
-        function that makes it on the base."""
+        """The text ``make()`` gives, or (``lazy``) a function that makes it: on the base
+        (untouched nodes, not kept yet) or on the live graph (see ``run``)."""
         g = self.graph
         if not all(map(g.pristine, nodes)):
+            if lazy:
+                self._live = True
+                return make
             return make()
         base = g.base
         texts = base.facts.get("tool_text")
