@@ -18,7 +18,6 @@ a ``get_node`` or ``list_children`` revealed them.
 """
 from __future__ import annotations
 
-import copy
 import functools
 
 import numpy as np
@@ -30,7 +29,7 @@ from netarena_gym.capacity_planning.commands.tools import decode_action
 from netarena_gym.capacity_planning.kinds import CAPACITY, PORT, SWITCH, natural_key
 from netarena_gym.capacity_planning.state import BaseGraph, Graph, GraphError
 from netarena_gym.capacity_planning.state_ops import READS, child_switches, read
-from netarena_gym.capacity_planning.problems import Query
+from netarena_gym.capacity_planning.problems import Query, plain_copy
 
 NODE_TOOLS = ("get_node", "list_children", "remove_node")
 ADD_SLOTS = 16
@@ -298,7 +297,7 @@ def _read_base(base: BaseGraph, op: dict):
             cache[key] = read(Graph(base), op)
         except GraphError:
             cache[key] = None
-    return copy.deepcopy(cache[key])
+    return plain_copy(cache[key])
 
 
 def _candidates(base: BaseGraph, query: Query) -> list:

@@ -73,8 +73,8 @@ def _row(graph: Graph, k, observed) -> tuple:
 
 def candidate_array(candidates: list) -> np.ndarray:
     c = np.zeros((ANSWER_SLOTS, CANDIDATE_FEATURES), np.float32)
-    for i, v in enumerate(candidates):
-        c[i, 0] = 1
+    rows = []
+    for v in candidates[:ANSWER_SLOTS]:
         if isinstance(v, (int, float)):
             t, mag = "number", log_scale(v)
         elif isinstance(v, str):
@@ -83,8 +83,13 @@ def candidate_array(candidates: list) -> np.ndarray:
             t, mag = "rank", min(1.0, len(v) / 64)
         else:
             t, mag = "list", min(1.0, len(v) / 64)
-        c[i, 1 + ANSWER_TYPES.index(t)] = 1
-        c[i, -1] = mag
+        row = [0.0] * CANDIDATE_FEATURES
+        row[0] = 1.0
+        row[1 + ANSWER_TYPES.index(t)] = 1.0
+        row[-1] = mag
+        rows.append(row)
+    if rows:
+        c[:len(rows)] = rows  # one conversion for the whole array
     return c
 
 
