@@ -23,7 +23,8 @@ import functools
 import numpy as np
 
 from netarena_gym.capacity_planning.features import (ALL_TEMPLATES, ANSWER_SLOTS, FOCUS,
-                                                     OP_NAMES, FocusArrays, candidate_array)
+                                                     OP_NAMES, FocusArrays, candidate_array,
+                                                     focus_start)
 from netarena_gym.core.actions import Catalogue, CatalogueEntry
 from netarena_gym.capacity_planning.commands.tools import decode_action
 from netarena_gym.capacity_planning.kinds import CAPACITY, PORT, SWITCH, natural_key
@@ -69,21 +70,10 @@ class DiscreteView:
         self.catalogue.clear()
         self.observed = set()
         refs = tuple(tuple(op[f]) for op in query.ops for f in ("node", "parent") if f in op)
-        self.focus = focus = list(_focus(graph, refs))
-        nt = len(NODE_TOOLS)
-        blocks: list = []
-        checks: dict = {}
+        focus, blocks, node_checks, fresh = self._focus_block(graph, refs)
+        self.focus = list(focus)
+        checks = dict(node_checks)
         others: set = set()  # the nodes of the entries that are not a focus node's
-        for i, k in enumerate(focus):
-            block = self._node_entries.get(k)
-            if block is None:  # entries are immutable: kept per node across episodes
-                if len(self._node_entries) >= NODE_ENTRY_CACHE:
-                    self._node_entries.clear()
-                block = self._node_entries[k] = tuple(CatalogueEntry(
-                    f"{tool} {k[0]} {k[1]}", {"tool": tool, "node": k[1], "kind": k[0]}, tool)
-                    for tool in NODE_TOOLS)
-            blocks.extend(block)
-            checks[k] = _NODE_CHECKS[i]
         if blocks:
             self.catalogue.set_block(0, blocks, _ONES[:len(blocks)])
         base = FOCUS * len(NODE_TOOLS)
@@ -114,7 +104,34 @@ class DiscreteView:
         self._checks, self._checked = checks, self.catalogue.entries
         # the focus nodes exist (their entries were set valid): only the other entries'
         # nodes are checked
-        self._start(graph, others)
+        self._start(graph, others, fresh)
+
+    def _focus_block(self, graph: Graph, refs: tuple) -> tuple:
+        """``(focus nodes, their entries, their checks, (slot of each, focus array))`` of
+        a question naming ``refs``, on a graph where the focus nodes exist and nothing is
+        observed: a function of the base graph and ``refs``, kept per base graph while the
+        graph is unchanged (as after a reset)."""
+        cache = graph.base.facts.setdefault("catalogue_block", {}) if not graph.changed else {}
+        fb = cache.get(refs)
+        if fb is not None:
+            return fb
+        focus = _focus(graph, refs)
+        blocks: list = []
+        checks: dict = {}
+        for i, k in enumerate(focus):
+            block = self._node_entries.get(k)
+            if block is None:  # entries are immutable: kept per node across episodes
+                if len(self._node_entries) >= NODE_ENTRY_CACHE:
+                    self._node_entries.clear()
+                block = self._node_entries[k] = tuple(CatalogueEntry(
+                    f"{tool} {k[0]} {k[1]}", {"tool": tool, "node": k[1], "kind": k[0]}, tool)
+                    for tool in NODE_TOOLS)
+            blocks.extend(block)
+            checks[k] = _NODE_CHECKS[i]
+        if len(cache) >= FOCUS_CACHE:
+            cache.clear()
+        fb = cache[refs] = (focus, tuple(blocks), checks, focus_start(focus))
+        return fb
 
     def _index(self) -> None:
         """Index the entries by the nodes their validity depends on (``build`` does it as
@@ -136,15 +153,16 @@ class DiscreteView:
                 cat.mask[i] = 1
         self._checks = checks
 
-    def _start(self, graph: Graph, keys=None) -> None:
+    def _start(self, graph: Graph, keys=None, fresh=None) -> None:
         """Compute the mask (of the entries on ``keys``, by default all) and the focus
-        array in full, and watch the graph's writes from here on."""
+        array in full (``fresh``: as :func:`focus_start` gives it, for focus nodes that
+        exist, none observed), and watch the graph's writes from here on."""
         if self._checked is not self.catalogue.entries:
             self._index()
             keys = None
         self._graph = graph
         self._update_mask(graph, self._checks if keys is None else keys)
-        self._focus.start(graph, self.focus, self.observed)
+        self._focus.start(graph, self.focus, self.observed, fresh)
         self._pending = set()
         self._watch = graph.watch = set()
 
@@ -234,13 +252,8 @@ def _query_vec(template: str, ops: tuple) -> np.ndarray:
 
 
 def _focus(graph: Graph, refs: tuple) -> tuple:
-    """The focus nodes of an unchanged graph: the nodes the question names, their parents,
-    then their children in natural order (kept per base graph)."""
-    # a changed graph (not the case after a reset) is read, not cached
-    cache = graph.base.facts.setdefault("catalogue_focus", {}) if not graph.changed else {}
-    focus = cache.get(refs)
-    if focus is not None:
-        return focus
+    """The focus nodes: the nodes the question names, their parents, then their children
+    in natural order."""
     out: dict = {}
 
     def push(k):
@@ -255,10 +268,7 @@ def _focus(graph: Graph, refs: tuple) -> tuple:
         kids = graph.children(r) if graph.has(r) else {}
         for c in sorted(kids, key=lambda c: natural_key(_name(c))):
             push(c)
-    if len(cache) >= FOCUS_CACHE:
-        cache.clear()
-    focus = cache[refs] = tuple(out)
-    return focus
+    return tuple(out)
 
 
 def _additions(graph: Graph, query: Query) -> list[dict]:
