@@ -8,7 +8,11 @@ episode's changes in O(changes); :meth:`Graph.net_diff` is the episode's net cha
 object the grader compares.
 
 Subtree facts (descendants through RK_CONTAINS and RK_CONTROLS, total port capacity) are
-memoised per node on the base and invalidated up the ancestor chain on every change.
+memoised per node on the base and invalidated up the ancestor chain on every change; a
+node whose children's subtrees stay disjoint (as in the base, under removals and edges to
+new nodes) recomputes its capacity from its children's, its descendants only when asked.
+``Graph.before_write`` lets a reader that put off reading (a tool's text) read just before
+the graph changes.
 """
 from __future__ import annotations
 
@@ -17,107 +21,13 @@ from dataclasses import dataclass, field
 from threading import Lock
 from typing import Any, Hashable, Iterable, Iterator
 
-from netarena_gym.capacity_planning.kinds import CAPACITY, CONTAINS, CONTROLS, PORT, kinds_of, primary_kind
+from netarena_gym.capacity_planning.kinds import kinds_of, primary_kind
+from netarena_gym.capacity_planning.subtree import TRAVERSED, Sub, compute_sub
 from netarena_gym.capacity_planning.topology import Topology, TopologySpec, generate
 
 Key = Hashable
 _MISS = object()
 _EMPTY: dict = {}
-_TRAVERSED = (CONTAINS, CONTROLS)
-
-
-class Sub:
-    """What lies beneath a node: its distinct descendants and their total port capacity.
-    ``parts`` (children's keys and their Subs) is kept when the children's subtrees are
-    disjoint (``disjoint``), so that the counts add up from theirs instead of walking every
-    descendant; the descendants of such a Sub are then made only when asked for."""
-    __slots__ = ("_desc", "capacity", "_counts", "parts", "disjoint")
-
-    def __init__(self, desc: frozenset | None, capacity: int, parts: tuple | None = None):
-        self._desc = desc  # None: made from ``parts`` when asked for
-        self.capacity = capacity
-        self._counts: dict | None = None
-        self.parts = parts
-        self.disjoint = parts is not None
-
-    @property
-    def desc(self) -> frozenset:
-        d = self._desc
-        if d is None:
-            kids, subs = self.parts
-            d = self._desc = frozenset(kids).union(*[s.desc for s in subs])
-        return d
-
-    def counts(self, attrs_of) -> dict[str, int]:
-        if self._counts is None:
-            c: dict[str, int] = {}
-            if self.parts is not None:
-                kids, subs = self.parts
-                for d in kids:
-                    for k in ((d[0],) if type(d) is tuple else kinds_of(attrs_of(d))):
-                        c[k] = c.get(k, 0) + 1
-                for s in subs:
-                    for k, n in s.counts(attrs_of).items():
-                        c[k] = c.get(k, 0) + n
-            else:
-                for d in self.desc:
-                    # a (kind, name) key carries its node's kind
-                    for k in ((d[0],) if type(d) is tuple else kinds_of(attrs_of(d))):
-                        c[k] = c.get(k, 0) + 1
-            self._counts = c
-            if self._desc is not None:
-                self.parts = None  # the children's Subs are no longer needed
-        return self._counts
-
-
-def _port_capacity(attrs: dict | None) -> int:
-    if attrs is None or PORT not in kinds_of(attrs):
-        return 0
-    v = attrs.get(CAPACITY)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
-        return 0
-    return int(v)
-
-
-def _compute_sub(key, out_of, attrs_of, cached, store, disjoint=None) -> Sub:
-    """Iterative post-order computation of ``Sub`` for ``key`` and any uncached descendant.
-    ``cached(k)`` returns a Sub or None; cycles (only an agent can make them) are cut.
-    ``disjoint(k)`` says that k's children's subtrees are known to be disjoint (and free of
-    k): its capacity adds up from theirs without making its descendants."""
-    stack = [(key, False)]
-    visiting: set = set()
-    while stack:
-        k, expanded = stack.pop()
-        if cached(k) is not None:
-            continue
-        kids = [c for c, t in out_of(k).items() if t in _TRAVERSED and c != k]
-        if not expanded:
-            visiting.add(k)
-            stack.append((k, True))
-            for c in kids:
-                if c not in visiting and cached(c) is None:
-                    stack.append((c, False))
-            continue
-        subs = [cached(c) for c in kids]
-        subs = [s for s in subs if s is not None]
-        if disjoint is not None and len(subs) == len(kids) and disjoint(k):
-            store(k, Sub(None, sum(s.capacity for s in subs) + _port_capacity(attrs_of(k)),
-                         (kids, subs)))
-            visiting.discard(k)
-            continue
-        desc = frozenset(kids).union(*[s.desc for s in subs])  # one pass, no set copy
-        if k in desc:
-            desc = desc - {k}
-        parts = None
-        if len(desc) == len(kids) + sum(len(s.desc) for s in subs) and len(subs) == len(kids):
-            # disjoint subtrees (the usual case): capacities and counts add up
-            cap = sum(s.capacity for s in subs)
-            parts = (kids, subs)
-        else:
-            cap = sum(_port_capacity(attrs_of(d)) for d in desc)
-        store(k, Sub(desc, cap + _port_capacity(attrs_of(k)), parts))
-        visiting.discard(k)
-    return cached(key)
 
 
 class BaseGraph:
@@ -142,7 +52,7 @@ class BaseGraph:
         self.facts: dict = {}  # per-base caches kept by other modules (e.g. base violations)
         self.memo: dict = {}
         for k in nodes:
-            _compute_sub(k, self.out.__getitem__, nodes.get, self.memo.get, self.memo.__setitem__)
+            compute_sub(k, self.out.__getitem__, nodes.get, self.memo.get, self.memo.__setitem__)
 
     @classmethod
     def from_topology(cls, topology: Topology, scheme: str = "kind_name",
@@ -344,7 +254,7 @@ class Graph:
             return s
         if not self.has(k):
             raise GraphError(f"no node {k!r}")
-        return _compute_sub(k, self.children, self.attrs, cached, self._memo.__setitem__,
+        return compute_sub(k, self.children, self.attrs, cached, self._memo.__setitem__,
                             None if self._grafted else self._disjoint)
 
     def _disjoint(self, k) -> bool:
@@ -371,7 +281,7 @@ class Graph:
             self._memo[x] = None
             if watch is not None:
                 watch.add(x)
-            stack.extend(p for p, t in self.parents(x).items() if t in _TRAVERSED)
+            stack.extend(p for p, t in self.parents(x).items() if t in TRAVERSED)
 
     # ------------------------------------------------------------------ writes
     def _w_out(self, k) -> dict:
