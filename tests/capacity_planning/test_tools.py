@@ -41,12 +41,17 @@ def test_cached_reads_equal_reads_computed_on_the_graph(level):
     assert compared > 1000 and touched > 50
 
 
-def test_a_change_below_a_node_shows_in_its_reads():
-    env = gym.make(ENV_ID, level=1, interface="text", topologies=1)
+def _switch_in_block(interface: str):
+    """(env, graph, toolbox, a switch, its block) after a reset on Google's topology."""
+    env = gym.make(ENV_ID, level=1, interface=interface, topologies=1)
     env.reset(seed=0)
-    g, box = env.unwrapped.graph, env.unwrapped.toolbox
+    g = env.unwrapped.graph
     sw = ("EK_PACKET_SWITCH", "ju1.a1.m1.s2c1")
-    block = next(p for p in g.parents(sw) if p[0] == "EK_AGG_BLOCK")
+    return env, g, env.unwrapped.toolbox, sw, next(p for p in g.parents(sw) if p[0] == "EK_AGG_BLOCK")
+
+
+def test_a_change_below_a_node_shows_in_its_reads():
+    env, g, box, sw, block = _switch_in_block("text")
     port = next(c for c in g.children(sw) if c[0] == "EK_PORT")
 
     def read(tool, k):
@@ -67,11 +72,7 @@ def test_a_change_below_a_node_shows_in_its_reads():
 def test_a_read_held_across_changes_shows_the_graph_it_read():
     """Texts are made when read: a result still held when the graph changes (or is reset)
     is made before the change, so it shows the graph as it was read."""
-    env = gym.make(ENV_ID, level=1, interface="discrete", topologies=1)
-    env.reset(seed=0)
-    g, box = env.unwrapped.graph, env.unwrapped.toolbox
-    sw = ("EK_PACKET_SWITCH", "ju1.a1.m1.s2c1")
-    block = next(p for p in g.parents(sw) if p[0] == "EK_AGG_BLOCK")
+    env, g, box, sw, block = _switch_in_block("discrete")
     ports = sorted(c for c in g.children(sw) if c[0] == "EK_PORT")
 
     def run(tool, k, **kw):
