@@ -39,6 +39,7 @@ SIZE = FOCUS * len(NODE_TOOLS) + ADD_SLOTS + SET_SLOTS + ANSWER_SLOTS
 NODE_ENTRY_CACHE = 4096
 _ONES = np.ones(FOCUS * len(NODE_TOOLS), np.int8)
 FOCUS_CACHE = 4096
+BLOCK_CACHE = 1024  # focus blocks kept per base graph (a few KB each)
 # the validity checks of focus slot i's NODE_TOOLS entries: each needs the node
 _NODE_CHECKS = tuple(tuple((i * len(NODE_TOOLS) + j, None) for j in range(len(NODE_TOOLS)))
                      for i in range(FOCUS))
@@ -128,7 +129,7 @@ class DiscreteView:
                     for tool in NODE_TOOLS)
             blocks.extend(block)
             checks[k] = _NODE_CHECKS[i]
-        if len(cache) >= FOCUS_CACHE:
+        if len(cache) >= BLOCK_CACHE:
             cache.clear()
         fb = cache[refs] = (focus, tuple(blocks), checks, focus_start(focus))
         return fb
