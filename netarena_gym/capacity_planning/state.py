@@ -361,11 +361,26 @@ class Graph:
         if not self.has(k):
             raise GraphError(f"no node {k!r}")
         self._invalidate(k)  # k and everything above it; nothing below k changes
-        for c in list(self.children(k)):
-            if c != k:  # a self-loop goes with the parents below
-                self._unlink(k, c)
-        for p in list(self.parents(k)):
-            self._unlink(p, k)
+        edges, watch = self._edges, self.watch
+        if self.children(k):  # _unlink(k, c) for each child, in one pass
+            out = self._w_out(k)
+            for c in list(out):
+                if c != k:  # a self-loop goes with the parents below
+                    del out[c]
+                    del self._w_inn(c)[k]
+                    edges.add((k, c))
+                    if watch is not None:
+                        watch.add(k)
+                        watch.add(c)
+        if self.parents(k):  # _unlink(p, k) for each parent
+            inn = self._w_inn(k)
+            for p in list(inn):
+                del self._w_out(p)[k]
+                del inn[p]
+                edges.add((p, k))
+                if watch is not None:
+                    watch.add(p)
+                    watch.add(k)
         self._nodes[k] = None
         self._memo[k] = None
         if self.watch is not None:
