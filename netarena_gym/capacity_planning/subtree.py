@@ -88,11 +88,12 @@ def compute_sub(key, out_of, attrs_of, cached, store, disjoint=None) -> Sub:
                          (kids, subs)))
             visiting.discard(k)
             continue
-        desc = frozenset(kids).union(*[s.desc for s in subs])  # one pass, no set copy
+        descs = [s.desc if s._desc is None else s._desc for s in subs]
+        desc = frozenset(kids).union(*descs)  # one pass, no set copy
         if k in desc:
             desc = desc - {k}
         parts = None
-        if len(desc) == len(kids) + sum(len(s.desc) for s in subs) and len(subs) == len(kids):
+        if len(desc) == len(kids) + sum(map(len, descs)) and len(subs) == len(kids):
             # disjoint subtrees (the usual case): capacities and counts add up
             cap = sum(s.capacity for s in subs)
             parts = (kids, subs)
