@@ -66,7 +66,11 @@ def segment_deps(net: Network, index: dict[str, int]) -> dict[tuple[str, str], t
 
 
 class PairStore:
-    """``pair_ok`` results by (source index, destination index) with their dependencies."""
+    """``pair_ok`` results by (source index, destination index) with their dependencies.
+
+    Pairs are kept as ints ``i * n + j`` (``n`` nodes) in containers of ints: no tuple per
+    pair to make, and nothing the cyclic collector has to scan when it runs again after
+    the (paused) computation."""
 
     __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "rdeps", "base", "dead",
                  "track", "src", "log", "fps", "asm", "n", "memo", "fast")
@@ -82,11 +86,11 @@ class PairStore:
         self.asm: tuple | None = None  # the assembled class matrix, once frozen
         self.n = len(nodes)
         self.seg = segment_deps(net, {n.name: i for i, n in enumerate(nodes)}) if track else {}
-        self.res: dict[tuple[int, int], bool] = {}
-        self.src: dict[tuple[int, int], int | None] = {}  # the request's source address
-        self.rdeps: list[list[tuple[int, int]]] = [[] for _ in nodes]
+        self.res: dict[int, bool] = {}
+        self.src: dict[int, int | None] = {}  # the request's source address
+        self.rdeps: list[list[int]] = [[] for _ in nodes]  # per node, the pairs that read it
         self.base = base
-        self.dead: set[tuple[int, int]] = set()  # base pairs no longer valid here
+        self.dead: set[int] = set()  # base pairs (``base.n``) no longer valid here
         self.memo = None  # the ForwardingMemo probes go through (made on first use)
         # paths across one to four routers are too short for the memo to pay
         self.fast = FAST_PROBES and len(net.routers()) >= MEMO_ROUTERS
@@ -102,51 +106,50 @@ class PairStore:
                 return None
             return set()
         out: set[tuple[int, int]] = set()
-        res, base, dsts = self.res, self.base, self.dsts
+        res, base, dsts, src, n = self.res, self.base, self.dsts, self.src, self.n
         for i, prefixes in changed:
             own = self.rdeps[i]
             if prefixes is None:
-                for p in own:
-                    if res.pop(p, None) is not None:
-                        out.add(p)
+                for q in own:
+                    if res.pop(q, None) is not None:
+                        out.add(divmod(q, n))
                 own.clear()
             else:
                 keep = []
-                for p in own:
-                    if p not in res:
+                for q in own:
+                    if q not in res:
                         continue  # forgotten already (a stale entry)
-                    if _covered(dsts[p[1]], prefixes) or _covered(self.src[p], prefixes):
-                        del res[p]
-                        out.add(p)
+                    if _covered(dsts[q % n], prefixes) or _covered(src[q], prefixes):
+                        del res[q]
+                        out.add(divmod(q, n))
                     else:
-                        keep.append(p)
+                        keep.append(q)
                 own[:] = keep
             if base is not None:
-                n = base.n
+                bn, dead = base.n, self.dead
                 for q in base.rdeps[i]:
-                    p = divmod(q, n)
-                    if p not in self.dead and (
-                            prefixes is None or _covered(dsts[p[1]], prefixes)
+                    if q not in dead and (
+                            prefixes is None or _covered(dsts[q % bn], prefixes)
                             or _covered(base.src[q], prefixes)):
-                        self.dead.add(p)
-                        out.add(p)
+                        dead.add(q)
+                        out.add(divmod(q, bn))
         return out
 
     def get(self, i: int, j: int) -> bool:
         """The probe ``i -> j`` (computed, with the nodes it read, when not known)."""
-        p = (i, j)
-        r = self.res.get(p)
+        r = self.res.get(i * self.n + j)
         if r is not None:
             return r
         base = self.base
-        if base is not None and p not in self.dead:
-            r = base.res.get(i * base.n + j)
-            if r is not None:
-                return r
+        if base is not None:
+            q = i * base.n + j
+            if q not in self.dead:
+                r = base.res.get(q)
+                if r is not None:
+                    return r
         return self._probe(i, j)
 
     def _probe(self, i: int, j: int) -> bool:
-        from netarena_gym.routing.grader import pair_ok, probe
         net = self.net
         memo = self.memo
         if self.fast and net.arp_log is None:
@@ -159,28 +162,39 @@ class PairStore:
             if memo is not None:
                 ok = memo.probe(self.nodes[i], self.dsts[j], self.timeout_s, None, None)[0]
             else:
+                from netarena_gym.routing.grader import pair_ok
                 ok = pair_ok(net, self.nodes[i], self.dsts[j], self.timeout_s)
-            self.res[(i, j)] = ok
+            self.res[i * self.n + j] = ok
             return ok
         log = self.log
         log.clear()
         deps = {i}
+        q = i * self.n + j
         if memo is not None:
-            ok, self.src[(i, j)] = memo.probe(self.nodes[i], self.dsts[j], self.timeout_s,
-                                              log, deps)
+            ok, self.src[q] = memo.probe(self.nodes[i], self.dsts[j], self.timeout_s, log,
+                                         deps)
         else:
-            ok, self.src[(i, j)] = probe(net, self.nodes[i], self.dsts[j], self.timeout_s, log)
+            from netarena_gym.routing.grader import probe
+            ok, self.src[q] = probe(net, self.nodes[i], self.dsts[j], self.timeout_s, log)
         seg = self.seg
         for key in log:
             d = seg.get(key)
             if d is not None:
                 deps.update(d)
-        p = (i, j)
-        self.res[p] = ok
+        self.res[q] = ok
         rdeps = self.rdeps
         for d in deps:
-            rdeps[d].append(p)
+            rdeps[d].append(q)
         return ok
+
+    def readers(self, i: int) -> set[tuple[int, int]]:
+        """The pairs known here (not a base's) whose probes read node ``i``."""
+        res, n = self.res, self.n
+        return {divmod(q, n) for q in self.rdeps[i] if q in res}
+
+    def source(self, i: int, j: int) -> int | None:
+        """The source address the request of a known probe ``i -> j`` went out with."""
+        return self.src[i * self.n + j]
 
     def release(self) -> None:
         """Drop the forwarding memo (it holds for one network version only): its many
@@ -191,13 +205,9 @@ class PairStore:
         """Become a read-only base: keep only what a base needs (results, dependencies,
         source addresses, the routers' fingerprints and ``asm``, the oracle's
         :attr:`~netarena_gym.routing.grader.ReachabilityOracle.assembly`), letting the
-        network go. Pairs are kept as ints ``i * n + j`` in containers of ints, which the
-        cyclic collector never scans."""
+        network go."""
         self.asm = asm
-        n = self.n
-        self.res = {i * n + j: ok for (i, j), ok in self.res.items()}
-        self.src = {i * n + j: s for (i, j), s in self.src.items()}
-        self.rdeps = [tuple(i * n + j for i, j in ps) for ps in self.rdeps]
+        self.rdeps = [tuple(ps) for ps in self.rdeps]
         self.fps = [n.fingerprint() if n.kind == "router" else None for n in self.nodes]
         self.net = self.nodes = self.memo = None
         self.seg, self.log = {}, []

@@ -95,7 +95,7 @@ def test_unchanged_pairs_are_not_walked_again(monkeypatch):
     b.observe()
     first = len(walked)
     h1 = b.state.oracle.index["h1"]
-    read_h1 = set(b.state.oracle.pairs.rdeps[h1])
+    read_h1 = b.state.oracle.pairs.readers(h1)
     walked.clear()
     # a change on one host: only probes from or to it (it now has a class of its own) and
     # probes whose walks read it are walked again
@@ -124,7 +124,7 @@ def test_a_route_change_walks_again_only_probes_to_or_from_its_prefix(monkeypatc
     b.observe()
     store = b.state.oracle.pairs
     r2 = b.state.oracle.index["r2"]
-    read_r2 = {p for p in store.rdeps[r2] if p in store.res}
+    read_r2 = store.readers(r2)
     walked = []
     real = PairStore._probe
     monkeypatch.setattr(PairStore, "_probe", lambda self, i, j: walked.append((i, j)) or real(self, i, j))
@@ -138,7 +138,7 @@ def test_a_route_change_walks_again_only_probes_to_or_from_its_prefix(monkeypatc
     net = ip_to_int("192.168.1.0")
     assert walked and len(walked) < len(read_r2)
     for i, j in walked:
-        assert in_prefix(store.dsts[j], net, 24) or in_prefix(store.src[(i, j)] or 0, net, 24)
+        assert in_prefix(store.dsts[j], net, 24) or in_prefix(store.source(i, j) or 0, net, 24)
 
 
 # r0: eth1 -> s1 (h1 .1.100), eth2 -> s2 (h2 .2.100, h3 .2.101), eth3 -> s3 (h4 .3.100);
