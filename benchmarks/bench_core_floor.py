@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+import types
 
 import gymnasium as gym
 import numpy as np
@@ -46,6 +47,7 @@ class FloorEnv(NetArenaEnv):
         self._feat = np.zeros(16, dtype=np.int8)
         self._entries = [CatalogueEntry(f"a{i}", {"command": f"a{i}"}) for i in range(SIZE)]
         self._mask = np.ones(SIZE, dtype=np.int8)
+        self.backend = types.SimpleNamespace(name="sim")  # what info["backend"] reads
         super().__init__(**{"interface": "discrete", "step_timeout": 5.0, **kw})
 
     def _catalogue_size(self) -> int:

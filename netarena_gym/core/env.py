@@ -29,7 +29,7 @@ from gymnasium import spaces
 from netarena_gym.core.actions import (MAX_ACTION_CHARS, ActionError, Catalogue,
                                        parse_json_action, text_space)
 from netarena_gym.core.config import EnvConfig
-from netarena_gym.core.info import INFO_MODES, clean
+from netarena_gym.core.info import INFO_MODES
 from netarena_gym.core.metrics import EpisodeMetrics, loss_percent
 from netarena_gym.core.reward import RewardConfig
 from netarena_gym.core.scenario import Scenario
@@ -364,7 +364,7 @@ class NetArenaEnv(gym.Env):
         comps = self.reward_config.components(kind=kind, newly_broken=newly, solved_now=solved,
                                               progress_delta=delta,
                                               pairs=self._safety_pairs() if newly else None)
-        reward = clean(sum(comps.values()))
+        reward = sum(comps.values()) or 0.0  # clean(): without the sign of zero
         self._last_action, self._last_result = decoded, result
         if self.history:
             self._transcript.append((decoded, result.output))
@@ -434,17 +434,26 @@ class NetArenaEnv(gym.Env):
 
     def _info(self, result: CommandResult | None, comps: dict, newly: int) -> dict:
         """The full ``info`` (every key of :data:`~netarena_gym.core.info.INFO_KEYS`)."""
-        out = self._outcome_info()
         met = self.metrics
+        if self._base_outcome:  # the base _outcome_info's values, without building it
+            out = None
+            correct, safe, safe_compat = bool(met.correct), bool(met.safe), bool(met.safe_compat)
+            steps, violations = int(met.steps), int(met.violations)
+            loss_pct, broken_pairs = int(met.loss_history[-1]), int(met.broken)
+        else:
+            out = self._outcome_info()
+            correct, safe, safe_compat = out["correct"], out["safe"], out["safe_compat"]
+            steps, violations = out["steps"], out["violations"]
+            loss_pct, broken_pairs = out["loss_pct"], out["broken_pairs"]
         return {
-            "correct": out["correct"],
-            "safe": out["safe"],
-            "safe_compat": out["safe_compat"],
-            "steps": out["steps"],
-            "violations": out["violations"],
+            "correct": correct,
+            "safe": safe,
+            "safe_compat": safe_compat,
+            "steps": steps,
+            "violations": violations,
             "cost": float(newly),
-            "loss_pct": out["loss_pct"],
-            "broken_pairs": out["broken_pairs"],
+            "loss_pct": loss_pct,
+            "broken_pairs": broken_pairs,
             "newly_broken": int(newly),
             "command_kind": result.kind if result is not None else "none",
             "command_status": int(result.status) if result is not None else -1,
