@@ -1,9 +1,10 @@
 """The core's step loop gives the same trajectories it gave before it was made faster.
 
 For every task, interface and ``info`` mode, seeded episodes with seeded random masked
-actions (every fifth action invalid: an index outside the catalogue or a masked one, or
-text that is not an action) are hashed: every observation, reward, ``terminated``,
-``truncated`` and ``info`` (key order, value types and dtypes included). The hashes in
+actions (every fifth action invalid: an index outside the catalogue or a masked one, text
+that is not an action, or a command outside the allow-list) are hashed: every observation,
+reward, ``terminated``, ``truncated`` and ``info`` (key order, value types and dtypes
+included). The hashes in
 ``PINNED`` were recorded from main before the core's per-step work was cut (issue 14);
 a change to the core that alters any observation, reward or info breaks them.
 
@@ -35,6 +36,8 @@ CASES = {  # name -> (env id, make kwargs)
         "level": 2, "interface": "text", "observability": "full", "history": 3,
         "reward": {"progress": 0.5, "failed": -0.1}}),
 }
+REFUSED = {"routing": {"machine": "r0", "command": "reboot"},  # outside the allow-lists
+           "k8s": {"command": "kubectl delete namespace default"}}
 PINNED = {
     "capacity-discrete/full": "1e452269b95fdcf7ddda66eae8bb03bd5633e2f6c311b30ed5254c8f0a1c6b3c",
     "capacity-discrete/lean": "cdfd3f080896246814e5f94bf3fbef0d87bb7082ec930a96d35997b3ff3fdf0f",
@@ -42,16 +45,16 @@ PINNED = {
     "capacity-text/lean": "18f1d777a451ad71db7e79706d1ee831f21ffad3c65332e05310bec09c31387c",
     "k8s-discrete/full": "7ce67dc42d735417a37184ee2659caf5bd6a17cacf177ab05dea4d8ca387922e",
     "k8s-discrete/lean": "5086743172491aaa07a0565fd7febc593ea3b626bd27b4a75198afbc1d57be4b",
-    "k8s-shaped-full/full": "f86498ba6deb2eb9994f0932067274fab02055e3af5cffae411908de604e2533",
-    "k8s-shaped-full/lean": "4d56872ca6ac1701b3f1834aa42ecb00cb6b929460d5b4c6475a5d7c21caa1d6",
-    "k8s-text/full": "a6203e9e913e36bd07fbf0ea465f03276e848e0dd055ed06d1fdfc6e4d8bffad",
-    "k8s-text/lean": "9f4b13feeceb68ac1448ed83d2fd07a711f2046d6762d5e2eb2f09bda62e8e2e",
+    "k8s-shaped-full/full": "6ee64914a495f27dbcd98a327065a17d6931f0622310bd2f51ffcaa8684d7c3d",
+    "k8s-shaped-full/lean": "2649c0101ec5ccc026f7b243a2b9341dadcba1e54eeed7b8503656e4df354042",
+    "k8s-text/full": "593a0bbc55f06ca34eb54c4b85780e744f13199f814fa9bbcbdac4910d4a2de3",
+    "k8s-text/lean": "dd1efdc6aab71f5ca207e1690158316616c085051b9bebf5eb24915948fad18c",
     "routing-discrete/full": "95acd752b7f979cf481d81a0ec120870c4da8e8fcb306dddf7690ea4fe6b05e9",
     "routing-discrete/lean": "72397141cd8a3ceade0768355e2dc910f4d82a8cb3daad899290203aaa23777f",
     "routing-shaped-full/full": "d1ea01b8cd06a3f3795dd400c50aa8be5da4f87d40419629f8919a8d63047d40",
     "routing-shaped-full/lean": "d6fdda222fb044b4fd366d5a5ccc9c5e2ec071d7cbba5d842f13dfbfe8a9daf0",
-    "routing-text/full": "b61b10ebbe34bb977c245f9044aa14a3f1cca4c52a920248ca6af65631d340b2",
-    "routing-text/lean": "2d576fece0264cac3a864f85c0002572df4bb5fa338d7982b2e1beda65494302",
+    "routing-text/full": "9cf65f5e2a73eed4b683df2dfe0cd80528f579beed76c6928878f761d753a90c",
+    "routing-text/lean": "fdb2765957b37729b12ca93c67d1a6a72d938f1305be54abdd2c719d9efcd1ce",
 }
 
 
@@ -82,7 +85,7 @@ def _action(env, info, rng, t: int):
         if base.interface == "discrete":
             masked = np.flatnonzero(info["action_mask"] == 0)
             return int(masked[0]) if t % 10 == 4 and len(masked) else size + 3
-        return "not an action {"
+        return REFUSED.get(base.task, "not an action {") if t % 10 == 9 else "not an action {"
     valid = np.flatnonzero(info["action_mask"])
     idx = int(valid[rng.integers(len(valid))])
     if base.interface == "discrete":
