@@ -4,20 +4,22 @@
 
 A benchmark-only stub task (:class:`FloorEnv`) whose hooks return prepared objects (no
 simulation, no grading, no rendering) runs under ``gym.make``'s wrappers (OrderEnforcing,
-PassiveEnvChecker) with the discrete interface, random masked actions and a step timeout
-armed as the routing simulator arms it. What is left is the core: action decoding and
-the mask check, the step deadline, scoring and metrics, reward components, ``info``
-and observation assembly. Prints one JSON line: CPU microseconds per step and that cost
-in CartPole-v1 steps (measured in the same process, CPU time), for ``info="full"`` and
-``info="lean"``, steps only and with resets (episodes of ``max_steps`` steps).
+PassiveEnvChecker) with the discrete interface and a step timeout armed as the routing
+simulator arms it, in ``bench_speed.throughput``'s loop (random masked actions, CPU time),
+the loop that measures the tasks. What is left is the core: action decoding and the mask
+check, the step deadline, scoring and metrics, reward components, ``info`` and
+observation assembly. Prints one JSON line: the stub's cost in CartPole-v1 steps (measured
+in the same process) and in CPU microseconds, for ``info="full"`` and ``info="lean"``,
+of ``step`` alone and with the resets between episodes (of ``max_steps`` steps).
 ``--profile`` prints a cProfile of the full-info stub's steps instead.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import time
+import sys
 import types
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -29,9 +31,11 @@ from netarena_gym.core.env import NetArenaEnv
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.shell.parser import OK, CommandResult
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_speed import throughput  # noqa: E402  (the same loop as the tasks' figures)
+
 ENV_ID = "NetArena-CoreFloor-v0"
 SIZE, PAIRS = 64, 11 * 10  # about routing L1: 64 catalogue entries, 110 host pairs
-clock = time.process_time
 
 
 class FloorEnv(NetArenaEnv):
@@ -85,65 +89,28 @@ def make(**kw) -> gym.Env:
     return gym.make(ENV_ID, **kw)
 
 
-def run(env, seconds: float, rng: np.random.Generator) -> tuple[float, float]:
-    """(CPU microseconds per step including resets, per step alone), random masked actions."""
-    obs, info = env.reset(seed=0)
-    steps = episodes = 0
-    in_step = 0.0
-    t_start = clock()
-    while clock() - t_start < seconds:
-        for _ in range(100):
-            valid = np.flatnonzero(info["action_mask"])
-            a = int(valid[rng.integers(len(valid))])
-            t0 = clock()
-            obs, r, term, trunc, info = env.step(a)
-            in_step += clock() - t0
-            steps += 1
-            if term or trunc:
-                episodes += 1
-                obs, info = env.reset(seed=episodes)
-    return 1e6 * (clock() - t_start) / steps, 1e6 * in_step / steps
-
-
-def cartpole_us(seconds: float) -> float:
-    env = gym.make("CartPole-v1")
-    env.reset(seed=0)
-    env.action_space.seed(0)
-    steps, t0 = 0, clock()
-    while clock() - t0 < seconds:
-        for _ in range(100):
-            _, _, term, trunc, _ = env.step(env.action_space.sample())
-            steps += 1
-            if term or trunc:
-                env.reset()
-    return 1e6 * (clock() - t0) / steps
-
-
 def measure(seconds: float) -> dict:
-    rng = np.random.default_rng(0)
-    cart = cartpole_us(seconds)
-    out = {}
-    for mode in ("full", "lean"):
-        with_resets, step = run(make(info=mode), seconds, rng)
-        out[mode] = {"us_per_step": round(step, 2), "cartpole_steps": round(step / cart, 3),
-                     "us_with_resets": round(with_resets, 2),
-                     "cartpole_steps_with_resets": round(with_resets / cart, 3)}
-    cart = (cart + cartpole_us(seconds)) / 2
-    for mode in ("full", "lean"):
-        r = out[mode]
-        r["cartpole_steps"] = round(r["us_per_step"] / cart, 3)
-        r["cartpole_steps_with_resets"] = round(r["us_with_resets"] / cart, 3)
-    return {"cartpole_us_per_step": round(cart, 2), **out}
+    """CartPole-v1 steps per step of the stub, ``step`` alone and with resets, per ``info``
+    mode (CartPole measured before and after, the mean used, as ``bench_speed`` does)."""
+    cart0 = throughput(gym.make("CartPole-v1"), seconds)[0]
+    rates = {mode: throughput(make(info=mode), seconds) for mode in ("full", "lean")}
+    cart = (cart0 + throughput(gym.make("CartPole-v1"), seconds)[0]) / 2
+    out: dict = {"cartpole_steps_per_s": round(cart)}
+    for mode, (with_resets, step) in rates.items():
+        out[mode] = {"cartpole_steps": round(cart / step, 3),
+                     "cartpole_steps_with_resets": round(cart / with_resets, 3),
+                     "us_per_step": round(1e6 / step, 2),
+                     "us_with_resets": round(1e6 / with_resets, 2)}
+    return out
 
 
 def profile(seconds: float) -> None:
     import cProfile
     import pstats
     env = make()
-    rng = np.random.default_rng(0)
     prof = cProfile.Profile()
     prof.enable()
-    run(env, seconds, rng)
+    throughput(env, seconds)
     prof.disable()
     pstats.Stats(prof).sort_stats("tottime").print_stats(25)
 
