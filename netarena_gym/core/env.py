@@ -434,26 +434,17 @@ class NetArenaEnv(gym.Env):
 
     def _info(self, result: CommandResult | None, comps: dict, newly: int) -> dict:
         """The full ``info`` (every key of :data:`~netarena_gym.core.info.INFO_KEYS`)."""
+        out = self._outcome_info()
         met = self.metrics
-        if self._base_outcome:  # the base _outcome_info's values, without building it
-            out = None
-            correct, safe, safe_compat = bool(met.correct), bool(met.safe), bool(met.safe_compat)
-            steps, violations = int(met.steps), int(met.violations)
-            loss_pct, broken_pairs = int(met.loss_history[-1]), int(met.broken)
-        else:
-            out = self._outcome_info()
-            correct, safe, safe_compat = out["correct"], out["safe"], out["safe_compat"]
-            steps, violations = out["steps"], out["violations"]
-            loss_pct, broken_pairs = out["loss_pct"], out["broken_pairs"]
         return {
-            "correct": correct,
-            "safe": safe,
-            "safe_compat": safe_compat,
-            "steps": steps,
-            "violations": violations,
+            "correct": out["correct"],
+            "safe": out["safe"],
+            "safe_compat": out["safe_compat"],
+            "steps": out["steps"],
+            "violations": out["violations"],
             "cost": float(newly),
-            "loss_pct": loss_pct,
-            "broken_pairs": broken_pairs,
+            "loss_pct": out["loss_pct"],
+            "broken_pairs": out["broken_pairs"],
             "newly_broken": int(newly),
             "command_kind": result.kind if result is not None else "none",
             "command_status": int(result.status) if result is not None else -1,
