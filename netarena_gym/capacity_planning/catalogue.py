@@ -18,19 +18,19 @@ a ``get_node`` or ``list_children`` revealed them.
 """
 from __future__ import annotations
 
-import copy
 import functools
 
 import numpy as np
 
 from netarena_gym.capacity_planning.features import (ALL_TEMPLATES, ANSWER_SLOTS, FOCUS,
-                                                     OP_NAMES, FocusArrays, candidate_array)
+                                                     OP_NAMES, FocusArrays, candidate_array,
+                                                     focus_start)
 from netarena_gym.core.actions import Catalogue, CatalogueEntry
 from netarena_gym.capacity_planning.commands.tools import decode_action
 from netarena_gym.capacity_planning.kinds import CAPACITY, PORT, SWITCH, natural_key
 from netarena_gym.capacity_planning.state import BaseGraph, Graph, GraphError
 from netarena_gym.capacity_planning.state_ops import READS, child_switches, read
-from netarena_gym.capacity_planning.problems import Query
+from netarena_gym.capacity_planning.problems import Query, plain_copy
 
 NODE_TOOLS = ("get_node", "list_children", "remove_node")
 ADD_SLOTS = 16
@@ -39,6 +39,7 @@ SIZE = FOCUS * len(NODE_TOOLS) + ADD_SLOTS + SET_SLOTS + ANSWER_SLOTS
 NODE_ENTRY_CACHE = 4096
 _ONES = np.ones(FOCUS * len(NODE_TOOLS), np.int8)
 FOCUS_CACHE = 4096
+BLOCK_CACHE = 1024  # focus blocks kept per base graph (a few KB each)
 # the validity checks of focus slot i's NODE_TOOLS entries: each needs the node
 _NODE_CHECKS = tuple(tuple((i * len(NODE_TOOLS) + j, None) for j in range(len(NODE_TOOLS)))
                      for i in range(FOCUS))
@@ -70,21 +71,10 @@ class DiscreteView:
         self.catalogue.clear()
         self.observed = set()
         refs = tuple(tuple(op[f]) for op in query.ops for f in ("node", "parent") if f in op)
-        self.focus = focus = list(_focus(graph, refs))
-        nt = len(NODE_TOOLS)
-        blocks: list = []
-        checks: dict = {}
+        focus, blocks, node_checks, fresh = self._focus_block(graph, refs)
+        self.focus = list(focus)
+        checks = dict(node_checks)
         others: set = set()  # the nodes of the entries that are not a focus node's
-        for i, k in enumerate(focus):
-            block = self._node_entries.get(k)
-            if block is None:  # entries are immutable: kept per node across episodes
-                if len(self._node_entries) >= NODE_ENTRY_CACHE:
-                    self._node_entries.clear()
-                block = self._node_entries[k] = tuple(CatalogueEntry(
-                    f"{tool} {k[0]} {k[1]}", {"tool": tool, "node": k[1], "kind": k[0]}, tool)
-                    for tool in NODE_TOOLS)
-            blocks.extend(block)
-            checks[k] = _NODE_CHECKS[i]
         if blocks:
             self.catalogue.set_block(0, blocks, _ONES[:len(blocks)])
         base = FOCUS * len(NODE_TOOLS)
@@ -115,7 +105,34 @@ class DiscreteView:
         self._checks, self._checked = checks, self.catalogue.entries
         # the focus nodes exist (their entries were set valid): only the other entries'
         # nodes are checked
-        self._start(graph, others)
+        self._start(graph, others, fresh)
+
+    def _focus_block(self, graph: Graph, refs: tuple) -> tuple:
+        """``(focus nodes, their entries, their checks, (slot of each, focus array))`` of
+        a question naming ``refs``, on a graph where the focus nodes exist and nothing is
+        observed: a function of the base graph and ``refs``, kept per base graph while the
+        graph is unchanged (as after a reset)."""
+        cache = graph.base.facts.setdefault("catalogue_block", {}) if not graph.changed else {}
+        fb = cache.get(refs)
+        if fb is not None:
+            return fb
+        focus = _focus(graph, refs)
+        blocks: list = []
+        checks: dict = {}
+        for i, k in enumerate(focus):
+            block = self._node_entries.get(k)
+            if block is None:  # entries are immutable: kept per node across episodes
+                if len(self._node_entries) >= NODE_ENTRY_CACHE:
+                    self._node_entries.clear()
+                block = self._node_entries[k] = tuple(CatalogueEntry(
+                    f"{tool} {k[0]} {k[1]}", {"tool": tool, "node": k[1], "kind": k[0]}, tool)
+                    for tool in NODE_TOOLS)
+            blocks.extend(block)
+            checks[k] = _NODE_CHECKS[i]
+        if len(cache) >= BLOCK_CACHE:
+            cache.clear()
+        fb = cache[refs] = (focus, tuple(blocks), checks, focus_start(focus))
+        return fb
 
     def _index(self) -> None:
         """Index the entries by the nodes their validity depends on (``build`` does it as
@@ -137,15 +154,16 @@ class DiscreteView:
                 cat.mask[i] = 1
         self._checks = checks
 
-    def _start(self, graph: Graph, keys=None) -> None:
+    def _start(self, graph: Graph, keys=None, fresh=None) -> None:
         """Compute the mask (of the entries on ``keys``, by default all) and the focus
-        array in full, and watch the graph's writes from here on."""
+        array in full (``fresh``: as :func:`focus_start` gives it, for focus nodes that
+        exist, none observed), and watch the graph's writes from here on."""
         if self._checked is not self.catalogue.entries:
             self._index()
             keys = None
         self._graph = graph
         self._update_mask(graph, self._checks if keys is None else keys)
-        self._focus.start(graph, self.focus, self.observed)
+        self._focus.start(graph, self.focus, self.observed, fresh)
         self._pending = set()
         self._watch = graph.watch = set()
 
@@ -235,13 +253,8 @@ def _query_vec(template: str, ops: tuple) -> np.ndarray:
 
 
 def _focus(graph: Graph, refs: tuple) -> tuple:
-    """The focus nodes of an unchanged graph: the nodes the question names, their parents,
-    then their children in natural order (kept per base graph)."""
-    # a changed graph (not the case after a reset) is read, not cached
-    cache = graph.base.facts.setdefault("catalogue_focus", {}) if not graph.changed else {}
-    focus = cache.get(refs)
-    if focus is not None:
-        return focus
+    """The focus nodes: the nodes the question names, their parents, then their children
+    in natural order."""
     out: dict = {}
 
     def push(k):
@@ -256,10 +269,7 @@ def _focus(graph: Graph, refs: tuple) -> tuple:
         kids = graph.children(r) if graph.has(r) else {}
         for c in sorted(kids, key=lambda c: natural_key(_name(c))):
             push(c)
-    if len(cache) >= FOCUS_CACHE:
-        cache.clear()
-    focus = cache[refs] = tuple(out)
-    return focus
+    return tuple(out)
 
 
 def _additions(graph: Graph, query: Query) -> list[dict]:
@@ -298,7 +308,7 @@ def _read_base(base: BaseGraph, op: dict):
             cache[key] = read(Graph(base), op)
         except GraphError:
             cache[key] = None
-    return copy.deepcopy(cache[key])
+    return plain_copy(cache[key])
 
 
 def _candidates(base: BaseGraph, query: Query) -> list:

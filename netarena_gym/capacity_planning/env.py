@@ -27,7 +27,6 @@ sandbox live in :class:`~netarena_gym.capacity_planning.backends.sim.MaltSimBack
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import zlib
 from typing import Any
@@ -239,6 +238,9 @@ class CapacityPlanningEnv(NetArenaEnv):
         self.query = q = self.backend.query
         if q.level == "compat" and self.interface != "code":
             raise ValueError("a compat scenario needs interface='code'")
+        # the question's part of info["extra"], the same at every step of the episode
+        self._query_info = (str(q.label), str(q.level), q.template, q.text, q.answer_type,
+                            bool(q.flags.get("literal_unsafe")))
 
     def _new_metrics(self) -> MaltMetrics:
         return MaltMetrics()
@@ -249,11 +251,15 @@ class CapacityPlanningEnv(NetArenaEnv):
             self.view.build(self.graph, q, rng_from_seed(zlib.crc32(q.text.encode())))
 
     def _scenario_record(self, scenario: Scenario) -> dict:
-        # the record without the ground truth: copy everything but the query, then the
-        # query without its answer (copying the scenario's query would copy the answer too)
-        record = dataclasses.replace(scenario, faults=()).to_dict()
-        record["faults"] = [self.query.to_dict(with_answer=False)]
-        return record
+        """The record without the ground truth: ``scenario.to_dict()`` with the query
+        without its answer, in the same key order. Not a copy: it shares the scenario's
+        and the query's values (the core serializes it at once, see ``NetArenaEnv.reset``)."""
+        q = self.query
+        query = {"template": q.template, "level": q.level, "text": q.text, "ops": q.ops,
+                 "answer_type": q.answer_type, "flags": q.flags, "label": q.label}
+        return {"task": scenario.task, "level": scenario.level, "params": scenario.params,
+                "faults": [query], "seed": scenario.seed, "meta": scenario.meta,
+                "version": scenario.version}
 
     def _decode(self, action: Any) -> dict:
         if self.interface == "code":
@@ -327,13 +333,13 @@ class CapacityPlanningEnv(NetArenaEnv):
                 "broken_pairs": len(met.violations)}
 
     def _info_extra(self) -> dict:
-        q, met = self.query, self.metrics
+        label, level, template, text, answer_type, unsafe = self._query_info
         return {
-            "label": str(q.label),
-            "level": str(q.level),
-            "failed": int(met.failed),
-            "query": {"template": q.template, "text": q.text, "answer_type": q.answer_type,
-                      "literal_unsafe": bool(q.flags.get("literal_unsafe"))},
+            "label": label,
+            "level": level,
+            "failed": int(self.metrics.failed),
+            "query": {"template": template, "text": text, "answer_type": answer_type,
+                      "literal_unsafe": unsafe},
             "verdict": self._verdict_info(),
         }
 

@@ -73,8 +73,8 @@ def _row(graph: Graph, k, observed) -> tuple:
 
 def candidate_array(candidates: list) -> np.ndarray:
     c = np.zeros((ANSWER_SLOTS, CANDIDATE_FEATURES), np.float32)
-    for i, v in enumerate(candidates):
-        c[i, 0] = 1
+    rows = []
+    for v in candidates[:ANSWER_SLOTS]:
         if isinstance(v, (int, float)):
             t, mag = "number", log_scale(v)
         elif isinstance(v, str):
@@ -83,8 +83,13 @@ def candidate_array(candidates: list) -> np.ndarray:
             t, mag = "rank", min(1.0, len(v) / 64)
         else:
             t, mag = "list", min(1.0, len(v) / 64)
-        c[i, 1 + ANSWER_TYPES.index(t)] = 1
-        c[i, -1] = mag
+        row = [0.0] * CANDIDATE_FEATURES
+        row[0] = 1.0
+        row[1 + ANSWER_TYPES.index(t)] = 1.0
+        row[-1] = mag
+        rows.append(row)
+    if rows:
+        c[:len(rows)] = rows  # one conversion for the whole array
     return c
 
 
@@ -99,6 +104,16 @@ def arrays(graph: Graph, focus: list, observed: set, candidates: list,
     return {"query": query_vec.copy(), "focus": f, "candidates": candidate_array(candidates)}
 
 
+def focus_start(focus) -> tuple:
+    """``(slot of each focus node, focus array)`` where every focus node exists and none is
+    observed (read-only: the array is copied by :meth:`FocusArrays.start`)."""
+    f = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
+    if focus:
+        f[:len(focus)] = _TEMPLATES[[2 * KIND_INDEX[k[0]] + 1 for k in focus]]
+    f.flags.writeable = False
+    return {k: i for i, k in enumerate(focus)}, f
+
+
 class FocusArrays:
     """The focus array of one episode, updated row by row: a row depends only on its node's
     existence, attributes, edges and subtree, which a write reports in ``Graph.watch``, and
@@ -108,7 +123,13 @@ class FocusArrays:
         self.focus: np.ndarray = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
         self.slot: dict = {}
 
-    def start(self, graph: Graph, focus: list, observed: set) -> None:
+    def start(self, graph: Graph, focus: list, observed: set, fresh: tuple | None = None) -> None:
+        """The array in full; ``fresh`` is :func:`focus_start` of ``focus`` where every
+        focus node exists and none is observed (a new episode)."""
+        if fresh is not None:
+            self.slot, rows = fresh
+            self.focus = rows.copy()
+            return
         self.slot = {k: i for i, k in enumerate(focus)}
         f = self.focus = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
         if focus:

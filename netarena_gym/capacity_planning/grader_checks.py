@@ -201,62 +201,57 @@ def upstream_verdict(graph: Graph, diff: Diff | None = None,
     return _upstream(graph, scope or Scope(graph.base, graph, diff))
 
 
-def _first(failures: list) -> tuple[bool, str]:
-    """The failure of the node or edge that sorts first by ``repr`` (sets are unordered:
-    this keeps the message independent of Python's string hashing, PYTHONHASHSEED)."""
-    return False, min(failures)[1]
+def _first(failing, message) -> tuple[bool, str]:
+    """The failure of the node or edge whose ``repr`` sorts first (sets are unordered:
+    this keeps the message independent of Python's string hashing, PYTHONHASHSEED); the
+    message is made for that one only."""
+    return False, message(min(failing, key=repr))
 
 
 def _upstream(graph, scope) -> tuple[bool, str]:
-    # each check collects its failures keyed by the repr of the node or edge; the first
-    # check that fails reports the failure of the smallest key (upstream: first failure)
+    # each check collects the nodes or edges that fail it; the first check that fails
+    # reports the failure of the smallest (upstream: first failure)
     attrs, children = graph.attrs, graph.children
-    bad = []
-    for k in scope.changed:
-        a = attrs(k)
-        if a is None:
-            continue
+
+    def bad_type(a) -> bool:
         t = a.get("type")
         items = [t] if isinstance(t, str) else t
-        if not t or not isinstance(items, (list, tuple)) or any(x not in KINDS for x in items):
-            bad.append((repr(k), f"Node {describe(k)} has an invalid type {t!r}"))
+        return not t or not isinstance(items, (list, tuple)) or any(x not in KINDS for x in items)
+    bad = [k for k in scope.changed if attrs(k) is not None and bad_type(attrs(k))]
     if bad:
-        return _first(bad)
-    edges = [(a, z, children(a)[z]) for a, z in scope.edges
-             if attrs(a) is not None and z in children(a)]
-    bad = [(repr((a, z)), f"Edge {describe(a)} -> {describe(z)} has an invalid type {et!r}")
-           for a, z, et in edges if not isinstance(et, str) or not (CONTAINS in et or CONTROLS in et)]
+        return _first(bad, lambda k: f"Node {describe(k)} has an invalid type {attrs(k).get('type')!r}")
+    edges = [(a, z) for a, z in scope.edges if attrs(a) is not None and z in children(a)]
+    bad = [e for e in edges
+           if not isinstance(et := children(e[0])[e[1]], str) or not (CONTAINS in et or CONTROLS in et)]
     if bad:
-        return _first(bad)
-    for a, z, et in edges:
-        if CONTAINS in et:
+        return _first(bad, lambda e: f"Edge {describe(e[0])} -> {describe(e[1])} has an invalid "
+                                     f"type {children(e[0])[e[1]]!r}")
+    for a, z in edges:
+        if CONTAINS in children(a)[z]:
             ta, tz = attrs(a).get("type"), attrs(z).get("type")
             ta = [ta] if isinstance(ta, str) else list(ta)
             tz = [tz] if isinstance(tz, str) else list(tz)
             if not may_contain(ta, tz):
-                bad.append((repr((a, z)), f"Invalid hierarchy: {describe(a)} cannot contain {describe(z)}"))
+                bad.append((a, z))
     if bad:
-        return _first(bad)
+        return _first(bad, lambda e: f"Invalid hierarchy: {describe(e[0])} cannot contain {describe(e[1])}")
     live = [k for k in scope.touched if attrs(k) is not None]
-    bad = [(repr(k), f"Found isolated node {describe(k)}") for k in live
-           if not children(k) and not graph.parents(k)]
+    bad = [k for k in live if not children(k) and not graph.parents(k)]
     if bad:
-        return _first(bad)
+        return _first(bad, lambda k: f"Found isolated node {describe(k)}")
     for k in scope.changed:  # upstream reads the attribute: a port without one fails too
         a = attrs(k)
-        if a is not None and _has(a.get("type"), PORT):
-            if CAPACITY not in a:
-                bad.append((repr(k), f"Port {describe(k)} has no {CAPACITY} attribute"))
-            elif a[CAPACITY] == 0:
-                bad.append((repr(k), f"Port {describe(k)} has zero capacity"))
+        if a is not None and _has(a.get("type"), PORT) and (CAPACITY not in a or a[CAPACITY] == 0):
+            bad.append(k)
     if bad:
-        return _first(bad)
+        return _first(bad, lambda k: f"Port {describe(k)} has no {CAPACITY} attribute"
+                      if CAPACITY not in attrs(k) else f"Port {describe(k)} has zero capacity")
     for group in (live, scope.near):  # the touched nodes first, then their neighbours
         for k in group:
             a = attrs(k)
             if a is not None and _has(a.get("type"), SWITCH) and not any(
                     _has(attrs(z).get("type"), PORT) for z in children(k)):
-                bad.append((repr(k), f"Packet switch {describe(k)} has no port"))
+                bad.append(k)
         if bad:
-            return _first(bad)
+            return _first(bad, lambda k: f"Packet switch {describe(k)} has no port")
     return True, ""

@@ -8,6 +8,7 @@ updated graph"; one closing sentence states what to return.
 from __future__ import annotations
 
 import copy
+import marshal
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -194,6 +195,16 @@ def _plain(v):
     return copy.deepcopy(v)
 
 
+def plain_copy(v):
+    """:func:`_plain`'s deep copy, made by ``marshal`` (in C; version 2 keeps no shared
+    references, so nothing in the copy is shared) when every value is a built-in dict,
+    list, tuple, set, str, bytes, int, float, bool or None."""
+    try:
+        return marshal.loads(marshal.dumps(v, 2))
+    except ValueError:  # another type (a numpy scalar, ...): copied as _plain copies it
+        return _plain(v)
+
+
 @dataclass
 class Query:
     """One question with its ground truth (data, computed when it was generated)."""
@@ -213,10 +224,10 @@ class Query:
         """A deep copy as plain data (what ``dataclasses.asdict`` gives, without its
         per-value deep copies; ``with_answer=False`` leaves the ground truth out)."""
         d = {"template": self.template, "level": _plain(self.level), "text": self.text,
-             "ops": _plain(self.ops), "answer_type": self.answer_type}
+             "ops": plain_copy(self.ops), "answer_type": self.answer_type}
         if with_answer:
-            d["ground_truth"] = _plain(self.ground_truth)
-        d["flags"] = _plain(self.flags)
+            d["ground_truth"] = plain_copy(self.ground_truth)
+        d["flags"] = plain_copy(self.flags)
         d["label"] = self.label
         return d
 

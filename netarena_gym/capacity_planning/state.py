@@ -8,7 +8,11 @@ episode's changes in O(changes); :meth:`Graph.net_diff` is the episode's net cha
 object the grader compares.
 
 Subtree facts (descendants through RK_CONTAINS and RK_CONTROLS, total port capacity) are
-memoised per node on the base and invalidated up the ancestor chain on every change.
+memoised per node on the base and invalidated up the ancestor chain on every change; a
+node whose children's subtrees stay disjoint (as in the base, under removals and edges to
+new nodes) recomputes its capacity from its children's, its descendants only when asked.
+``Graph.before_write`` lets a reader that put off reading (a tool's text) read just before
+the graph changes.
 """
 from __future__ import annotations
 
@@ -17,89 +21,13 @@ from dataclasses import dataclass, field
 from threading import Lock
 from typing import Any, Hashable, Iterable, Iterator
 
-from netarena_gym.capacity_planning.kinds import CAPACITY, CONTAINS, CONTROLS, PORT, kinds_of, primary_kind
+from netarena_gym.capacity_planning.kinds import kinds_of, primary_kind
+from netarena_gym.capacity_planning.subtree import TRAVERSED, Sub, compute_sub
 from netarena_gym.capacity_planning.topology import Topology, TopologySpec, generate
 
 Key = Hashable
 _MISS = object()
 _EMPTY: dict = {}
-_TRAVERSED = (CONTAINS, CONTROLS)
-
-
-class Sub:
-    """What lies beneath a node: its distinct descendants and their total port capacity.
-    ``parts`` (children's keys and their Subs) is kept when the children's subtrees are
-    disjoint, so that the counts add up from theirs instead of walking every descendant."""
-    __slots__ = ("desc", "capacity", "_counts", "parts")
-
-    def __init__(self, desc: frozenset, capacity: int, parts: tuple | None = None):
-        self.desc = desc
-        self.capacity = capacity
-        self._counts: dict | None = None
-        self.parts = parts
-
-    def counts(self, attrs_of) -> dict[str, int]:
-        if self._counts is None:
-            c: dict[str, int] = {}
-            if self.parts is not None:
-                kids, subs = self.parts
-                for d in kids:
-                    for k in ((d[0],) if type(d) is tuple else kinds_of(attrs_of(d))):
-                        c[k] = c.get(k, 0) + 1
-                for s in subs:
-                    for k, n in s.counts(attrs_of).items():
-                        c[k] = c.get(k, 0) + n
-            else:
-                for d in self.desc:
-                    # a (kind, name) key carries its node's kind
-                    for k in ((d[0],) if type(d) is tuple else kinds_of(attrs_of(d))):
-                        c[k] = c.get(k, 0) + 1
-            self._counts = c
-            self.parts = None  # the children's Subs are no longer needed
-        return self._counts
-
-
-def _port_capacity(attrs: dict | None) -> int:
-    if attrs is None or PORT not in kinds_of(attrs):
-        return 0
-    v = attrs.get(CAPACITY)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
-        return 0
-    return int(v)
-
-
-def _compute_sub(key, out_of, attrs_of, cached, store) -> Sub:
-    """Iterative post-order computation of ``Sub`` for ``key`` and any uncached descendant.
-    ``cached(k)`` returns a Sub or None; cycles (only an agent can make them) are cut."""
-    stack = [(key, False)]
-    visiting: set = set()
-    while stack:
-        k, expanded = stack.pop()
-        if cached(k) is not None:
-            continue
-        kids = [c for c, t in out_of(k).items() if t in _TRAVERSED and c != k]
-        if not expanded:
-            visiting.add(k)
-            stack.append((k, True))
-            for c in kids:
-                if c not in visiting and cached(c) is None:
-                    stack.append((c, False))
-            continue
-        subs = [cached(c) for c in kids]
-        subs = [s for s in subs if s is not None]
-        desc = frozenset(kids).union(*[s.desc for s in subs])  # one pass, no set copy
-        if k in desc:
-            desc = desc - {k}
-        parts = None
-        if len(desc) == len(kids) + sum(len(s.desc) for s in subs) and len(subs) == len(kids):
-            # disjoint subtrees (the usual case): capacities and counts add up
-            cap = sum(s.capacity for s in subs)
-            parts = (kids, subs)
-        else:
-            cap = sum(_port_capacity(attrs_of(d)) for d in desc)
-        store(k, Sub(desc, cap + _port_capacity(attrs_of(k)), parts))
-        visiting.discard(k)
-    return cached(key)
 
 
 class BaseGraph:
@@ -124,7 +52,7 @@ class BaseGraph:
         self.facts: dict = {}  # per-base caches kept by other modules (e.g. base violations)
         self.memo: dict = {}
         for k in nodes:
-            _compute_sub(k, self.out.__getitem__, nodes.get, self.memo.get, self.memo.__setitem__)
+            compute_sub(k, self.out.__getitem__, nodes.get, self.memo.get, self.memo.__setitem__)
 
     @classmethod
     def from_topology(cls, topology: Topology, scheme: str = "kind_name",
@@ -217,7 +145,8 @@ class GraphError(ValueError):
 class Graph:
     """A copy-on-write view over a :class:`BaseGraph`."""
 
-    __slots__ = ("base", "_nodes", "_out", "_inn", "_memo", "_edges", "_added_by_name", "watch")
+    __slots__ = ("base", "_nodes", "_out", "_inn", "_memo", "_edges", "_added_by_name", "watch",
+                 "_grafted", "before_write")
 
     def __init__(self, base: BaseGraph):
         self.base = base
@@ -231,8 +160,21 @@ class Graph:
         # existence or attributes, their edges (children, degree) or their subtree facts
         # (capacity); None when nobody watches. ``reset`` drops it (everything may change).
         self.watch: set | None = None
+        # whether an edge was added to a node that already had edges (the tools and the
+        # generator only ever add an edge to a new node, which keeps every subtree that was
+        # disjoint in the base disjoint: see ``sub``)
+        self._grafted = False
+        # called (then dropped) before the next write or reset: a reader that put off
+        # reading (a tool's text, see ``commands.tools``) reads now
+        self.before_write = None
+
+    def _will_write(self) -> None:
+        hook, self.before_write = self.before_write, None
+        hook()
 
     def reset(self) -> None:
+        if self.before_write is not None:
+            self._will_write()
         self._nodes.clear()
         self._out.clear()
         self._inn.clear()
@@ -240,6 +182,7 @@ class Graph:
         self._edges.clear()
         self._added_by_name.clear()
         self.watch = None
+        self._grafted = False
 
     @property
     def changed(self) -> bool:
@@ -311,7 +254,15 @@ class Graph:
             return s
         if not self.has(k):
             raise GraphError(f"no node {k!r}")
-        return _compute_sub(k, self.children, self.attrs, cached, self._memo.__setitem__)
+        return compute_sub(k, self.children, self.attrs, cached, self._memo.__setitem__,
+                            None if self._grafted else self._disjoint)
+
+    def _disjoint(self, k) -> bool:
+        """Whether k's children's subtrees are disjoint: they were in the base (a node the
+        episode added has only new nodes below it), and removals and edges to new nodes
+        keep them so."""
+        b = self.base.memo.get(k)
+        return b.disjoint if b is not None else True
 
     def capacity(self, k) -> int:
         return self.sub(k).capacity
@@ -330,7 +281,7 @@ class Graph:
             self._memo[x] = None
             if watch is not None:
                 watch.add(x)
-            stack.extend(p for p, t in self.parents(x).items() if t in _TRAVERSED)
+            stack.extend(p for p, t in self.parents(x).items() if t in TRAVERSED)
 
     # ------------------------------------------------------------------ writes
     def _w_out(self, k) -> dict:
@@ -346,6 +297,8 @@ class Graph:
         return v
 
     def add_node(self, k, attrs: dict) -> None:
+        if self.before_write is not None:
+            self._will_write()
         if self.has(k):
             raise GraphError(f"node {k!r} already exists")
         self._nodes[k] = attrs
@@ -356,6 +309,8 @@ class Graph:
             self._added_by_name.setdefault(attrs.get("name"), []).append(k)
 
     def set_attrs(self, k, attrs: dict) -> None:
+        if self.before_write is not None:
+            self._will_write()
         if not self.has(k):
             raise GraphError(f"no node {k!r}")
         self._invalidate(k)
@@ -372,8 +327,12 @@ class Graph:
         self.set_attrs(k, a)
 
     def add_edge(self, a, z, kind: str) -> None:
+        if self.before_write is not None:
+            self._will_write()
         if not self.has(a) or not self.has(z):
             raise GraphError(f"edge {a!r} -> {z!r}: both ends must exist")
+        if a == z or self.children(z) or self.parents(z):
+            self._grafted = True
         self._invalidate(a)
         self._w_out(a)[z] = kind
         self._w_inn(z)[a] = kind
@@ -382,6 +341,8 @@ class Graph:
             self.watch.update((a, z))
 
     def remove_edge(self, a, z) -> None:
+        if self.before_write is not None:
+            self._will_write()
         if z not in self.children(a):
             raise GraphError(f"no edge {a!r} -> {z!r}")
         self._invalidate(a)
@@ -395,14 +356,31 @@ class Graph:
             self.watch.update((a, z))
 
     def remove_node(self, k) -> None:
+        if self.before_write is not None:
+            self._will_write()
         if not self.has(k):
             raise GraphError(f"no node {k!r}")
         self._invalidate(k)  # k and everything above it; nothing below k changes
-        for c in list(self.children(k)):
-            if c != k:  # a self-loop goes with the parents below
-                self._unlink(k, c)
-        for p in list(self.parents(k)):
-            self._unlink(p, k)
+        edges, watch = self._edges, self.watch
+        if self.children(k):  # _unlink(k, c) for each child, in one pass
+            out = self._w_out(k)
+            for c in list(out):
+                if c != k:  # a self-loop goes with the parents below
+                    del out[c]
+                    del self._w_inn(c)[k]
+                    edges.add((k, c))
+                    if watch is not None:
+                        watch.add(k)
+                        watch.add(c)
+        if self.parents(k):  # _unlink(p, k) for each parent
+            inn = self._w_inn(k)
+            for p in list(inn):
+                del self._w_out(p)[k]
+                del inn[p]
+                edges.add((p, k))
+                if watch is not None:
+                    watch.add(p)
+                    watch.add(k)
         self._nodes[k] = None
         self._memo[k] = None
         if self.watch is not None:

@@ -68,11 +68,20 @@ def isolated_if_removed(graph: Graph, k) -> list:
 
 
 def least_loaded(graph: Graph, block):
+    unchanged = type(graph) is Graph and not graph.changed  # the base's answer, kept
+    if unchanged:
+        kept = graph.base.facts.setdefault("least_loaded", {})
+        sw = kept.get(block)
+        if sw is not None:
+            return sw
     sws = child_switches(graph, block)
     if not sws:
         raise GraphError(f"{name_of(block)} has no packet switch")
-    return min(sws, key=lambda s: (graph.capacity(s), len(ports_of(graph, s)),
-                                   natural_key(name_of(s))))
+    sw = min(sws, key=lambda s: (graph.capacity(s), len(ports_of(graph, s)),
+                                 natural_key(name_of(s))))
+    if unchanged:
+        kept[block] = sw
+    return sw
 
 
 _PIDX = re.compile(r"\.p(\d+)$")

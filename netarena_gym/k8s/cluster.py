@@ -105,6 +105,9 @@ class BaseCluster:
         self._stored: dict = {}  # stored policy objects shared by stores (Store.insert_kept_policy)
         #: fault list (repr) -> the faulty manifests, or None: what K8sGenerator.check found
         self.checked: dict = {}
+        #: (id of a manifest, fault (repr)) -> (that manifest, the faulty one or None), see
+        #: K8sGenerator._faulted
+        self.faulted: dict = {}
 
     def share(self, manifest: dict) -> None:
         """Key ``manifest``'s engine policy and canonical object by identity, as the
@@ -204,10 +207,17 @@ class BaseCluster:
         return st.objects, st.rv, st._uid
 
 
-def store_cluster(st: Store) -> Cluster:
+def store_cluster(st: Store, keep: Cluster | None = None) -> Cluster:
     """The objects of a simulator store as the policy engine reads them: versioned by the
-    store's identity and version, and frozen (the store replaces objects, never changes one)."""
+    store's identity and version, and frozen (the store replaces objects, never changes one,
+    and the lists are never changed either). ``keep``: an earlier Cluster of this store
+    whose namespaces, pods and Services are still the store's (no write but to policies
+    since, see ``Store.workload_version``); its lists are reused (the engine then knows
+    the world unchanged by their identity)."""
     ob = st.objects
+    if keep is not None:
+        return Cluster(keep.namespaces, keep.pods, keep.services,
+                       list(ob["networkpolicies"].values()), (st.token, st.version), frozen=True)
     return Cluster(list(ob["namespaces"].values()), list(ob["pods"].values()),
                    list(ob["services"].values()), list(ob["networkpolicies"].values()),
                    (st.token, st.version), frozen=True)

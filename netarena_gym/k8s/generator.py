@@ -33,6 +33,7 @@ from netarena_gym.k8s.workload_large import workload_for
 
 MAX_RESAMPLES = 200
 CHECKED_MAX = 4096  # fault lists whose check a base cluster keeps
+FAULTED_MAX = 4096  # (manifest, fault) edits a base cluster keeps
 LEVELS = (1, 2, 3, "compat")
 COMPAT_CATEGORIES = tuple([(t,) for t in UPSTREAM_TYPES] + list(itertools.combinations(UPSTREAM_TYPES, 2)))
 
@@ -183,11 +184,10 @@ class K8sGenerator:
         for f in faults:
             key = f.get("policy", f.get("name"))
             before = pols.get(key)
-            try:
-                _apply_copied(pols, f)
-            except (ValueError, KeyError):
+            after = self._faulted(before, f)
+            if after is None:
                 return None
-            after = pols.get(key)
+            pols[key] = after
             if after == before and json.dumps(after, sort_keys=True) == json.dumps(before, sort_keys=True):
                 return None
         ok = self.base.outcomes(pols)
@@ -198,10 +198,37 @@ class K8sGenerator:
                 without = self.wl.shared_policy_manifests()
                 for j, g in enumerate(faults):
                     if j != i:
-                        _apply_copied(without, g)
+                        k = g.get("policy", g.get("name"))
+                        without[k] = self._faulted(without.get(k), g)
+                        if without[k] is None:
+                            raise ValueError(f"fault {g} does not apply without {f}")
                 if (self.base.outcomes(without) == ok).all():
                     return None
         return pols
+
+    def _faulted(self, before: dict | None, f: dict) -> dict | None:
+        """The manifest that fault ``f`` makes of ``before`` (the manifest it edits; None:
+        none of that name), or None when the fault does not apply. Kept per (manifest,
+        fault) in the base cluster (``faulted``) and shared, never to be changed: the same
+        edit of the same manifest gives the same object, so the caches keyed by identity
+        (engine, store, catalogue, features) hit across fault lists."""
+        memo = self.base.faulted
+        mkey = (id(before), repr(f))
+        hit = memo.get(mkey)
+        if hit is None or hit[0] is not before:
+            key = f.get("policy", f.get("name"))
+            one = {} if before is None else {key: clone(before)}
+            try:
+                apply_fault(one, f)
+                after = one.get(key)
+            except (ValueError, KeyError):
+                after = None
+            if len(memo) >= FAULTED_MAX:
+                memo.clear()
+            hit = memo[mkey] = (before, after)  # keeps ``before`` (its id is the key) alive
+            if after is not None:
+                self.base.share(after)
+        return hit[1]
 
     # -------------------------------------------------------------------- drawing
     def _draw_types(self, r, category: str | None) -> tuple[str, ...]:
@@ -290,14 +317,6 @@ class K8sGenerator:
                      and n not in self._port_names.get(pol, ())]  # a name the pod has is no fault
             return {"type": t, "policy": pol, "name": choice(r, names)}
         raise ValueError(f"unknown fault type {t!r}")
-
-
-def _apply_copied(pols: dict[str, dict], f: dict) -> None:
-    """:func:`apply_fault` on a copy of the manifest it edits (the others stay shared)."""
-    key = f.get("policy", f.get("name"))
-    if key in pols:
-        pols[key] = clone(pols[key])
-    apply_fault(pols, f)
 
 
 # ------------------------------------------------------------------ upstream import

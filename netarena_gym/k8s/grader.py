@@ -30,7 +30,9 @@ Pod sets are Python integers used as bit sets (:mod:`netarena_gym.k8s.grader_wor
 Evaluation is incremental: the engine keeps, per policy, what it contributes to every
 destination (pod, port, protocol) that a probe or DNS reaches, so a change to one policy
 recomputes that policy's contribution and the destinations it touches, not the cluster
-(see benchmarks/bench_k8s.py and benchmarks/bench_speed.py).
+(see benchmarks/bench_k8s.py and benchmarks/bench_speed.py). For frozen clusters the
+contributions are shared by the engines of a process that see the same world (pods,
+namespaces, slots): the generator's check computes them once for the env's engine.
 """
 from __future__ import annotations
 
@@ -45,6 +47,10 @@ from netarena_gym.k8s.workload import Probe
 
 DNS_PORT = 53
 MEMO_MAX = 4096
+SHARED_WORLDS = 16
+#: world signature -> contributions of frozen clusters' policies, shared by the engines of a
+#: process that see the same world (the generator's check and the simulator's engine)
+_SHARED_MEMOS: dict = {}
 
 
 @dataclass
@@ -52,7 +58,8 @@ class Cluster:
     """The objects the engine reads: lists of API objects as dicts. ``version`` changes
     whenever any object changes (None: never cached). ``frozen``: the caller never changes
     these objects in place (a write replaces the object), so the engine may key its caches
-    by object identity (the simulator's store); otherwise by name and resourceVersion."""
+    by object identity (the simulator's store), and the same lists stand for the same
+    objects; otherwise by name and resourceVersion."""
     namespaces: list
     pods: list
     services: list
@@ -102,6 +109,7 @@ class PolicyEngine:
 
     def _clear_policies(self) -> None:
         self._memo: dict = {}             # policy key -> contribution
+        self._fmemo: dict | None = None   # the same for frozen clusters' keys, shared
         self._prev: tuple | None = None   # (last frozen policy list, its keys), see _diff
         self._active: dict = {}           # policy key -> contribution, the last list
         self._ing_by_slot: list = []      # slot -> {policy key: peers admitted}
@@ -123,7 +131,11 @@ class PolicyEngine:
         if cluster.version is not None and cluster.version == self._version:
             return self._result
         frozen = cluster.frozen
-        if frozen:
+        keep = self._keep
+        if frozen and keep and cluster.pods is keep[0] and cluster.namespaces is keep[1] \
+                and cluster.services is keep[2]:
+            wk, sk = self._wkey, self._skey  # the same lists of a frozen cluster: the same world
+        elif frozen:
             wk = (tuple(map(id, cluster.pods)), tuple(map(id, cluster.namespaces)))
             sk = tuple(map(id, cluster.services))
         else:
@@ -144,8 +156,10 @@ class PolicyEngine:
                 self._by_masks = {}
             else:
                 self._clear_policies()
-        if frozen:  # ids are keys only while the objects live
-            self._keep = (cluster.pods, cluster.namespaces, cluster.services)
+            if frozen:
+                self._fmemo = _shared_memo(self._signature())
+        # ids are keys only while the objects live (and the lists, kept, keep their ids)
+        self._keep = (cluster.pods, cluster.namespaces, cluster.services) if frozen else ()
         self._update_policies(cluster.policies, frozen)
         out = self._outcomes()
         self._version = cluster.version
@@ -204,7 +218,7 @@ class PolicyEngine:
         # have grown is OR-ed in place, one that may have lost bits is recomputed
         ing_delta: dict = {}
         eg_delta: dict = {}
-        memo = self._memo
+        memo = self._fmemo if frozen and self._fmemo is not None else self._memo
         contrib = {}
         for k in added:
             c = memo.get(k)
@@ -324,6 +338,15 @@ class PolicyEngine:
         self._by_masks[key] = out
         return out
 
+    def _signature(self) -> tuple:
+        """What a policy's contribution depends on besides the policy: the pods (names,
+        namespaces, labels, IPs, named ports), the namespaces' labels and the slots."""
+        p, n = self.pods, self._nss
+        return (self.namespace, tuple(p.names), tuple(p.ns),
+                tuple(tuple(x.items()) for x in p.labels), tuple(p.ips),
+                tuple(tuple(sorted(x.items())) for x in p.ports), tuple(n.bit_of.items()),
+                tuple(sorted(n.label_index.items())), self._layout[0])
+
     # ------------------------------------------------------------------ layout
     def _build_layout(self, cluster: Cluster) -> tuple:
         """(slots, slots by pod, per target its endpoint slots, DNS slots, per probe its
@@ -400,6 +423,17 @@ class PolicyEngine:
                 num = int(tp)
             eps.append((i, num))
         return Target(eps)
+
+
+def _shared_memo(signature: tuple) -> dict:
+    """The contributions kept for frozen clusters of this world: their keys (namespace,
+    name, id of a spec the entry keeps alive) name the same policy in every engine."""
+    memo = _SHARED_MEMOS.get(signature)
+    if memo is None:
+        if len(_SHARED_MEMOS) >= SHARED_WORLDS:
+            _SHARED_MEMOS.clear()
+        memo = _SHARED_MEMOS[signature] = {}
+    return memo
 
 
 def _move(by_slot: list, delta: dict, old, old_part: dict | None, new, new_part: dict | None) -> None:

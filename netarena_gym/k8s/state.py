@@ -101,6 +101,7 @@ class Store:
         self.end_port = end_port
         self._uid = 0
         self.token = object()  # this store's identity: (token, version) names a state
+        self.workload_version = 0  # moves on every write of an object but a NetworkPolicy
 
     # ----------------------------------------------------------------- clock
     @property
@@ -162,6 +163,8 @@ class Store:
         if status is not None:
             obj["status"] = status
         self.objects[resource][(ns if KINDS[resource][2] else "", obj["metadata"]["name"])] = obj
+        if resource != "networkpolicies":
+            self.workload_version += 1
         return obj
 
     def delete(self, resource: str, ns: str, name: str) -> None:
@@ -170,6 +173,8 @@ class Store:
             raise not_found(resource, name)
         del self.objects[resource][key]
         self.version += 1
+        if resource != "networkpolicies":
+            self.workload_version += 1
 
     def set_labels(self, resource: str, namespace: str, name: str, labels: dict) -> bool:
         """Replace an object's labels (validated, as a new object: stored objects are never
@@ -185,6 +190,8 @@ class Store:
         obj = dict(obj)
         obj["metadata"] = dict(obj["metadata"])
         self.objects[resource][(namespace if KINDS[resource][2] else "", name)] = obj
+        if resource != "networkpolicies":
+            self.workload_version += 1
         if labels:
             obj["metadata"]["labels"] = dict(labels)
         else:

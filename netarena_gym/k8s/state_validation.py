@@ -7,8 +7,10 @@ Also the label checks ``kubectl label`` and ObjectMeta validation use.
 from __future__ import annotations
 
 import ipaddress
+import operator
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # ------------------------------------------------------------------ apimachinery rules
 _QNAME = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
@@ -47,6 +49,11 @@ def dns1123_subdomain_errors(value: str) -> list[str]:
 
 
 def qualified_name_errors(value: str) -> list[str]:
+    return list(_qualified_name_errors(value))
+
+
+@lru_cache(maxsize=4096)
+def _qualified_name_errors(value: str) -> tuple[str, ...]:
     errs = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -58,24 +65,29 @@ def qualified_name_errors(value: str) -> list[str]:
         else:
             errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix))
     else:
-        return ["a qualified name " + _regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+        return ("a qualified name " + _regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc")
+                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",)
     if not name:
         errs.append("name part must be non-empty")
     elif len(name) > 63:
         errs.append("name part must be no more than 63 characters")
     if not _QNAME_RX.match(name):
         errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc"))
-    return errs
+    return tuple(errs)
 
 
 def label_value_errors(value: str) -> list[str]:
+    return list(_label_value_errors(value))
+
+
+@lru_cache(maxsize=4096)
+def _label_value_errors(value: str) -> tuple[str, ...]:
     errs = []
     if len(value) > 63:
         errs.append("must be no more than 63 characters")
     if not _LABEL_VALUE_RX.match(value):
         errs.append(_regex_error(_LABEL_VALUE_MSG, "(" + _QNAME + ")?", "MyValue", "my_value", "12345"))
-    return errs
+    return tuple(errs)
 
 
 def port_name_errors(port: str) -> list[str]:
@@ -296,12 +308,22 @@ _SLICES_AND_MAPS = frozenset({"ingress", "egress", "policyTypes", "from", "to", 
 
 def drop_empty(v):
     """The stored form of a spec decoded with ``keep_empty``: empty slices and maps are
-    omitted (``omitempty``); empty selectors and rules stay (pointers, list elements)."""
+    omitted (``omitempty``); empty selectors and rules stay (pointers, list elements). A
+    part with nothing to drop is returned itself, not copied (the result shares it with
+    ``v``: neither may be changed in place afterwards)."""
     if isinstance(v, dict):
-        return {k: drop_empty(x) for k, x in v.items()
-                if not (k in _SLICES_AND_MAPS and isinstance(x, (list, dict)) and not x)}
+        out = {}
+        same = True
+        for k, x in v.items():
+            if k in _SLICES_AND_MAPS and isinstance(x, (list, dict)) and not x:
+                same = False
+                continue
+            y = out[k] = drop_empty(x)
+            same = same and y is x
+        return v if same else out
     if isinstance(v, list):
-        return [drop_empty(x) for x in v]
+        out = [drop_empty(x) for x in v]
+        return v if all(map(operator.is_, out, v)) else out
     return v
 
 
@@ -322,9 +344,23 @@ def apply_defaults(spec: dict) -> dict:
 
 
 # -------------------------------------------------------------------------- validation
+_LABEL_ERRORS: dict = {}  # (path, label items) -> validate_labels' errors
+
+
 def validate_labels(labels: dict | None, path: str) -> list[FieldError]:
+    """The errors of a label map at ``path`` (kept per path and labels: they are few)."""
+    key = (path, tuple((labels or {}).items()))
+    hit = _LABEL_ERRORS.get(key)
+    if hit is None:
+        if len(_LABEL_ERRORS) >= 4096:
+            _LABEL_ERRORS.clear()
+        hit = _LABEL_ERRORS[key] = tuple(_validate_labels(labels or {}, path))
+    return list(hit)
+
+
+def _validate_labels(labels: dict, path: str) -> list[FieldError]:
     errs = []
-    for k in sorted(labels or {}):
+    for k in sorted(labels):
         v = labels[k]
         errs.extend(FieldError(path, "Invalid value", k, m) for m in qualified_name_errors(k))
         errs.extend(FieldError(path, "Invalid value", v, m) for m in label_value_errors(v))

@@ -71,7 +71,7 @@ _CACHE: dict[tuple, tuple[list, object]] = {}
 def fill(cat: Catalogue, lay: Layout, dims: Dims) -> None:
     """Lay out the episode's entries. They depend only on the routers' interfaces and
     links (not on host counts), so they are memoised by that structure."""
-    key = (tuple(len(h) for h in lay.spec.hosts), lay.spec.parents, dims)
+    key = (tuple(len(h) for h in lay.spec.hosts), lay.spec.parents, lay.spec.links, dims)
     hit = _CACHE.get(key)
     if hit is None:
         _build(cat, lay, dims)

@@ -5,11 +5,20 @@ string or a dict); the observation is the pingall matrix, the last command and i
 and the steps left (optionally the recent history, and with ``observability="full"`` the
 configuration of every router). Discrete interface: a catalogue of atomic commands with a
 mask, and fixed-size arrays (see :mod:`netarena_gym.routing.features`).
+
+A reset builds a whole network (thousands of objects at 64 routers) that lives for the
+episode, so it runs with the cyclic garbage collector paused
+(:func:`netarena_gym.core.collector.paused_gc`): left on,
+the collector runs its young generations many times over objects that all survive, and
+promotes them fast enough to trigger full collections of the whole heap every few resets
+(about 12% of a reset at 64 routers, 7% at level 3). Nothing is leaked: what a reset
+leaves as cyclic garbage is collected at the next pass after the collector is back on.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from netarena_gym.core.collector import paused_gc
 from netarena_gym.core.env import NetArenaEnv
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.errors import InvalidConfig, require
@@ -27,7 +36,6 @@ from netarena_gym.routing.backends.sim import SimBackend, SimState
 from netarena_gym.routing.views import INSPECT, parse_inspection
 
 BACKENDS = ("sim", "mininet")
-
 
 def make_backend(name: str, **kw):
     if name == "sim":
@@ -165,6 +173,11 @@ class RoutingEnv(NetArenaEnv):
                          step_timeout=(step_timeout if step_timeout is not None
                                        else (5.0 if backend == "sim" else None)),
                          info=info)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """See the class doc's Starting State (the build runs under :func:`paused_gc`)."""
+        with paused_gc():
+            return super().reset(seed=seed, options=options)
 
     # ------------------------------------------------------------------ hooks
     def _default_max_steps(self) -> int:

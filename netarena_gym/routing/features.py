@@ -7,6 +7,9 @@ inspection showed (``inspected`` says whether there was one); with ``"full"`` th
 refreshed after every change."""
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import NamedTuple
+
 import numpy as np
 from gymnasium import spaces
 
@@ -34,56 +37,77 @@ def feature_spaces(d: Dims) -> dict[str, spaces.Space]:
     }
 
 
+class _Maps(NamedTuple):
+    """What a FeatureBuilder derives from the layout and node names alone (read-only)."""
+    slots: np.ndarray
+    present: np.ndarray
+    iface: np.ndarray
+    intent: tuple
+
+
+@lru_cache(maxsize=32)
+def _episode_maps(lay: Layout, dims: Dims, names: tuple[str, ...]) -> _Maps:
+    """The slot maps and the intended configuration, memoised: ``lay`` comes from
+    :func:`~netarena_gym.routing.topology.layout_of`, one object per spec, so a fixed
+    topology (64 routers: about 20 ms of a reset) derives them once."""
+    slots = []
+    for n in names:
+        if n.startswith("r"):
+            slots.append(dims.routers * dims.subnets * dims.hosts + int(n[1:]))
+        else:
+            s = lay.subnet_of_host[n]
+            r = int(s.router[1:])
+            local = int(s.iface.rsplit("eth", 1)[1]) - 1
+            h = s.hosts.index(n)
+            slots.append((r * dims.subnets + local) * dims.hosts + h)
+    slots = np.asarray(slots, dtype=np.intp)
+    present = np.zeros(dims.nodes, dtype=np.int8)
+    present[slots] = 1
+    iface = np.zeros((dims.routers, dims.ifaces, len(IFACE_FEATURES)), np.float32)
+    for ri, r in enumerate(lay.routers):
+        for ii, _ in enumerate(lay.router_ifaces[r]):
+            iface[ri, ii, 0] = 1.0
+    for a in (slots, present, iface):
+        a.setflags(write=False)
+    return _Maps(slots, present, iface, _layout_intent(lay, dims))
+
+
+def _layout_intent(lay: Layout, dims: Dims):
+    addrs = {}
+    for s in lay.subnets:
+        addrs[s.iface] = (int_to_ip(s.gateway), 24)
+    for ln in lay.links:
+        addrs[ln.a_iface] = (int_to_ip(ln.a_ip), 30)
+        addrs[ln.b_iface] = (int_to_ip(ln.b_ip), 30)
+    # the slot of each routed prefix: subnets by their global index (past subnet 255 the
+    # third octet no longer is the index), transit links by theirs
+    slot_of = {(s.net, 24): subnet_slot(lay, dims, s.index) for s in lay.subnets}
+    slot_of.update({(ln.net, 30): dims.subnet_slots + ln.index for ln in lay.links})
+    routes = {}
+    for r in lay.routers:
+        table = {}
+        for net, plen, dev, gw in lay.intended_routes(r):
+            table[f"{int_to_ip(net)}/{plen}"] = (slot_of[(net, plen)], dev,
+                                                 int_to_ip(gw) if gw else None)
+        routes[r] = table
+    return addrs, routes
+
+
 class FeatureBuilder:
     """Holds the per-episode slot maps and the current feature arrays."""
 
     def __init__(self, lay: Layout, dims: Dims, names: list[str]):
         self.lay, self.dims = lay, dims
-        slots = []
-        for n in names:
-            if n.startswith("r"):
-                slots.append(dims.routers * dims.subnets * dims.hosts + int(n[1:]))
-            else:
-                s = lay.subnet_of_host[n]
-                r = int(s.router[1:])
-                local = int(s.iface.rsplit("eth", 1)[1]) - 1
-                h = s.hosts.index(n)
-                slots.append((r * dims.subnets + local) * dims.hosts + h)
-        self.slots = np.asarray(slots, dtype=np.intp)
-        self.present = np.zeros(dims.nodes, dtype=np.int8)
-        self.present[self.slots] = 1
+        maps = _episode_maps(lay, dims, tuple(names))
+        self.slots = maps.slots
+        self.present = maps.present.copy()
         self.router = np.zeros((dims.routers, len(ROUTER_FEATURES)), np.float32)
-        self.iface = np.zeros((dims.routers, dims.ifaces, len(IFACE_FEATURES)), np.float32)
+        self.iface = maps.iface.copy()
         self.route = np.zeros((dims.routers, dims.subnet_slots + dims.link_slots,
                                len(ROUTE_FEATURES)), np.float32)
         self._reach = np.zeros((dims.nodes, dims.nodes), np.int8)
         self._reach_src = None
-        self._intent = self._layout_intent()
-        for ri, r in enumerate(lay.routers):
-            for ii, _ in enumerate(lay.router_ifaces[r]):
-                self.iface[ri, ii, 0] = 1.0
-
-    def _layout_intent(self):
-        lay = self.lay
-        addrs = {}
-        for s in lay.subnets:
-            addrs[s.iface] = (int_to_ip(s.gateway), 24)
-        for ln in lay.links:
-            addrs[ln.a_iface] = (int_to_ip(ln.a_ip), 30)
-            addrs[ln.b_iface] = (int_to_ip(ln.b_ip), 30)
-        routes = {}
-        for r in lay.routers:
-            table = {}
-            for net, plen, dev, gw in lay.intended_routes(r):
-                slot = None
-                if plen == 24:
-                    k = ((net >> 8) & 255)
-                    slot = subnet_slot(lay, self.dims, k)
-                else:
-                    slot = self.dims.subnet_slots + ((net >> 8) & 255)
-                table[f"{int_to_ip(net)}/{plen}"] = (slot, dev, int_to_ip(gw) if gw else None)
-            routes[r] = table
-        return addrs, routes
+        self._intent = maps.intent
 
     def reachability(self, m: np.ndarray) -> np.ndarray:
         if m is not self._reach_src:

@@ -4,6 +4,10 @@ derives the all-pairs ``ping -c1 -W<t>`` matrix from it.
 
 The matrix is cached by the content of every node's configuration, so steps that change
 nothing, or that return the network to a state seen before, cost a dictionary lookup.
+
+A walk is the sender's part (:func:`launch`) then the hop-by-hop rest (:func:`carry`);
+the probe matrix's walks on larger networks jump along memoised chains of plain hops
+between the two (:mod:`netarena_gym.routing.forward_memo`).
 """
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from netarena_gym.core.collector import paused_gc
 from netarena_gym.routing.commands.iptables import verdict
 from netarena_gym.routing.matrix_cache import (
     PairStore, host_classes, long_prefixes, route_changes)
@@ -97,6 +102,21 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
     given) gets ``(node name, device)`` of every neighbour resolution, in order."""
     reply_source = _reply_source if detail else _no_source
     trip = Trip(origin, ttl, record)
+    first = launch(net, trip, origin, dst, src, size, dont_fragment, proto, icmp_type,
+                   record, learned, log)
+    if first is None:
+        return trip
+    node, in_if, src, size = first
+    carry(net, trip, node, in_if, dst, src, size, proto, icmp_type, record, reply_source, log)
+    return trip
+
+
+def launch(net: Network, trip: Trip, origin: Node, dst: int, src: int | None, size: int,
+           dont_fragment: bool, proto: str, icmp_type: str, record: bool,
+           learned: tuple | None, log: list | None) -> tuple | None:
+    """The sender's part of :func:`walk`: its own lookup, filters and first neighbour
+    resolution. Returns ``(node, in_if, src, size)`` of the first arrival, or None when
+    the trip ended at the sender (``trip`` says how)."""
     node = origin
     res = node.lookup(dst, src or 0, "lo")
     if res.kind == "local":
@@ -105,25 +125,25 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
         v, how = _filter(node, "OUTPUT", s, dst, proto, None, "lo", icmp_type)
         if v == "DROP" and proto != "icmp":
             trip.local_error = "send: Operation not permitted"
-            return trip
+            return None
         if v != "ACCEPT":  # an OUTPUT drop is silent for ping: no sendmsg error (Linux 6.18)
             trip.error = "timeout" if v == "DROP" else _REJECT_TEXT.get(how, "Packet filtered")
             trip.reporter = s if v == "REJECT" else None
-            return trip
+            return None
         v, how = _filter(node, "INPUT", s, dst, proto, "lo", None, icmp_type)
         if v != "ACCEPT":
             trip.error = "timeout" if v == "DROP" else _REJECT_TEXT.get(how, "Packet filtered")
             trip.reporter = dst if v == "REJECT" else None
-            return trip
+            return None
         trip.ok = True
         if record:
             trip.hops.append((node, dst))
-        return trip
+        return None
     if res.kind != "unicast":
         trip.local_error = {"unreachable": "connect: Network is unreachable",
                             "prohibit": "connect: Permission denied",
                             "blackhole": "connect: Invalid argument"}[res.kind]
-        return trip
+        return None
     dev, gw = res.dev, res.gateway
     if src is None:
         src = res.route.src if res.route is not None and res.route.src is not None else None
@@ -131,7 +151,7 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
             src = node.select_source(dev, gw if gw is not None else dst)
         if src is None:
             trip.local_error = "connect: Network is unreachable"
-            return trip
+            return None
     trip.src = src
     v, how = _filter(node, "OUTPUT", src, dst, proto, None, dev, icmp_type)
     if v == "DROP":  # real (Mininet, Linux 6.18): ping's raw ICMP socket sees no error,
@@ -139,15 +159,15 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
             trip.error = "timeout"
         else:
             trip.local_error = "send: Operation not permitted"
-        return trip
+        return None
     if v == "REJECT":
         trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), src
-        return trip
+        return None
     itf = node.interfaces[dev]
     if size > itf.mtu:
         if dont_fragment:
             trip.local_error = f"local error: message too long, mtu={itf.mtu}"
-            return trip
+            return None
         size = itf.mtu  # fragmented locally; the largest fragment is what must fit
     if itf.qdisc is not None:
         _egress(trip, node, dev)
@@ -159,38 +179,47 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
         hop = learned[2]
     if hop is None:
         trip.error, trip.reporter = "Destination Host Unreachable", src
-        return trip
+        return None
     trip.last = (node, dev, nh)
-    node, in_if = hop
+    return hop[0], hop[1], src, size
+
+
+def carry(net: Network, trip: Trip, node: Node, in_if: str, dst: int, src: int, size: int,
+          proto: str, icmp_type: str, record: bool, reply_source, log: list | None,
+          stop=None) -> tuple | None:
+    """The rest of :func:`walk`: the packet arrives at ``node`` on ``in_if`` and is
+    delivered, forwarded or dropped hop by hop until the trip ends (None). ``stop``: a
+    test of nodes; when the packet is forwarded to one that passes, ``(node, in_if,
+    size)`` of that arrival is returned instead (``trip`` holds the rest)."""
     while True:
         trip.delay_ms += HOP_MS
         if size > node.interfaces[in_if].mtu:  # veth drops frames above the receiver's MTU
             trip.error = "timeout"
-            return trip
+            return None
         res = node.lookup(dst, src, in_if)
         if res.kind == "local":
             v, how = _filter(node, "INPUT", src, dst, proto, in_if, None, icmp_type)
             if v == "DROP":
                 trip.error = "timeout"
-                return trip
+                return None
             if v == "REJECT":
                 trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), dst
-                return trip
+                return None
             if icmp_type == "echo-request" and node.sysctl.get("net.ipv4.icmp_echo_ignore_all") == "1":
                 trip.error = "timeout"
-                return trip
+                return None
             trip.ok, trip.node = True, node
             if trip.last is not None:
                 trip.last += (in_if,)
             if record:
                 trip.hops.append((node, dst))
-            return trip
+            return None
         # forwarding path
         if record:
             trip.hops.append((node, reply_source(node, src)))
         if not node.forwards_on(in_if):
             trip.error, trip.reporter = "Destination Host Unreachable", reply_source(node, src)
-            return trip
+            return None
         if res.kind != "unicast":
             if res.kind == "blackhole":
                 trip.error = "timeout"
@@ -198,26 +227,26 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
                 trip.error = ("Destination Net Unreachable" if res.kind == "unreachable"
                               else "Packet filtered")
                 trip.reporter = reply_source(node, src)
-            return trip
+            return None
         dev, gw = res.dev, res.gateway
         v, how = _filter(node, "FORWARD", src, dst, proto, in_if, dev, icmp_type)
         if v == "DROP":
             trip.error = "timeout"
-            return trip
+            return None
         if v == "REJECT":
             trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), reply_source(node, src)
-            return trip
+            return None
         trip.ttl -= 1
         if trip.ttl <= 0:
             trip.error, trip.reporter = "Time to live exceeded", reply_source(node, src)
-            return trip
+            return None
         out = node.interfaces[dev]
         if size > out.mtu and icmp_type == "echo-reply":
             size = out.mtu  # the kernel's echo replies carry no DF: fragmented here
         elif size > out.mtu:
             trip.error = f"Frag needed and DF set (mtu = {out.mtu})"
             trip.reporter = reply_source(node, src)
-            return trip
+            return None
         if out.qdisc is not None:
             _egress(trip, node, dev)
         nh = gw if gw is not None else dst
@@ -226,9 +255,11 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
         hop = net.neighbor(node, dev, nh)
         if hop is None:
             trip.error, trip.reporter = "Destination Host Unreachable", reply_source(node, src)
-            return trip
+            return None
         trip.last = (node, dev, nh)
         node, in_if = hop
+        if stop is not None and stop(node):
+            return node, in_if, size
 
 
 @dataclass(slots=True)
@@ -365,7 +396,10 @@ class ReachabilityOracle:
         key = self._key()
         m = self._cache.get(key)
         if m is None:
-            m = self._compute(key)
+            # the computation makes many small acyclic records: no collector passes over
+            # the (large) heap while it runs; reference counting frees them
+            with paused_gc():
+                m = self._compute(key)
             if len(self._cache) >= self._cache_size:
                 self._cache.pop(next(iter(self._cache)))
             self._cache[key] = m
@@ -425,6 +459,7 @@ class ReachabilityOracle:
                 if seconds[a] >= 0:
                     intra[a] = get(ra, seconds[a])
         self._asm = (reps, seconds, r, intra)
+        self.pairs.release()
         same = cls_of[:, None] == cls_of[None, :]
         m = np.where(same, intra[cls_of][:, None], r[np.ix_(cls_of, cls_of)])
         np.fill_diagonal(m, True)

@@ -9,6 +9,10 @@ configuration changes only the pairs that read it are probed again; the others k
 result. A store can sit on a read-only *base* (the pairs of a pristine network, see
 :mod:`netarena_gym.routing.pristine`): base pairs stay valid until a node they read changes.
 
+Probes on networks of :data:`MEMO_ROUTERS` routers or more go through
+:class:`~netarena_gym.routing.forward_memo.ForwardingMemo` (same results and
+dependencies as the walk; :data:`FAST_PROBES` off walks every probe hop by hop).
+
 :func:`host_classes` is the class split of :class:`~netarena_gym.routing.grader.ReachabilityOracle`
 (same classes, same order), with the long prefixes of each node memoised by its content.
 """
@@ -19,7 +23,13 @@ import numpy as np
 from netarena_gym.core.ipv4 import mask_of
 from netarena_gym.routing.state import Network, Node
 
-__all__ = ["PairStore", "host_classes", "long_prefixes", "segment_deps", "route_changes"]
+__all__ = ["PairStore", "host_classes", "long_prefixes", "segment_deps", "route_changes",
+           "FAST_PROBES", "MEMO_ROUTERS"]
+
+# probes go through :class:`~netarena_gym.routing.forward_memo.ForwardingMemo` (False:
+# every probe is walked hop by hop, as the differential tests compare)
+FAST_PROBES = True
+MEMO_ROUTERS = 5  # the fewest routers for which probes go through the memo
 
 
 def route_changes(old: tuple, new: tuple) -> list[tuple[int, int]]:
@@ -59,7 +69,7 @@ class PairStore:
     """``pair_ok`` results by (source index, destination index) with their dependencies."""
 
     __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "rdeps", "base", "dead",
-                 "track", "src", "log", "fps", "asm", "n")
+                 "track", "src", "log", "fps", "asm", "n", "memo", "fast")
 
     def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
                  base: "PairStore | None" = None, track: bool = True):
@@ -77,6 +87,9 @@ class PairStore:
         self.rdeps: list[list[tuple[int, int]]] = [[] for _ in nodes]
         self.base = base
         self.dead: set[tuple[int, int]] = set()  # base pairs no longer valid here
+        self.memo = None  # the ForwardingMemo probes go through (made on first use)
+        # paths across one to four routers are too short for the memo to pay
+        self.fast = FAST_PROBES and len(net.routers()) >= MEMO_ROUTERS
 
     def invalidate(self, changed) -> set[tuple[int, int]] | None:
         """Forget every pair that read a changed node; returns them (None: every pair).
@@ -134,13 +147,29 @@ class PairStore:
 
     def _probe(self, i: int, j: int) -> bool:
         from netarena_gym.routing.grader import pair_ok, probe
+        net = self.net
+        memo = self.memo
+        if self.fast and net.arp_log is None:
+            if memo is None:
+                from netarena_gym.routing.forward_memo import ForwardingMemo
+                memo = self.memo = ForwardingMemo(net, self.seg)
+        else:
+            memo = None
         if not self.track:
-            ok = self.res[(i, j)] = pair_ok(self.net, self.nodes[i], self.dsts[j], self.timeout_s)
+            if memo is not None:
+                ok = memo.probe(self.nodes[i], self.dsts[j], self.timeout_s, None, None)[0]
+            else:
+                ok = pair_ok(net, self.nodes[i], self.dsts[j], self.timeout_s)
+            self.res[(i, j)] = ok
             return ok
         log = self.log
         log.clear()
-        ok, self.src[(i, j)] = probe(self.net, self.nodes[i], self.dsts[j], self.timeout_s, log)
         deps = {i}
+        if memo is not None:
+            ok, self.src[(i, j)] = memo.probe(self.nodes[i], self.dsts[j], self.timeout_s,
+                                              log, deps)
+        else:
+            ok, self.src[(i, j)] = probe(net, self.nodes[i], self.dsts[j], self.timeout_s, log)
         seg = self.seg
         for key in log:
             d = seg.get(key)
@@ -152,6 +181,11 @@ class PairStore:
         for d in deps:
             rdeps[d].append(p)
         return ok
+
+    def release(self) -> None:
+        """Drop the forwarding memo (it holds for one network version only): its many
+        small records die young instead of aging through the cyclic collector."""
+        self.memo = None
 
     def freeze(self, asm: tuple | None = None) -> "PairStore":
         """Become a read-only base: keep only what a base needs (results, dependencies,
@@ -165,7 +199,7 @@ class PairStore:
         self.src = {i * n + j: s for (i, j), s in self.src.items()}
         self.rdeps = [tuple(i * n + j for i, j in ps) for ps in self.rdeps]
         self.fps = [n.fingerprint() if n.kind == "router" else None for n in self.nodes]
-        self.net = self.nodes = None
+        self.net = self.nodes = self.memo = None
         self.seg, self.log = {}, []
         return self
 

@@ -27,7 +27,33 @@ from netarena_gym.routing.state_records import (BUILTIN_CHAINS, DEFAULT_SYSCTL, 
                                                 Interface, IptRule, Iptables, NeighEntry,
                                                 Qdisc, Route, Rule, natural_key)
 
+_MASKS = tuple(mask_of(n) for n in range(33))
 LPM_SCAN = 16  # tables of at most this many routes are scanned; longer ones are indexed
+
+
+# route lookup caches shared by nodes of the same content: id(fingerprint) -> (the
+# fingerprint, route cache, prefix index); see lookup_caches
+_SHARED_LOOKUPS: dict[int, tuple] = {}
+SHARED_LOOKUPS_MAX = 4096
+
+
+def lookup_caches(node: "Node") -> tuple[dict, dict]:
+    """Fresh route lookup caches for ``node``'s current version: its route cache and
+    prefix index. A node never changed since it was built (version 0) whose fingerprint
+    is known shares them with every node holding the very same fingerprint object
+    (copies of one pristine node, :mod:`netarena_gym.routing.clone`, share it while
+    unchanged): same content, same lookups, so the copies of a network start with the
+    lookups of those before them. Any change bumps the version, and the next lookup
+    takes new caches."""
+    if node.version or node._fp_version:
+        return {}, {}
+    fp = node._fingerprint
+    ent = _SHARED_LOOKUPS.get(id(fp))
+    if ent is None or ent[0] is not fp:
+        if len(_SHARED_LOOKUPS) >= SHARED_LOOKUPS_MAX:
+            _SHARED_LOOKUPS.pop(next(iter(_SHARED_LOOKUPS)))
+        ent = _SHARED_LOOKUPS[id(fp)] = (fp, {}, {})
+    return ent[1], ent[2]
 
 
 class Node:
@@ -96,8 +122,7 @@ class Node:
             # "ifconfig lo 192.168.2.1 netmask 255.255.255.0"
             self._local_nets = tuple((a.net, a.plen) for itf in self.interfaces.values()
                                      if itf.loopback and itf.up for a in itf.addresses)
-            self._route_cache = {}
-            self._lpm_index = {}
+            self._route_cache, self._lpm_index = lookup_caches(self)
             # with selector-free rules a lookup depends on the destination alone
             self._dst_only = all(r.src is None and r.dst is None and r.iif is None
                                  and r.oif is None and not r.invert for r in self.rules)
@@ -160,6 +185,13 @@ class Node:
             if (dst & mask_of(p)) == (n & mask_of(p)):  # in_prefix, inlined
                 return True
         return False
+
+    def dst_only(self) -> bool:
+        """Do route lookups here depend on the destination alone (no policy rule selects
+        by source, destination, incoming or outgoing interface, and none is inverted)?"""
+        if self._cache_version != self.version:
+            self._refresh()
+        return self._dst_only
 
     def iface(self, name: str) -> Interface | None:
         return self.interfaces.get(name)
@@ -345,8 +377,9 @@ class Node:
         return res
 
     def _lookup(self, dst: int, src: int, iif: str | None, oif: str | None) -> "Lookup":
+        any_rule = self._dst_only  # selector-free rules match every packet
         for rule in self.rules:
-            if not rule.matches(src, dst, iif, oif):
+            if not any_rule and not rule.matches(src, dst, iif, oif):
                 continue
             if rule.action != "table":
                 return Lookup(rule.action, rule=rule)
@@ -387,8 +420,9 @@ class Node:
     @staticmethod
     def _lpm(routes, dst: int, oif: str | None) -> Route | None:
         best = None
+        masks = _MASKS
         for r in routes:
-            if (dst & mask_of(r.plen)) != r.dst:
+            if (dst & masks[r.plen]) != r.dst:
                 continue
             if oif is not None and r.dev is not None and r.dev != oif:
                 continue

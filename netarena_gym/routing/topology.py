@@ -32,7 +32,8 @@ from functools import lru_cache
 
 from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.routing.clone import clonable, clone_network
-from netarena_gym.routing.state import MAIN, Network, Node, Route  # noqa: F401
+from netarena_gym.routing.state import (MAIN, Address, Interface, Network, Node,  # noqa: F401
+                                        Route)
 
 MAX_ROUTERS = 64
 MAX_SUBNETS_PER_ROUTER = 8
@@ -356,35 +357,46 @@ def clear() -> None:
 
 
 def _build_routers(lay: Layout, labels: bool) -> Network:
-    """The routers of ``lay``, configured: interfaces, addresses, static routes."""
+    """The routers of ``lay``, configured: interfaces, addresses, static routes. The state
+    is set directly, as ``add_interface``, ``add_address`` (one primary address per
+    interface, hence one connected route each) and ``ip route add`` leave it (the same
+    table: one stable sort by destination, prefix length and metric of the routes in the
+    order those calls add them); tests/routing/test_topology.py builds it both ways."""
     net = Network()
+    nodes = net.nodes
     peer_ifindex = 100
     for node_no, r in enumerate(lay.routers, start=1):
         node = net.add_node(Node(r, "router"))
-        for n, itf in enumerate(lay.router_ifaces[r], start=1):
-            node.add_interface(itf, mac=_mac(node_no, n),
-                               alias=lay.iface_alias(r, itf) if labels else None,
-                               peer_ifindex=peer_ifindex)
-            peer_ifindex += 1
+        itfs = node.interfaces
+        names = lay.router_ifaces[r]
+        for n, itf in enumerate(names, start=1):
+            itfs[itf] = Interface(name=itf, ifindex=n + 1, mac=_mac(node_no, n),
+                                  alias=lay.iface_alias(r, itf) if labels else None,
+                                  peer_ifindex=peer_ifindex + n - 1)
+        peer_ifindex += len(names)
+        node._next_ifindex = len(names) + 2
         node.sysctl["net.ipv4.ip_forward"] = "1"
+    connected: dict[str, list[Route]] = {r: [] for r in lay.routers}
+
+    def address(r: str, itf: str, ip: int, plen: int) -> None:
+        a = Address(ip, plen)
+        nodes[r].interfaces[itf].addresses.append(a)
+        connected[r].append(Route(dst=a.net, plen=plen, dev=itf, proto="kernel",
+                                  scope="link", src=ip, table=MAIN))
     for s in lay.subnets:
-        net.nodes[s.router].add_address(s.iface, s.gateway, 24)
+        address(s.router, s.iface, s.gateway, 24)
     for ln in lay.links:
-        net.nodes[ln.a].add_address(ln.a_iface, ln.a_ip, 30)
-        net.nodes[ln.b].add_address(ln.b_iface, ln.b_ip, 30)
-        ia, ib = net.nodes[ln.a].interfaces[ln.a_iface], net.nodes[ln.b].interfaces[ln.b_iface]
+        address(ln.a, ln.a_iface, ln.a_ip, 30)
+        address(ln.b, ln.b_iface, ln.b_ip, 30)
+        ia, ib = nodes[ln.a].interfaces[ln.a_iface], nodes[ln.b].interfaces[ln.b_iface]
         ia.peer, ib.peer = ib, ia
     for r in lay.routers:
-        node = net.nodes[r]
-        # the same table insert_route builds one at a time (a stable sort by destination,
-        # prefix length, metric), sorted once
-        node.tables[MAIN].extend(Route(dst=dst, plen=plen, dev=dev, gateway=gw, table=MAIN)
-                                 for dst, plen, dev, gw in lay.intended_routes(r)
-                                 if gw is not None)
+        node = nodes[r]
+        table = node.tables[MAIN]
+        table += connected[r]
+        table.extend(Route(dst=dst, plen=plen, dev=dev, gateway=gw, table=MAIN)
+                     for dst, plen, dev, gw in lay.intended_routes(r) if gw is not None)
         node._sort_table(MAIN)
-    for node in net.nodes.values():
-        node.version = 0
-        node._cache_version = node._fp_version = -1
     net.version = 0
     return net
 

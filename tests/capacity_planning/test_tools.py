@@ -41,12 +41,17 @@ def test_cached_reads_equal_reads_computed_on_the_graph(level):
     assert compared > 1000 and touched > 50
 
 
-def test_a_change_below_a_node_shows_in_its_reads():
-    env = gym.make(ENV_ID, level=1, interface="text", topologies=1)
+def _switch_in_block(interface: str):
+    """(env, graph, toolbox, a switch, its block) after a reset on Google's topology."""
+    env = gym.make(ENV_ID, level=1, interface=interface, topologies=1)
     env.reset(seed=0)
-    g, box = env.unwrapped.graph, env.unwrapped.toolbox
+    g = env.unwrapped.graph
     sw = ("EK_PACKET_SWITCH", "ju1.a1.m1.s2c1")
-    block = next(p for p in g.parents(sw) if p[0] == "EK_AGG_BLOCK")
+    return env, g, env.unwrapped.toolbox, sw, next(p for p in g.parents(sw) if p[0] == "EK_AGG_BLOCK")
+
+
+def test_a_change_below_a_node_shows_in_its_reads():
+    env, g, box, sw, block = _switch_in_block("text")
     port = next(c for c in g.children(sw) if c[0] == "EK_PORT")
 
     def read(tool, k):
@@ -62,6 +67,31 @@ def test_a_change_below_a_node_shows_in_its_reads():
     env.reset(seed=0)  # a new episode on the same base reads the base again
     box = env.unwrapped.toolbox
     assert {k: (read("get_node", k), read("list_children", k)) for k in (block, sw)} == before
+
+
+def test_a_read_held_across_changes_shows_the_graph_it_read():
+    """Texts are made when read: a result still held when the graph changes (or is reset)
+    is made before the change, so it shows the graph as it was read."""
+    env, g, box, sw, block = _switch_in_block("discrete")
+    ports = sorted(c for c in g.children(sw) if c[0] == "EK_PORT")
+
+    def run(tool, k, **kw):
+        return box.run({"tool": tool, "node": k[1], "kind": k[0], **kw})
+    pristine = {tool: run(tool, ports[3]) for tool in ("get_node", "list_children")}
+    run("remove_node", ports[0])  # the switch and the block are touched from here on
+    reads = [(tool, k) for tool in ("get_node", "list_children") for k in (block, sw)]
+    held = {r: run(*r) for r in reads}
+    want = {r: uncached(g, *r) for r in reads}
+    run("remove_node", ports[1])
+    run("set_attr", ports[2], key="physical_capacity_bps", value=1)
+    assert {r: uncached(g, *r) for r in reads} != want  # the changes show in new reads
+    assert {r: res.output for r, res in held.items()} == want
+    last = run("get_node", sw)
+    want_last = uncached(g, "get_node", sw)
+    env.reset(seed=1)  # a reset changes the graph too
+    assert last.output == want_last
+    assert {t: r.output for t, r in pristine.items()} == {
+        t: uncached(g, t, ports[3]) for t in pristine}  # untouched: the base's
 
 
 def test_resolve_with_a_kind_finds_what_the_name_lookup_finds():

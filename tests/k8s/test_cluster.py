@@ -39,3 +39,33 @@ def test_stores_share_kept_policies_and_stay_independent():
         name = next(iter(pols))
         a.update_policy("default", name, {"metadata": {"name": name}, "spec": {"podSelector": {}}})
         assert json.dumps(b.list("networkpolicies", None)) == want
+
+
+def test_engine_sees_workload_writes_between_policy_writes():
+    """The simulator reuses the workload's lists across policy writes only: a pod's new
+    labels reach the engine (a fresh engine on a fresh store agrees), and an edit of a
+    policy afterwards keeps them."""
+    from netarena_gym.k8s.backends.sim import SimBackend
+    from netarena_gym.k8s.grader import PolicyEngine
+    from netarena_gym.k8s.cluster import store_cluster
+
+    gen = K8sGenerator(1)
+    g = gen.sample(np.random.default_rng(5))
+    sim = SimBackend()
+    sim.apply(g.scenario, g.policies)
+    before = sim.observe()
+    c1 = sim.objects()
+    sim.run({"command": "kubectl label networkpolicy adservice tier=web"})
+    c2 = sim.objects()
+    assert c2 is not c1 and c2.pods is c1.pods  # a policy write: the same workload lists
+    pod = next(p for p in sim.store.list("pods", "default")
+               if p["metadata"]["labels"].get("app") == "frontend")
+    sim.store.set_labels("pods", "default", pod["metadata"]["name"], {"app": "elsewhere"})
+    c3 = sim.objects()
+    assert c3.pods is not c2.pods
+    after = sim.observe()
+    fresh = PolicyEngine(sim.probe_set.probes, "default").evaluate(store_cluster(sim.store))
+    assert (after == fresh).all() and not (after == before).all()
+    sim.run({"command": "kubectl label networkpolicy adservice tier-"})
+    fresh = PolicyEngine(sim.probe_set.probes, "default").evaluate(store_cluster(sim.store))
+    assert (sim.observe() == fresh).all()

@@ -117,3 +117,26 @@ def test_random_agent_runs_text_and_discrete():
         env = gym.make(ENV, level=2, interface=interface)
         res = play_episode(env, RandomAgent(env, seed=0), seed=1)
         assert res.steps >= 1
+
+
+def test_reset_pauses_the_collector_and_restores_its_state(monkeypatch):
+    import gc
+
+    from netarena_gym.routing import env as routing_env
+    seen = []
+    e = gym.make("NetArena-Routing-v0", level=1)
+    inner = routing_env.RoutingEnv._generate
+
+    def spy(self, rng, options):
+        seen.append(gc.isenabled())
+        return inner(self, rng, options)
+    monkeypatch.setattr(routing_env.RoutingEnv, "_generate", spy)
+    try:
+        assert gc.isenabled()
+        e.reset(seed=1)
+        assert seen == [False] and gc.isenabled()
+        gc.disable()  # a caller that turned it off keeps it off
+        e.reset(seed=2)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -74,3 +74,55 @@ def test_expert_solves_a_single_router_without_labels():
     env = gym.make("NetArena-Routing-v0", level=2, interface_labels=False)
     results = [play_episode(env, RoutingExpert(), seed=2000 + i) for i in range(40)]
     assert all(r.correct and r.safe for r in results)
+
+
+def build_through_the_node_api(spec, labels=True):
+    """The reference build: every interface, address and route through the Node methods
+    (the kernel's rules: connected routes, table order), versions zeroed at the end."""
+    from netarena_gym.routing.state import Network, Node, Route
+    from netarena_gym.routing.topology import _add_hosts, _mac, layout_of
+    lay = layout_of(spec)
+    net = Network()
+    peer_ifindex = 100
+    for node_no, r in enumerate(lay.routers, start=1):
+        node = net.add_node(Node(r, "router"))
+        for n, itf in enumerate(lay.router_ifaces[r], start=1):
+            node.add_interface(itf, mac=_mac(node_no, n),
+                               alias=lay.iface_alias(r, itf) if labels else None,
+                               peer_ifindex=peer_ifindex)
+            peer_ifindex += 1
+        node.set_sysctl("net.ipv4.ip_forward", "1")
+    for s in lay.subnets:
+        assert net.nodes[s.router].add_address(s.iface, s.gateway, 24) is None
+    for ln in lay.links:
+        assert net.nodes[ln.a].add_address(ln.a_iface, ln.a_ip, 30) is None
+        assert net.nodes[ln.b].add_address(ln.b_iface, ln.b_ip, 30) is None
+        ia, ib = net.nodes[ln.a].interfaces[ln.a_iface], net.nodes[ln.b].interfaces[ln.b_iface]
+        ia.peer, ib.peer = ib, ia
+    for r in lay.routers:
+        for dst, plen, dev, gw in lay.intended_routes(r):
+            if gw is not None:
+                net.nodes[r].insert_route(Route(dst=dst, plen=plen, dev=dev, gateway=gw))
+    for node in net.nodes.values():
+        node.version = 0
+        node._cache_version = node._fp_version = -1
+    _add_hosts(net, lay)
+    return net
+
+
+def test_the_direct_build_is_what_the_node_api_builds():
+    """build_network_fresh sets the state directly; the Node methods (what ``ip`` runs)
+    build the same network, field by field, for drawn and shaped topologies."""
+    from netarena_gym.core.seeding import rng_from_seed
+    from netarena_gym.routing.generator import LEVELS, sample_topology
+    from netarena_gym.routing.shapes import shape_spec
+    from netarena_gym.routing.topology import build_network_fresh
+    from tests.routing.test_clone import dump
+    specs = [shape_spec("tree", [(2, 2)] * 64), shape_spec("ring", [(1, 2, 3)] * 12),
+             shape_spec("leaf-spine", [(2, 1)] * 24)]
+    for seed in range(60):
+        specs.append(sample_topology(rng_from_seed(seed), LEVELS[1 + seed % 3]))
+    for spec in specs:
+        for labels in (True, False):
+            assert dump(build_network_fresh(spec, labels=labels)[0]) == \
+                dump(build_through_the_node_api(spec, labels)), spec

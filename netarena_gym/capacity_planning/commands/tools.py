@@ -19,10 +19,18 @@ An action is a JSON object (or dict) with a ``tool`` and its arguments:
 ``kind`` is needed only when a name is shared (a switch, its chassis and its control point
 have the same name). The tools apply what they are asked: validity of the resulting graph
 is what safety grades.
+
+A read's text is made only when someone reads it (the text interface's observation,
+``render()``, a history; the discrete interface's agent sees arrays, never the text), see
+:class:`ToolResult`: a read of nodes the episode has not touched (``Graph.pristine``) is a
+function of the base graph alone (its text is kept per base graph); any other is made on
+the episode's graph before that graph next changes (``Graph.before_write``), if its result
+is still held by then.
 """
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any
 
 from netarena_gym.core.actions import ActionError, parse_json_action
@@ -77,11 +85,35 @@ def decode_action(action: Any) -> dict:
     return a
 
 
-class ToolBox:
-    """Runs tool actions on a :class:`Graph` (the episode's copy-on-write state)."""
+class ToolResult(CommandResult):
+    """A tool's result whose ``output`` is made when first read, by ``make()``."""
+    __slots__ = ("_make", "_text", "__weakref__")
 
-    def __init__(self, graph: Graph):
+    def __init__(self, make, status: int = 0, kind: str = OK):
+        self._make, self._text = make, None
+        self.status, self.kind = status, kind
+
+    @property
+    def output(self) -> str:
+        if self._make is not None:
+            self._text, self._make = self._make(), None
+        return self._text
+
+    @output.setter
+    def output(self, text: str) -> None:
+        self._text, self._make = text, None
+
+
+class ToolBox:
+    """Runs tool actions on a :class:`Graph` (the episode's copy-on-write state).
+
+    ``lazy``: a read of untouched nodes returns its text unmade (see :class:`ToolResult`)."""
+
+    def __init__(self, graph: Graph, lazy: bool = True):
         self.graph = graph
+        self.lazy = lazy
+        self._live = False  # the last read's text is to be made on the live graph
+        self._pending: list = []  # weak references to such results not read yet
 
     def resolve(self, name: str, kind: str | None):
         if kind and self.graph.base.scheme == "kind_name" and self.graph.has((kind, name)):
@@ -105,23 +137,57 @@ class ToolBox:
             return CommandResult(f"error: {e}\n", 1, ERROR)
         except ActionError as e:
             return CommandResult(f"netarena: invalid action: {e}\n", 2, INVALID)
+        if type(out) is not str:
+            res = ToolResult(out)
+            if self._live:  # its text must be made before the graph changes
+                self._live = False
+                self._hold(res)
+            return res
         return CommandResult(out, 0, OK)
+
+    def _hold(self, res: ToolResult) -> None:
+        pending = self._pending
+        if len(pending) >= 64:  # many reads and no change: forget the results dropped
+            pending[:] = [r for r in pending if r() is not None]
+        pending.append(weakref.ref(res))
+        g = self.graph
+        hook = g.before_write
+        if hook is None:
+            g.before_write = self._settle
+        elif hook != self._settle:  # another reader waits too
+            g.before_write = lambda: (hook(), self._settle())
+
+    def _settle(self) -> None:
+        """Make the texts of the results still held that read the graph as it is now
+        (the graph calls this before it changes)."""
+        pending, self._pending = self._pending, []
+        for ref in pending:
+            res = ref()
+            if res is not None:
+                res.output  # noqa: B018 (made now, kept by the result)
 
     # ------------------------------------------------------------- reads
     # A read of nodes the episode has not touched (Graph.pristine) reads the base: its text
-    # is kept per base graph and shared by every episode on it.
-    def _cached(self, key: tuple, make, *nodes) -> str:
+    # is kept per base graph and shared by every episode on it, and made on the base (by a
+    # toolbox over an untouched view) when first read.
+    def _cached(self, key: tuple, make, *nodes, lazy: bool = False):
+        """The text ``make()`` gives, or (``lazy``) a function that makes it: on the base
+        (untouched nodes, not kept yet) or on the live graph (see ``run``)."""
         g = self.graph
         if not all(map(g.pristine, nodes)):
+            if lazy:
+                self._live = True
+                return make
             return make()
-        texts = g.base.facts.get("tool_text")
+        base = g.base
+        texts = base.facts.get("tool_text")
         if texts is None:
-            texts = g.base.facts["tool_text"] = {}
+            texts = base.facts["tool_text"] = {}
         s = texts.get(key)
         if s is None:
-            if len(texts) >= TEXT_CACHE:  # bounded: a few MB per base graph at most
-                texts.clear()
-            s = texts[key] = make()
+            if lazy:
+                return lambda: _base_text(base, key)
+            s = _keep(texts, key, make())
         return s
 
     def _line(self, rel: str, k) -> str:
@@ -138,7 +204,7 @@ class ToolBox:
         k = self.resolve(a["node"], a.get("kind"))
         # the text shows k and the degree of its parents
         return self._cached(("get_node", k), lambda: self._make_get_node(k), k,
-                            *self.graph.parents(k))
+                            *self.graph.parents(k), lazy=self.lazy)
 
     def _make_get_node(self, k) -> str:
         g = self.graph
@@ -161,7 +227,7 @@ class ToolBox:
         k = self.resolve(a["node"], a.get("kind"))
         # the text shows k's children as they are (a child's line, its own subtree and edges)
         return self._cached(("list_children", k), lambda: self._make_list_children(k), k,
-                            *self.graph.children(k))
+                            *self.graph.children(k), lazy=self.lazy)
 
     def _make_list_children(self, k) -> str:
         g = self.graph
@@ -204,3 +270,22 @@ class ToolBox:
 
     def _answer(self, a: dict) -> str:
         return f"answer submitted: {_dump(a['answer'])}\n"
+
+
+def _keep(texts: dict, key: tuple, s: str) -> str:
+    if len(texts) >= TEXT_CACHE:  # bounded: a few MB per base graph at most
+        texts.clear()
+    texts[key] = s
+    return s
+
+
+def _base_text(base, key: tuple) -> str:
+    """The text of a read kept as ``key`` (``("get_node", k)``, ``("list_children", k)``)
+    made on the base graph, and kept."""
+    texts = base.facts.setdefault("tool_text", {})
+    s = texts.get(key)
+    if s is None:
+        box = ToolBox(Graph(base), lazy=False)
+        s = box._make_get_node(key[1]) if key[0] == "get_node" else box._make_list_children(key[1])
+        s = _keep(texts, key, s)
+    return s

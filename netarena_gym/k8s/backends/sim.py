@@ -53,6 +53,7 @@ class SimBackend:
         self.namespace = "default"
         self.engine: PolicyEngine | None = None
         self._cluster: Cluster | None = None
+        self._workload = None  # (store token, workload version) of self._cluster
         self._plans: dict = {}  # (command, namespace) -> JsonPatchPlan | None (see executor.plan)
 
     def apply(self, scenario: Scenario, prebuilt: dict | None = None) -> None:
@@ -111,11 +112,14 @@ class SimBackend:
 
     def objects(self) -> Cluster:
         """The store's objects (the same :class:`Cluster` until the store changes: its
-        ``version`` moves on every write and a new store has a new token)."""
+        ``version`` moves on every write and a new store has a new token; after writes to
+        policies only, the new one shares the workload's lists with the last)."""
         st = self.store
         c = self._cluster
         if c is None or c.version != (st.token, st.version):
-            c = self._cluster = store_cluster(st)
+            workload = (st.token, st.workload_version)
+            c = self._cluster = store_cluster(st, c if workload == self._workload else None)
+            self._workload = workload
         return c
 
     def observe(self) -> np.ndarray:
@@ -125,6 +129,7 @@ class SimBackend:
     def close(self) -> None:
         self.store = None
         self._cluster = None
+        self._workload = None
 
 
 def _argv(inv, targets) -> list[str]:

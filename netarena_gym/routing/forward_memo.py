@@ -1,0 +1,201 @@
+"""Per-destination forwarding memo: the probe matrix's walks as pointer chasing.
+
+The probe matrix walks thousands of echo exchanges through the same network state, and
+most hops are at routers whose decision for a packet depends on nothing but where the
+packet is and where it goes. At such a *plain* node (no policy rule selects on anything
+but the table, empty ``INPUT`` and ``FORWARD`` chains with policy ``ACCEPT``, no netem
+qdisc, every MTU at least the probe's 84 bytes, echo requests answered) what
+:func:`~netarena_gym.routing.grader.carry` does to a packet that arrived on ``in_if``
+for ``dst`` is a function of ``(node, in_if, dst)`` alone: delivered here, dropped here,
+or resolved to the next ``(node, in_if)``. :class:`ForwardingMemo` works that decision
+out once per ``(node, in_if, dst)`` and keeps, for every such arrival, the end of the
+chain of plain nodes it starts: delivered (where, with the last hop's resolution),
+dropped, or handed off at the first node that is not plain, with the number of forwards
+(TTL decrements), the last resolution and the nodes the resolutions read
+(:class:`~netarena_gym.routing.matrix_cache.PairStore`'s dependencies). A probe then
+runs the sender's part of each walk (:func:`~netarena_gym.routing.grader.launch`) as
+before, jumps to the chain's end, and runs the full hop-by-hop walk from a node that is
+not plain. Where the jump cannot be exact it is not taken: a forwarding loop, or a chain
+as long as the packet's remaining TTL, walks hop by hop from the first arrival.
+
+Results are those of :func:`~netarena_gym.routing.grader.probe`, bit for bit (delays
+are summed hop by hop in the same order); ``tests/routing/test_forward_memo.py``
+compares the two over many scenarios. The memo holds for one network version and is
+dropped when any node changes. It is not used while the network records ARP traffic
+(``Network.arp_log``): a jump skips the resolutions that recording needs.
+"""
+from __future__ import annotations
+
+from netarena_gym.routing.grader import (BASE_MS, HOP_MS, MAX_TTL, PING_PACKET, Trip, carry,
+                                         launch, learned_from)
+from netarena_gym.routing.state import Network, Node
+
+__all__ = ["ForwardingMemo", "plain"]
+
+DELIVER, DROP, HANDOFF, LOOP = 0, 1, 2, 3
+_EMPTY: frozenset = frozenset()
+_LOOP = (LOOP, None, None, None, 0, _EMPTY)
+
+
+def plain(node: Node) -> bool:
+    """Is every forwarding decision at ``node`` a function of (incoming interface,
+    destination) for a default-sized probe? See the module docstring."""
+    ipt = node.iptables
+    for chain in ("INPUT", "FORWARD"):
+        if ipt.chains[chain] or ipt.policies[chain] != "ACCEPT":
+            return False
+    if node.sysctl.get("net.ipv4.icmp_echo_ignore_all") == "1":
+        return False
+    for itf in node.interfaces.values():
+        if itf.mtu < PING_PACKET:
+            return False
+        q = itf.qdisc
+        if q is not None and q.kind == "netem":
+            return False
+    return node.dst_only()
+
+
+def _no_source(node: Node, toward: int) -> None:
+    return None
+
+
+class ForwardingMemo:
+    """Probe results of one network through memoised chains of plain hops.
+
+    ``seg``: (node name, interface) -> indices of the nodes on that segment, as
+    :func:`~netarena_gym.routing.matrix_cache.segment_deps` gives (empty: no
+    dependencies wanted)."""
+
+    __slots__ = ("net", "seg", "version", "memo", "plain", "segsets")
+
+    def __init__(self, net: Network, seg: dict):
+        self.net = net
+        self.seg = seg
+        self.version = -1
+        self.memo: dict[tuple, tuple] = {}
+        self.plain: dict[Node, bool] = {}
+        self.segsets: dict[tuple[str, str], frozenset] = {}
+
+    def chain(self, node: Node, in_if: str, dst: int) -> tuple:
+        """``(kind, node, in_if, last, forwards, deps)`` for a packet to ``dst`` arriving
+        at ``node`` on ``in_if``: DELIVER at ``node``/``in_if``, DROP, HANDOFF at the
+        first node that is not plain (arriving on ``in_if``), or LOOP. ``last`` is the
+        last resolution ``(sender, device, next hop)`` (None: none made)."""
+        memo = self.memo
+        key = (node, in_if, dst)
+        o = memo.get(key)
+        if o is not None:
+            return o
+        net, plains, segsets = self.net, self.plain, self.segsets
+        steps = []
+        on_chain = set()
+        while True:
+            p = plains.get(node)
+            if p is None:
+                p = plains[node] = plain(node)
+            if not p:
+                o = (HANDOFF, node, in_if, None, 0, _EMPTY)
+                break
+            res = node.lookup(dst, 0, in_if)
+            kind = res.kind
+            if kind == "local":
+                o = (DELIVER, node, in_if, None, 0, _EMPTY)
+                break
+            if not node.forwards_on(in_if) or kind != "unicast":
+                o = (DROP, None, None, None, 0, _EMPTY)
+                break
+            dev, gw = res.dev, res.gateway
+            nh = gw if gw is not None else dst
+            sk = (node.name, dev)
+            d = segsets.get(sk)
+            if d is None:
+                d = segsets[sk] = frozenset(self.seg.get(sk, ()))
+            hop = net.neighbor(node, dev, nh)
+            if hop is None:  # the TTL was decremented before the resolution failed
+                o = (DROP, None, None, None, 1, d)
+                break
+            steps.append((key, node, dev, nh, d))
+            on_chain.add(key)
+            node, in_if = hop
+            key = (node, in_if, dst)
+            o = memo.get(key)
+            if o is not None:
+                break
+            if key in on_chain:
+                o = _LOOP
+                break
+        memo[key] = o
+        for key, node, dev, nh, d in reversed(steps):
+            if o[0] != LOOP:
+                last = o[3]
+                o = (o[0], o[1], o[2], (node, dev, nh) if last is None else last,
+                     o[4] + 1, o[5] | d)
+            memo[key] = o
+        return o
+
+    def probe(self, a: Node, dst: int, timeout_s: float, log: list | None,
+              deps: set | None) -> tuple[bool, int | None]:
+        """:func:`~netarena_gym.routing.grader.probe` (same result and source address).
+        Resolutions walked hop by hop go to ``log``; the nodes read by the jumped ones
+        are added to ``deps``."""
+        net = self.net
+        if self.version != net.version:
+            self.memo.clear()
+            self.plain.clear()
+            self.version = net.version
+        req = Trip(a, MAX_TTL, False)
+        first = launch(net, req, a, dst, None, PING_PACKET, False, "icmp", "echo-request",
+                       False, None, log)
+        if first is not None:
+            self._travel(req, first, dst, "echo-request", log, deps)
+        if not req.ok:
+            return False, req.src
+        if req.node is a:
+            return True, req.src
+        responder, back = req.node, req.src
+        rep = Trip(responder, MAX_TTL, False)
+        first = launch(net, rep, responder, back, dst, PING_PACKET, False, "icmp",
+                       "echo-reply", False, learned_from(req), log)
+        if first is not None:
+            self._travel(rep, first, back, "echo-reply", log, deps)
+        return (rep.ok and rep.node is a and req.loss == 0.0 and rep.loss == 0.0
+                and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0), req.src
+
+    def is_plain(self, node: Node) -> bool:
+        """:func:`plain`, kept per node for this network version."""
+        p = self.plain.get(node)
+        if p is None:
+            p = self.plain[node] = plain(node)
+        return p
+
+    def _travel(self, trip: Trip, first: tuple, dst: int, icmp_type: str, log, deps) -> None:
+        """:func:`~netarena_gym.routing.grader.carry` from the first arrival ``first``:
+        jumps along chains of plain nodes, hop by hop through the others."""
+        net = self.net
+        node, in_if, src, size = first
+        while True:
+            kind, at, at_if, last, fwd, read = self.chain(node, in_if, dst)
+            if kind == LOOP or fwd >= trip.ttl:  # a loop, or the TTL may run out: hop by hop
+                carry(net, trip, node, in_if, dst, src, size, "icmp", icmp_type, False,
+                      _no_source, log)
+                return
+            if deps is not None and read:
+                deps |= read
+            if kind == DROP:
+                return
+            trip.ttl -= fwd
+            delay = trip.delay_ms
+            for _ in range(fwd + (kind == DELIVER)):  # one HOP_MS per arrival, as carry adds
+                delay += HOP_MS
+            trip.delay_ms = delay
+            if last is not None:
+                trip.last = last
+            if kind == DELIVER:
+                trip.ok, trip.node = True, at
+                trip.last += (at_if,)
+                return
+            nxt = carry(net, trip, at, at_if, dst, src, size, "icmp", icmp_type, False,
+                        _no_source, log, self.is_plain)
+            if nxt is None:
+                return
+            node, in_if, size = nxt
