@@ -29,12 +29,17 @@ from gymnasium import spaces
 from netarena_gym.core.actions import (MAX_ACTION_CHARS, ActionError, Catalogue,
                                        parse_json_action, text_space)
 from netarena_gym.core.config import EnvConfig
-from netarena_gym.core.info import INFO_MODES, clean
+from netarena_gym.core.info import INFO_MODES
 from netarena_gym.core.metrics import EpisodeMetrics, loss_percent
 from netarena_gym.core.reward import RewardConfig
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.errors import InvalidConfig, ResetNeeded
 from netarena_gym.shell.parser import INVALID, TIMEOUT, CommandResult
+
+try:  # the C module behind ``signal``: the same functions without the enum conversions of
+    import _signal as _sig  # signal's Python wrappers (they cost ~4 us a step, ~0.6 CartPole)
+except ImportError:  # pragma: no cover
+    _sig = signal
 
 try:  # gymnasium >= 1.1
     from gymnasium.vector import AutoresetMode
@@ -75,7 +80,7 @@ class StepDeadline:
     Elsewhere (worker threads, where signals cannot be used) the budget is cooperative: the
     step runs to its end and is reported as a timeout if it took longer than the budget."""
 
-    _FREE = (signal.SIG_DFL, signal.SIG_IGN, None)
+    _FREE = (_sig.SIG_DFL, _sig.SIG_IGN, None)
     _TIMERS = hasattr(signal, "setitimer")
 
     def __init__(self, seconds: float | None):
@@ -88,24 +93,25 @@ class StepDeadline:
         self.t0 = time.perf_counter()
         if (self.seconds and self._TIMERS
                 and threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGALRM) in self._FREE):
-            self._old = signal.signal(signal.SIGALRM, self._fire)
-            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+                and _sig.getsignal(signal.SIGALRM) in self._FREE):
+            self._old = _sig.signal(signal.SIGALRM, _fire)
+            _sig.setitimer(signal.ITIMER_REAL, self.seconds)
             self._armed = True
         return self
-
-    def _fire(self, signum, frame):
-        raise StepTimeout
 
     def expired(self) -> bool:
         return bool(self.seconds) and time.perf_counter() - self.t0 > self.seconds
 
     def __exit__(self, *exc):
         if self._armed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self._old or signal.SIG_DFL)
+            _sig.setitimer(signal.ITIMER_REAL, 0)
+            _sig.signal(signal.SIGALRM, self._old or _sig.SIG_DFL)
             self._armed = False
         return False
+
+
+def _fire(signum, frame):
+    raise StepTimeout
 
 
 def timeout_result(seconds: float | None) -> CommandResult:
@@ -169,6 +175,8 @@ class NetArenaEnv(gym.Env):
             raise InvalidConfig(f"info must be one of {INFO_MODES}, got {info!r}")
         #: "full" or "lean": what ``info`` holds on steps that do not end the episode
         self.info_mode = info
+        #: True when the task keeps the base ``_outcome_info`` (lean infos read the metrics)
+        self._base_outcome = type(self)._outcome_info is NetArenaEnv._outcome_info
         self._deadline = StepDeadline(None)  # one per env; step() sets its budget
         self.command_timeout = float(command_timeout)
         self.step_timeout = None if step_timeout is None else float(step_timeout)
@@ -324,7 +332,8 @@ class NetArenaEnv(gym.Env):
         return self._observation(), info
 
     def step(self, action: Any):
-        if self.metrics is None:
+        met = self.metrics
+        if met is None:
             raise ResetNeeded("call reset() before step()")
         if self._done:
             raise ResetNeeded("the episode is over (terminated or truncated); call reset()")
@@ -344,24 +353,26 @@ class NetArenaEnv(gym.Env):
             result = timeout_result(self.step_timeout)
         if result.kind != TIMEOUT and deadline.expired():
             result = timeout_result(self.step_timeout)
+        kind = result.kind
         newly, solved, delta = self._score(decoded, result)
-        self.metrics.count(result.kind)
+        met.count(kind)
         terminated = solved or self._ends_episode()
-        truncated = (not terminated) and self.metrics.steps >= self.max_steps
+        truncated = (not terminated) and met.steps >= self.max_steps
         if truncated:
             newly += self._on_truncate()
-        comps = self.reward_config.components(kind=result.kind, newly_broken=newly,
-                                              solved_now=solved, progress_delta=delta,
-                                              pairs=self._safety_pairs())  # no -0.0 in them
-        reward = clean(sum(comps.values()))
+        # the pairs matter only to a step that broke some (no -0.0 in the components)
+        comps = self.reward_config.components(kind=kind, newly_broken=newly, solved_now=solved,
+                                              progress_delta=delta,
+                                              pairs=self._safety_pairs() if newly else None)
+        reward = sum(comps.values()) or 0.0  # clean(): without the sign of zero
         self._last_action, self._last_result = decoded, result
         if self.history:
             self._transcript.append((decoded, result.output))
             del self._transcript[:-self.history]
         self._after_step(decoded, result)
-        self.metrics.env_seconds += time.perf_counter() - t0
-        self._done = terminated or truncated
-        if self.info_mode == "lean" and not self._done:
+        met.env_seconds += time.perf_counter() - t0
+        self._done = done = terminated or truncated
+        if self.info_mode == "lean" and not done:
             info = self._lean_info(result, comps, newly)
         else:
             info = self._info(result, comps, newly)
@@ -402,22 +413,29 @@ class NetArenaEnv(gym.Env):
 
     def _lean_info(self, result: CommandResult, comps: dict, newly: int) -> dict:
         """``info`` with ``info="lean"`` on a step that does not end the episode:
-        :data:`~netarena_gym.core.info.LEAN_KEYS`, valued as :meth:`_info` values them."""
-        out = self._outcome_info()
+        :data:`~netarena_gym.core.info.LEAN_KEYS`, valued as :meth:`_info` values them
+        (``comps`` is the step's own dict, handed over without a copy)."""
+        if self._base_outcome:  # the base _outcome_info's values, without building it
+            met = self.metrics
+            correct, safe, violations = bool(met.correct), bool(met.safe), int(met.violations)
+        else:
+            out = self._outcome_info()
+            correct, safe, violations = out["correct"], out["safe"], out["violations"]
         return {
-            "correct": out["correct"],
-            "safe": out["safe"],
-            "violations": out["violations"],
+            "correct": correct,
+            "safe": safe,
+            "violations": violations,
             "cost": float(newly),
             "command_kind": result.kind,
             "command_status": int(result.status),
-            "reward_components": dict(comps),
+            "reward_components": comps,
             "action_mask": self.catalogue.mask.copy(),
         }
 
     def _info(self, result: CommandResult | None, comps: dict, newly: int) -> dict:
         """The full ``info`` (every key of :data:`~netarena_gym.core.info.INFO_KEYS`)."""
         out = self._outcome_info()
+        met = self.metrics
         return {
             "correct": out["correct"],
             "safe": out["safe"],
@@ -430,10 +448,10 @@ class NetArenaEnv(gym.Env):
             "newly_broken": int(newly),
             "command_kind": result.kind if result is not None else "none",
             "command_status": int(result.status) if result is not None else -1,
-            "invalid": int(self.metrics.invalid),
-            "refused": int(self.metrics.refused),
-            "timeouts": int(self.metrics.timeouts),
-            "reward_components": dict(comps),
+            "invalid": int(met.invalid),
+            "refused": int(met.refused),
+            "timeouts": int(met.timeouts),
+            "reward_components": comps,  # the step's own dict (reset: a fresh zero one)
             "action_mask": self.catalogue.mask.copy(),
             "scenario": marshal.loads(self._record_blob),  # a fresh copy of the plain record
             "backend": str(getattr(getattr(self, "backend", None), "name", self.backend_name)),

@@ -75,15 +75,15 @@ class EpisodeMetrics:
                 self._src = m
                 m = pairs_of(m)
         self.steps += 1
+        if m is self._prev:  # the same outcomes: nothing newly broken, the same loss
+            self.loss_history.append(self._prev_loss)
+            return 0
         newly = int(np.count_nonzero(self._prev & ~m))
         if newly:
             self.violations += newly
             self.unsafe_steps += 1
-        if newly or m is not self._prev:  # an unchanged vector keeps its counts
-            self._working = int(np.count_nonzero(m))
-            loss = loss_of(m.size, self._working)
-        else:
-            loss = self._prev_loss
+        self._working = int(np.count_nonzero(m))
+        loss = loss_of(m.size, self._working)
         if loss > self._prev_loss:
             self.safe_compat = False
         self._prev_loss = loss

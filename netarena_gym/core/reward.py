@@ -43,6 +43,8 @@ from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT
 COMPONENTS = ("success", "safety", "step", "invalid", "refused", "timeout", "failed",
               "progress")
 _EXCLUSIVE = ("invalid", "refused", "timeout", "failed")
+#: the outcome kind that pays each exclusive component
+_KIND_COMPONENT = {INVALID: "invalid", REFUSED: "refused", TIMEOUT: "timeout", ERROR: "failed"}
 
 
 def _nz(x: float) -> float:
@@ -117,21 +119,33 @@ class RewardConfig:
         """The weights as floats without the sign of zero (made once per config)."""
         return {k: _nz(getattr(self, k)) for k in COMPONENTS}
 
+    @cached_property
+    def _by_kind(self) -> dict[str, dict[str, float]]:
+        """The components of a step of each outcome kind that neither solved nor broke
+        anything, without shaping (made once per config; a step copies one)."""
+        w = self._weights
+        out = {}
+        for kind in (OK, *_KIND_COMPONENT):
+            comps = dict.fromkeys(COMPONENTS, 0.0)
+            comps["step"] = w["step"]
+            if kind in _KIND_COMPONENT:
+                comps[_KIND_COMPONENT[kind]] = w[_KIND_COMPONENT[kind]]
+            out[kind] = comps
+        return out
+
     def components(self, *, kind: str, newly_broken: int, solved_now: bool,
                    progress_delta: float, pairs: int | None = None) -> dict[str, float]:
-        """The components of one step. ``pairs`` is the number of pairs the safety fraction
-        is taken over (``None``: 1, i.e. any break costs the full weight when normalised)."""
-        w = self._weights
-        return {
-            "success": w["success"] if solved_now else 0.0,
-            "safety": self.safety_penalty(newly_broken, pairs) if newly_broken else 0.0,
-            "step": w["step"],
-            "invalid": w["invalid"] if kind == INVALID else 0.0,
-            "refused": w["refused"] if kind == REFUSED else 0.0,
-            "timeout": w["timeout"] if kind == TIMEOUT else 0.0,
-            "failed": w["failed"] if kind == ERROR else 0.0,
-            "progress": _nz(self.progress * progress_delta),
-        }
+        """The components of one step (a new dict, in :data:`COMPONENTS` order). ``pairs``
+        is the number of pairs the safety fraction is taken over (``None``: 1, i.e. any
+        break costs the full weight when normalised)."""
+        comps = dict(self._by_kind.get(kind) or self._by_kind[OK])
+        if solved_now:
+            comps["success"] = self._weights["success"]
+        if newly_broken:
+            comps["safety"] = self.safety_penalty(newly_broken, pairs)
+        if self.progress:  # 0 x a finite fraction is 0.0 (without the sign of zero)
+            comps["progress"] = _nz(self.progress * progress_delta)
+        return comps
 
     def component_ranges(self) -> dict[str, tuple[float, float]]:
         """``(low, high)`` of each component of one step (safety unbounded below when

@@ -1,3 +1,4 @@
+import signal
 import threading
 import time
 
@@ -51,3 +52,29 @@ def test_decode_index_rejects_cleanly(bad):
 
 def test_decode_index_accepts_integers():
     assert decode_index(np.int64(7)) == 7 and decode_index(3.0) == 3 and decode_index(np.array(5)) == 5
+
+
+@pytest.mark.parametrize("before", [signal.SIG_DFL, signal.SIG_IGN])
+def test_deadline_restores_the_alarm_disposition_and_disarms(before):
+    old = signal.signal(signal.SIGALRM, before)
+    try:
+        with StepDeadline(5.0) as d:
+            assert d._armed and signal.getitimer(signal.ITIMER_REAL)[0] > 0
+            assert signal.getsignal(signal.SIGALRM) not in (signal.SIG_DFL, signal.SIG_IGN)
+        assert signal.getsignal(signal.SIGALRM) is before
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_deadline_leaves_another_alarm_handler_alone():
+    def theirs(signum, frame):
+        pass
+    old = signal.signal(signal.SIGALRM, theirs)
+    try:
+        with StepDeadline(5.0) as d:
+            assert not d._armed and signal.getsignal(signal.SIGALRM) is theirs
+        assert signal.getsignal(signal.SIGALRM) is theirs
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.signal(signal.SIGALRM, old)

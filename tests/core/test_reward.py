@@ -78,3 +78,39 @@ def test_random_discrete_actions_stay_in_reward_range(env_id):
             assert r == pytest.approx(sum(comps.values()))
             assert not (r == 0 and math.copysign(1.0, r) < 0)
     assert seen > 10
+
+
+def _reference(rc: RewardConfig, kind: str, newly: int, solved: bool, delta: float,
+               pairs: int | None) -> dict:
+    """The components from their definitions (module docstring), one by one."""
+    def nz(x):
+        return 0.0 if x == 0 else float(x)
+    safety = 0.0
+    if newly:
+        safety = nz(rc.safety * (newly if not rc.normalize_safety
+                                 else min(1.0, newly / max(1, int(pairs or 1)))))
+    return {"success": nz(rc.success) if solved else 0.0, "safety": safety,
+            "step": nz(rc.step), "invalid": nz(rc.invalid) if kind == "invalid" else 0.0,
+            "refused": nz(rc.refused) if kind == "refused" else 0.0,
+            "timeout": nz(rc.timeout) if kind == "timeout" else 0.0,
+            "failed": nz(rc.failed) if kind == "error" else 0.0,
+            "progress": nz(rc.progress * delta)}
+
+
+@pytest.mark.parametrize("rc", [RewardConfig(), RewardConfig(progress=0.5, failed=-0.1),
+                                RewardConfig(safety=-0.2, normalize_safety=False, step=-0.0),
+                                RewardConfig(progress=-0.0, success=2.0)])
+def test_components_match_their_definitions_and_are_fresh(rc):
+    for kind in ("ok", "error", "invalid", "refused", "timeout", "none"):
+        for newly, pairs in ((0, None), (3, 30), (40, 30), (2, None)):
+            for solved in (False, True):
+                for delta in (0.0, -0.25, 0.5):
+                    got = rc.components(kind=kind, newly_broken=newly, solved_now=solved,
+                                        progress_delta=delta, pairs=pairs)
+                    want = _reference(rc, kind, newly, solved, delta, pairs)
+                    assert list(got) == list(COMPONENTS) and got == want
+                    assert [math.copysign(1, v) for v in got.values()] == \
+                        [math.copysign(1, v) for v in want.values()]
+                    got["step"] = 99.0  # each call hands out a dict of its own
+    assert rc.components(kind="ok", newly_broken=0, solved_now=False,
+                         progress_delta=0.0)["step"] == _reference(rc, "ok", 0, False, 0, 0)["step"]
