@@ -29,7 +29,7 @@ from gymnasium import spaces
 from netarena_gym.core.actions import (MAX_ACTION_CHARS, ActionError, Catalogue,
                                        parse_json_action, text_space)
 from netarena_gym.core.config import EnvConfig
-from netarena_gym.core.info import INFO_MODES
+from netarena_gym.core.info import INFO_MODES, clean
 from netarena_gym.core.metrics import EpisodeMetrics, loss_percent
 from netarena_gym.core.reward import RewardConfig
 from netarena_gym.core.scenario import Scenario
@@ -364,7 +364,7 @@ class NetArenaEnv(gym.Env):
         comps = self.reward_config.components(kind=kind, newly_broken=newly, solved_now=solved,
                                               progress_delta=delta,
                                               pairs=self._safety_pairs() if newly else None)
-        reward = sum(comps.values()) or 0.0  # clean(): without the sign of zero
+        reward = clean(sum(comps.values()))
         self._last_action, self._last_result = decoded, result
         if self.history:
             self._transcript.append((decoded, result.output))
