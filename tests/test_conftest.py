@@ -30,3 +30,29 @@ def test_no_section_without_skips(pytester):
     result = pytester.runpytest("-q")
     result.assert_outcomes(passed=1)
     assert "by reason" not in result.stdout.str()
+
+
+def test_real_system_tests_share_one_xdist_group(pytester):
+    """Tests that drive Mininet, the API server or Ray get the one ``xdist_group`` (so
+    ``--dist loadgroup`` runs them on one worker); the rest get none."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_group='''
+import pytest
+
+def group(request):
+    m = request.node.get_closest_marker("xdist_group")
+    return m.args[0] if m else None
+
+@pytest.mark.mininet
+def test_mininet(request): assert group(request) == "real-systems"
+@pytest.mark.kubernetes
+def test_api_server(request): assert group(request) == "real-systems"
+@pytest.mark.ray_cluster
+def test_ray(request): assert group(request) == "real-systems"
+def test_plain(request): assert group(request) is None
+''')
+    pytester.makepyfile(test_ray_pool="def test_pool(request):\n"
+                        "    assert request.node.get_closest_marker('xdist_group').args == "
+                        "('real-systems',)\n")
+    result = pytester.runpytest("-q", "-p", "no:xdist")
+    result.assert_outcomes(passed=5)

@@ -4,7 +4,9 @@ resolve.
 What is collected (in document order, one test each):
 
 * every fenced ``python`` block: run with this interpreter in a temporary directory (one per
-  document, shared by its blocks in order, so a later block may use an earlier one's files);
+  document, shared by its blocks in order, so a later block may use an earlier one's files;
+  under pytest-xdist a document's examples are one ``xdist_group``, so they keep that order
+  on one worker);
   if the next fenced block is an ``output`` block, stdout must match it;
 * every ``netarena-gym ...`` command line of a ``bash``/``console``/``sh`` block (``\\``
   continuations joined; ``$ `` prompts stripped; other programs such as ``pip`` are not
@@ -183,7 +185,9 @@ EXAMPLES = all_examples()
 
 
 def marks_of(ex: Example):
-    marks = [pytest.mark.skip(reason=f"doc block marked skip: {r}") for r in ex.marked("skip")]
+    # a document's examples share its directory and run in order: on one xdist worker
+    marks = [pytest.mark.xdist_group(f"doc:{ex.path.relative_to(ROOT)}")]
+    marks += [pytest.mark.skip(reason=f"doc block marked skip: {r}") for r in ex.marked("skip")]
     for reason in ex.marked("long"):
         marks += [pytest.mark.slow, pytest.mark.skipif(
             not LONG, reason=f"long doc example ({reason}): set NETARENA_DOCS_LONG=1")]
