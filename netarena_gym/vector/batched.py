@@ -48,7 +48,7 @@ from gymnasium.vector.utils import (CloudpickleWrapper, batch_differing_spaces, 
 from gymnasium.vector.vector_env import AutoresetMode
 
 from netarena_gym.errors import InvalidConfig, NetArenaError
-from netarena_gym.vector.packing import (column_infos, columns, copy_observations,
+from netarena_gym.vector.packing import (add_infos, column_infos, columns, copy_observations,
                                          merge_columns, pack_info, shared_writer,
                                          shares_memory, stack_columns)
 
@@ -308,25 +308,21 @@ class NetArenaBatchedVectorEnv(VectorEnv):
             options = dict(options)
             mask = check_reset_mask(options.pop("reset_mask"), n)
         calls = [(s, options) if m else None for s, m in zip(seed, mask)]
-        for pipe, (a, b) in zip(self.parent_pipes, self._slices):
-            pipe.send(("reset", calls[a:b]))
-        infos: dict[str, Any] = {}
-        for (a, _), (obs, env_infos) in zip(self._slices, self._gather()):
-            for j, info in env_infos:
-                infos = self._add_info(infos, info, a + j)
+        entries = []
+        replies = self._ask("reset", [calls[a:b] for a, b in self._slices])
+        for (a, _), (obs, env_infos) in zip(self._slices, replies):
+            entries += [(a + j, info) for j, info in env_infos]
             if obs is not None:
                 self._env_obs[a:a + len(obs)] = [o if m else old for o, m, old in
                                                  zip(obs, mask[a:], self._env_obs[a:])]
-        return self._read_observations(), infos
+        return self._read_observations(), add_infos({}, entries, n)
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         """As ``SyncVectorEnv.step``: one command per worker, one reply each."""
         self._assert_is_running()
         if not (self._array_actions and hasattr(actions, "__getitem__")):
             actions = list(iterate(self.action_space, actions))
-        for pipe, (a, b) in zip(self.parent_pipes, self._slices):
-            pipe.send(("step", actions[a:b]))
-        replies = self._gather()
+        replies = self._ask("step", [actions[a:b] for a, b in self._slices])
         rewards = np.array(list(chain.from_iterable(r[0] for r in replies)), dtype=np.float64)
         terms = np.array(list(chain.from_iterable(r[1] for r in replies)), dtype=np.bool_)
         truncs = np.array(list(chain.from_iterable(r[2] for r in replies)), dtype=np.bool_)
@@ -337,21 +333,23 @@ class NetArenaBatchedVectorEnv(VectorEnv):
 
     def _stack_infos(self, replies: list[tuple]) -> dict:
         """The vector ``info`` of a step: the workers' lean columns stacked per key when
-        they all agree, else every env's ``info`` through ``_add_info`` in env order; then
-        the other keys, and the ``final_obs`` / ``final_info`` of ``SameStep``."""
-        starts = [a for a, _ in self._slices]
+        they all agree, the other keys (and the ``final_obs`` / ``final_info`` of
+        ``SameStep``) through :func:`~netarena_gym.vector.packing.add_infos`; when the
+        columns disagree, every env's whole ``info`` through ``add_infos``."""
         merged = merge_columns([r[4] for r in replies])
         infos: dict[str, Any] = {} if merged is None else stack_columns(merged)
-        for a, (_, _, _, _, col, env_infos, finals) in zip(starts, replies):
-            for j, obs, info in finals:
-                infos = self._add_info(infos, {"final_obs": obs, "final_info": info}, a + j)
-            if merged is not None or col is None:  # rests, or whole infos
-                for j, info in env_infos:
-                    infos = self._add_info(infos, info, a + j)
-            else:  # lean keys from the columns, the rest from the reply
+        entries, finals = [], []
+        for (a, _), (_, _, _, _, col, env_infos, ends) in zip(self._slices, replies):
+            finals += [(a + j, {"final_obs": obs, "final_info": info}) for j, obs, info in ends]
+            if merged is None and col is not None:  # lean keys from the columns, then the rest
                 rests = dict(env_infos)
-                for j, lean in enumerate(column_infos(col)):
-                    infos = self._add_info(infos, {**lean, **rests.get(j, {})}, a + j)
+                entries += [(a + j, {**lean, **rests.get(j, {})})
+                            for j, lean in enumerate(column_infos(col))]
+            else:
+                entries += [(a + j, info) for j, info in env_infos]
+        for part in (finals, entries):
+            if part:
+                infos = add_infos(infos, part, self.num_envs)
         return infos
 
     def _read_observations(self) -> Any:
@@ -367,9 +365,7 @@ class NetArenaBatchedVectorEnv(VectorEnv):
     def call(self, name: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Each env's ``name(*args, **kwargs)``, or its attribute ``name`` if not callable."""
         self._assert_is_running()
-        for pipe in self.parent_pipes:
-            pipe.send(("call", (name, args, kwargs)))
-        return tuple(chain.from_iterable(self._gather()))
+        return tuple(chain.from_iterable(self._ask("call", [(name, args, kwargs)] * self.workers)))
 
     def get_attr(self, name: str) -> tuple[Any, ...]:
         """Each env's attribute ``name``."""
@@ -384,9 +380,17 @@ class NetArenaBatchedVectorEnv(VectorEnv):
             raise ValueError("Values must be a list or tuple with length equal to the number "
                              f"of environments. Got `{len(values)}` values for "
                              f"{self.num_envs} environments.")
-        for pipe, (a, b) in zip(self.parent_pipes, self._slices):
-            pipe.send(("set_attr", (name, list(values[a:b]))))
-        self._gather()
+        self._ask("set_attr", [(name, list(values[a:b])) for a, b in self._slices])
+
+    def _ask(self, command: str, data: list) -> list:
+        """Send ``(command, data[w])`` to each worker ``w`` and :meth:`_gather` the replies
+        (a worker that is gone is found there, by its closed pipe)."""
+        for pipe, part in zip(self.parent_pipes, data):
+            try:
+                pipe.send((command, part))
+            except (BrokenPipeError, OSError):
+                pass
+        return self._gather()
 
     def _gather(self) -> list:
         """Every worker's reply, in order; raises a worker's error (after reading every

@@ -154,6 +154,46 @@ def stack_packed(packs: Sequence[tuple]) -> dict | None:
     return None if col is None else stack_columns(col)
 
 
+def add_infos(infos: dict, entries: Sequence[tuple[int, dict]], n: int) -> dict:
+    """``infos`` with the ``(index, info)`` of ``entries`` (ascending indices) stacked in,
+    as ``VectorEnv._add_info`` called on each in turn stacks them (the first value of a key
+    gives its array's type, ``final_obs`` an object array, nested dicts key by key, ``_key``
+    masks), but key by key over all the entries: one array and one mask per key, not one
+    mask per key per env."""
+    by_key: dict[str, list] = {}
+    for i, info in entries:
+        for key, value in info.items():
+            by_key.setdefault(key, []).append((i, value))
+    for key, items in by_key.items():
+        nested = [isinstance(v, dict) for _, v in items]
+        if key != "final_obs" and any(nested):
+            if not all(nested):
+                raise TypeError(f"info key {key!r} is a dict in some envs and not in others")
+            array = add_infos(infos.get(key, {}), items, n)
+        else:
+            array = infos.get(key)
+            if array is None:
+                array = _empty(items[0][1], n, key == "final_obs")
+            for i, v in items:
+                array[i] = v
+        mask = infos.get(f"_{key}")
+        if mask is None:
+            mask = np.zeros(n, dtype=np.bool_)
+        mask[[i for i, _ in items]] = True
+        infos[key], infos[f"_{key}"] = array, mask
+    return infos
+
+
+def _empty(value: Any, n: int, objects: bool) -> np.ndarray:
+    """The array ``_add_info`` makes for a key whose first value is ``value``."""
+    t = type(value)
+    if not objects and (t in (int, float, bool) or issubclass(t, np.number)):
+        return np.zeros(n, dtype=t)
+    if not objects and isinstance(value, np.ndarray):
+        return np.zeros((n, *value.shape), dtype=value.dtype)
+    return np.full(n, None, dtype=object)
+
+
 def buffer_envs(space: gym.Space, shared_memory: Any) -> int:
     """How many envs' observations the shared buffer of an array space (or a ``Dict`` of
     them, see :func:`shares_memory`) holds."""
@@ -188,4 +228,4 @@ def copy_observations(obs: Any) -> Any:
 
 __all__ = ["SCALAR_KEYS", "shares_memory", "pack_info", "unpack_info", "columns",
            "merge_columns", "column_infos", "stack", "stack_columns", "stack_packed",
-           "buffer_envs", "shared_writer", "copy_observations"]
+           "add_infos", "buffer_envs", "shared_writer", "copy_observations"]
