@@ -165,21 +165,20 @@ def add_infos(infos: dict, entries: Sequence[tuple[int, dict]], n: int) -> dict:
         for key, value in info.items():
             by_key.setdefault(key, []).append((i, value))
     for key, items in by_key.items():
-        nested = [isinstance(v, dict) for _, v in items]
-        if key != "final_obs" and any(nested):
-            if not all(nested):
-                raise TypeError(f"info key {key!r} is a dict in some envs and not in others")
+        first = items[0][1]
+        if key != "final_obs" and isinstance(first, dict):
             array = add_infos(infos.get(key, {}), items, n)
         else:
             array = infos.get(key)
             if array is None:
-                array = _empty(items[0][1], n, key == "final_obs")
+                array = _empty(first, n, key == "final_obs")
             for i, v in items:
                 array[i] = v
         mask = infos.get(f"_{key}")
         if mask is None:
             mask = np.zeros(n, dtype=np.bool_)
-        mask[[i for i, _ in items]] = True
+        for i, _ in items:
+            mask[i] = True
         infos[key], infos[f"_{key}"] = array, mask
     return infos
 
