@@ -117,6 +117,9 @@ def test_call_get_attr_set_attr_and_spaces():
         assert envs.call("probe_value") == (9, 9, 9)
         with pytest.raises(ValueError):
             envs.set_attr("probe_value", [1, 2])
+        envs.reset(seed=0)
+        with pytest.raises(ValueError, match="2 actions for 3 envs"):
+            envs.step(np.zeros(2, dtype=np.int64))
     finally:
         envs.close()
     with pytest.raises(ClosedEnvironmentError):

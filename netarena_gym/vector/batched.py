@@ -322,6 +322,8 @@ class NetArenaBatchedVectorEnv(VectorEnv):
         self._assert_is_running()
         if not (self._array_actions and hasattr(actions, "__getitem__")):
             actions = list(iterate(self.action_space, actions))
+        if len(actions) != self.num_envs:
+            raise ValueError(f"{len(actions)} actions for {self.num_envs} envs")
         replies = self._ask("step", [actions[a:b] for a, b in self._slices])
         rewards = np.array(list(chain.from_iterable(r[0] for r in replies)), dtype=np.float64)
         terms = np.array(list(chain.from_iterable(r[1] for r in replies)), dtype=np.bool_)
