@@ -159,7 +159,8 @@ def batched_worker(start: int, env_fns: CloudpickleWrapper, pipe, parent_pipe, s
                    num_envs: int, autoreset_mode: AutoresetMode, spaces_check: tuple) -> None:
     """The worker process of :class:`NetArenaBatchedVectorEnv`: builds its envs (global
     indices from ``start``), checks their spaces and replies ``(None, True)``, then serves
-    ``reset``, ``step``, ``call``, ``set_attr`` and ``close``, each reply ``(data, True)``;
+    ``reset``, ``step`` (``step-array``: the actions as an array's bytes), ``call``,
+    ``set_attr`` and ``close``, each reply ``(data, True)``;
     an error replies ``((start, type, message, traceback), False)`` and ends the worker."""
     parent_pipe.close()
     envs: list[gym.Env] = []
@@ -174,6 +175,9 @@ def batched_worker(start: int, env_fns: CloudpickleWrapper, pipe, parent_pipe, s
             command, data = pipe.recv()
             if command == "step":
                 pipe.send((held.step(data), True))
+            elif command == "step-array":  # an array's bytes, dtype and shape
+                actions = np.frombuffer(data[0], dtype=data[1]).reshape(data[2])
+                pipe.send((held.step(actions), True))
             elif command == "reset":
                 pipe.send((held.reset(data), True))
             elif command == "call":
@@ -324,7 +328,11 @@ class NetArenaBatchedVectorEnv(VectorEnv):
             actions = list(iterate(self.action_space, actions))
         if len(actions) != self.num_envs:
             raise ValueError(f"{len(actions)} actions for {self.num_envs} envs")
-        replies = self._ask("step", [actions[a:b] for a, b in self._slices])
+        if type(actions) is np.ndarray:  # as bytes: cheaper to pickle than an array
+            replies = self._ask("step-array", [(actions[a:b].tobytes(), actions.dtype.str,
+                                                actions[a:b].shape) for a, b in self._slices])
+        else:
+            replies = self._ask("step", [actions[a:b] for a, b in self._slices])
         rewards = np.array(list(chain.from_iterable(r[0] for r in replies)), dtype=np.float64)
         terms = np.array(list(chain.from_iterable(r[1] for r in replies)), dtype=np.bool_)
         truncs = np.array(list(chain.from_iterable(r[2] for r in replies)), dtype=np.bool_)

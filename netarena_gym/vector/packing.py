@@ -20,6 +20,7 @@ stacking infos whose lean keys differ between envs (the callers fall back to
 from __future__ import annotations
 
 from copy import deepcopy
+from itertools import chain
 from typing import Any, Callable, Sequence
 
 import gymnasium as gym
@@ -133,7 +134,7 @@ def stack_columns(col: tuple) -> dict:
     for key, column in zip(SCALAR_KEYS, scalars):
         infos[key], infos[f"_{key}"] = stack(column), next(every)
     rc: dict[str, Any] = {}
-    if all(type(v) is float for column in values for v in column):  # one array, a row each
+    if set(map(type, chain.from_iterable(values))) <= {float}:  # one array, a row each
         rows = np.array(values, dtype=float) if values else ()
         for name, r in zip(names, rows):
             rc[name], rc[f"_{name}"] = r, next(every)
