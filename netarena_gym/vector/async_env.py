@@ -22,6 +22,9 @@ and returns what it returns, with two changes measured to matter (see
   ``MultiDiscrete``, or a ``Dict`` of them) use shared memory and any other space the pipe.
 
 Left out: ``autoreset_mode="SameStep"``, which gets Gymnasium's own worker and step.
+``max_concurrency`` is passed to Gymnasium's class, so it needs a Gymnasium that has it
+(1.4 does, 1.1 does not); the rest works from Gymnasium 1.1 (``AutoresetMode``, the
+``reset-noop`` command), the version ``pyproject.toml`` asks for.
 """
 from __future__ import annotations
 
