@@ -118,6 +118,7 @@ def test_call_get_attr_set_attr_and_spaces():
         with pytest.raises(ValueError):
             envs.set_attr("probe_value", [1, 2])
         envs.reset(seed=0)
+        envs.step((0, 1, 2))  # a sequence as well as an array
         with pytest.raises(ValueError, match="2 actions for 3 envs"):
             envs.step(np.zeros(2, dtype=np.int64))
     finally:
@@ -168,7 +169,7 @@ def test_constructor_errors_and_a_dead_worker_raise_instead_of_hanging():
     def bad():
         return gym.make("NetArena-Routing-v0", level=99)
     before = set(multiprocessing.active_children())
-    with pytest.raises(Exception):
+    with pytest.raises(InvalidConfig, match="level must be one of"):  # raised in worker 1
         NetArenaBatchedVectorEnv([lambda: gym.make("NetArena-Routing-v0"), bad], workers=2)
     assert set(multiprocessing.active_children()) == before
     envs = make_vec("NetArena-K8sPolicy-v0", 2, workers=2, interface="discrete")
