@@ -10,12 +10,14 @@ resets between episodes* and of ``step`` alone, as ratios to CartPole-v1 (random
 same loop); FrozenLake-v1 beside CartPole, and NASim (Tiny, Small) where it is installed;
 reset and expert times in ms; per env of ``VECTOR`` (``info="lean"``), 2 workers with
 shared memory for array observations against one env of the same options:
-``netarena_gym.vector.make_vec`` (the goal's row) and Gymnasium's own
-``gym.make_vec(..., vectorization_mode="async")`` beside, each with the speedup its CPU
-time allows on 2 free cores (one env's CPU per step twice, over the main process's and the
-workers' per env step: what the wall-clock figure would approach on an idle machine, with
-the workers' wake-up latency left out), and the main process's CPU per env step
-(CartPole-v1 beside: Gymnasium's vector env's own cost, the round-trip floor); and
+``netarena_gym.vector.make_vec`` with ``VECTOR_ENVS`` envs over the 2 workers (the batched
+env, several envs per worker: the goal's row) and Gymnasium's own
+``gym.make_vec(..., vectorization_mode="async")`` with 2 envs (one per worker) beside, each
+with the speedup its CPU time allows on 2 free cores (one env's CPU per step twice, over
+the main process's and the workers' per env step: what the wall-clock figure would
+approach on an idle machine, with the workers' wake-up latency left out), and the main
+process's CPU per env step (CartPole-v1 beside: Gymnasium's vector env's own cost, the
+round-trip floor); and
 the K8s policy engine's incremental evaluation on the large app. ``--only`` measures some
 sections: ``throughput``, ``reset``, ``expert``, ``k8s_large``, ``vector`` (comma-separated;
 the CartPole reference is always measured).
@@ -76,14 +78,15 @@ EXPERTS = {"routing": "NetArena-Routing-v0", "k8s": "NetArena-K8sPolicy-v0",
            "capacity": "NetArena-CapacityPlanning-v0"}
 EXPERT_GOAL_MS = 1.0
 STEP_64_GOAL = 10.0  # a random step at 64 routers costs at most this many L1 steps
-# vector envs: these ENVS entries, AsyncVectorEnv(2 workers, shared memory) / one env,
-# with info="lean" (the goal) and "full" (the default)
+# vector envs: these ENVS entries, 2 workers with shared memory / one env, info="lean";
+# make_vec batches VECTOR_ENVS envs over the 2 workers (one round trip per worker per step)
 VECTOR = ("k8s_discrete_L1", "capacity_discrete_L1", "routing_discrete_L1",
           "routing_discrete_L3", "routing_text_L1", "routing_discrete_tree64")
 # text vector rows: this read-only command on router r0 every step (its output is the text)
 TEXT_ACTION = json.dumps({"machine": "r0", "command": "ip -d addr show; ip route show; "
                                                       "ip rule show; iptables -S"})
 VECTOR_GOAL = 1.6
+VECTOR_WORKERS, VECTOR_ENVS = 2, 32  # 16 envs per worker share each round trip
 VECTOR_ROUNDS = 5
 VECTOR_LONG = {"routing_discrete_tree64": 2.0}  # x the seconds: ~11 ms steps, 0.1 s resets
 SECTIONS = ("throughput", "reset", "expert", "k8s_large", "vector")
@@ -151,13 +154,16 @@ def _proc_cpu(pids: list[int]) -> float:
     return total / ticks
 
 
-def make_vector(kind: str, env_id: str, kw: dict, workers: int = 2):
+def make_vector(kind: str, env_id: str, kw: dict, workers: int = VECTOR_WORKERS,
+                num_envs: int = VECTOR_WORKERS):
     """The vector env compared: ``"gymnasium"``, ``gym.make_vec(...,
-    vectorization_mode="async")`` with shared memory where Gymnasium reads it back (not for
-    text), or ``"netarena"``, :func:`netarena_gym.vector.make_vec`."""
+    vectorization_mode="async")`` with one env per worker and shared memory where
+    Gymnasium reads it back (not for text), or ``"netarena"``,
+    :func:`netarena_gym.vector.make_vec` with ``num_envs`` envs over ``workers`` (the
+    bench's rows give it ``VECTOR_ENVS``)."""
     from netarena_gym.vector import make_vec, shares_memory
     if kind == "netarena":
-        return make_vec(env_id, workers, **kw)
+        return make_vec(env_id, num_envs, workers=workers, **kw)
     probe = gym.make(env_id, **kw)
     shared = shares_memory(probe.observation_space)
     probe.close()
@@ -166,21 +172,24 @@ def make_vector(kind: str, env_id: str, kw: dict, workers: int = 2):
 
 
 def vector_speedup(env_id: str, kw: dict, seconds: float, kind: str = "gymnasium",
-                   workers: int = 2, rounds: int = VECTOR_ROUNDS) -> tuple[float, float, float]:
+                   workers: int = VECTOR_WORKERS, num_envs: int = VECTOR_ENVS,
+                   rounds: int = VECTOR_ROUNDS) -> tuple[float, float, float]:
     """(steps/s of the vector env :func:`make_vector` makes, with ``workers`` worker
     processes, over steps/s of one env (``make_vec`` with one env, sync); the main process's
     CPU microseconds per env step of the vector env; the CPU-time bound of that speedup on
     ``workers`` free cores). Steps/s are wall clock with random valid actions and next-step
-    autoreset; one env and the vector env alternate for ``rounds`` rounds of ``seconds /
-    rounds`` each, and each rate is its best round. One vector env per call: a second one
-    in the same process measured slower than the first whichever it was. Main CPU:
-    receiving and stacking the workers' ``info``, copying observations, choosing actions.
-    Bound: ``workers`` x one env's CPU per step / (main + workers' CPU per env step), the
-    workers' CPU read from ``/proc`` around the timed runs: what the wall-clock figure
-    would approach on an idle machine, wake-up latency left out."""
+    autoreset; after one untimed round each (the workers' first episodes build what a
+    process keeps), one env and the vector env alternate for ``rounds`` rounds of
+    ``seconds / rounds`` each, and each rate is its best round. One vector env per call: a
+    second one in the same process measured slower than the first whichever it was. Main
+    CPU: receiving and stacking the workers' ``info``, copying observations, choosing
+    actions. Bound: ``workers`` x one env's CPU per step / (main + workers' CPU per env
+    step), the workers' CPU read from ``/proc`` around the timed runs: what the wall-clock
+    figure would approach on an idle machine, wake-up latency left out."""
     text = kw.get("interface") == "text"
 
-    def run(envs, n, secs, rng, info):
+    def run(envs, secs, rng, info):
+        n = envs.num_envs
         steps, t0, c0 = 0, time.perf_counter(), time.process_time()
         pids = [p.pid for p in getattr(envs, "processes", [])]
         k0 = _proc_cpu(pids)
@@ -195,16 +204,18 @@ def vector_speedup(env_id: str, kw: dict, seconds: float, kind: str = "gymnasium
         return rate, time.process_time() - c0, _proc_cpu(pids) - k0, info, steps
 
     one = gym.make_vec(env_id, num_envs=1, vectorization_mode="sync", **kw)
-    vec = make_vector(kind, env_id, kw, workers)
+    vec = make_vector(kind, env_id, kw, workers, num_envs)
     try:
         rng = np.random.default_rng(0)
         info1, infos = one.reset(seed=0)[1], vec.reset(seed=0)[1]
+        info1, infos = run(one, seconds / rounds, rng, info1)[3], run(vec, seconds / rounds,
+                                                                       rng, infos)[3]
         single = many = 0.0
         one_cpu, one_steps, main_s, kids_s, vec_steps = 0.0, 0, 0.0, 0.0, 0
         for _ in range(rounds):
-            rate, cpu, _, info1, n = run(one, 1, seconds / rounds, rng, info1)
+            rate, cpu, _, info1, n = run(one, seconds / rounds, rng, info1)
             single, one_cpu, one_steps = max(single, rate), one_cpu + cpu, one_steps + n
-            rate, cpu, kids, infos, n = run(vec, workers, seconds / rounds, rng, infos)
+            rate, cpu, kids, infos, n = run(vec, seconds / rounds, rng, infos)
             many, main_s, kids_s, vec_steps = (max(many, rate), main_s + cpu, kids_s + kids,
                                                vec_steps + n)
     finally:
@@ -313,12 +324,13 @@ def measure(secs: float, n_reset: int, n_expert: int, vector_secs: float,
 
 def vector_rows(secs: float) -> list[dict]:
     """The vector-env rows: per ``VECTOR`` env (``info="lean"``),
-    :func:`netarena_gym.vector.make_vec` (the goal) then Gymnasium's own
-    ``AsyncVectorEnv``, as ratios to one env, each with its CPU-time bound; CartPole-v1
-    last (Gymnasium's, the round-trip floor)."""
+    :func:`netarena_gym.vector.make_vec` (``VECTOR_ENVS`` envs over 2 workers: the goal)
+    then Gymnasium's own ``AsyncVectorEnv`` (2 envs, one per worker), as ratios to one env,
+    each with its CPU-time bound; CartPole-v1 last (Gymnasium's, the round-trip floor)."""
     rows = []
-    what = "2 workers, shared memory (arrays)"
-    labels = {"netarena": "netarena_gym.vector.make_vec", "gymnasium": "gym.make_vec async"}
+    what = f"{VECTOR_WORKERS} workers, shared memory (arrays)"
+    labels = {"netarena": f"netarena_gym.vector.make_vec ({VECTOR_ENVS} envs)",
+              "gymnasium": f"gym.make_vec async ({VECTOR_WORKERS} envs)"}
     for name in VECTOR:
         env_id, kw, _ = ENVS[name]
         for kind in ("netarena", "gymnasium"):

@@ -1,7 +1,9 @@
-"""netarena_gym.vector: the packed worker protocol returns exactly what Gymnasium's own
-``AsyncVectorEnv`` returns (observations, rewards, terminations, truncations and the stacked
+"""netarena_gym.vector.async_env (and packing): the packed worker protocol returns exactly
+what Gymnasium's own ``AsyncVectorEnv`` returns (observations, rewards, terminations, truncations and the stacked
 ``info`` with its ``_key`` masks and dtypes), for every env and interface, lean and full
 ``info``, across autoresets; text observations are the envs' real ones."""
+import inspect
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -26,7 +28,15 @@ def assert_same(a, b, where="info"):
     elif isinstance(a, np.ndarray):
         assert isinstance(b, np.ndarray), where
         assert a.dtype == b.dtype and a.shape == b.shape, (where, a.dtype, b.dtype)
-        assert all(x == y for x, y in zip(a.ravel().tolist(), b.ravel().tolist())), where
+        if a.dtype == object:  # e.g. ``final_obs``: each element compared as a value
+            for i, (x, y) in enumerate(zip(a.ravel(), b.ravel())):
+                assert_same(x, y, f"{where}[{i}]")
+        else:
+            assert all(x == y for x, y in zip(a.ravel().tolist(), b.ravel().tolist())), where
+    elif isinstance(a, (tuple, list)):
+        assert type(a) is type(b) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same(x, y, f"{where}[{i}]")
     else:
         assert type(a) is type(b) and a == b, where
 
@@ -75,13 +85,23 @@ def test_packed_vector_env_equals_gymnasiums(env_id, interface, info_mode):
         ours.close()
 
 
-def test_text_observations_are_the_single_envs():
+def async_env(env_id, n=2, **kwargs):
+    """A :class:`NetArenaAsyncVectorEnv` of ``n`` lean envs; ``vector`` kwargs go to it."""
+    vector = kwargs.pop("vector", {})
+    return NetArenaAsyncVectorEnv([lambda: gym.make(env_id, info="lean", **kwargs)] * n,
+                                  **vector)
+
+
+@pytest.mark.parametrize("build", ["async", "make_vec"])
+def test_text_observations_are_the_single_envs(build):
     """Text observations with ``shared_memory=True`` are what two single envs give (they go
     through the pipe: Gymnasium's ``Text`` shared memory is decoded once, when built)."""
-    envs = make_vec("NetArena-Routing-v0", 2, interface="text", max_steps=3)
+    make = async_env if build == "async" else make_vec
+    envs = make("NetArena-Routing-v0", 2, interface="text", max_steps=3)
     singles = [gym.make("NetArena-Routing-v0", interface="text", info="lean", max_steps=3)
                for _ in range(2)]
     try:
+        assert envs.shared_memory is False
         obs, _ = envs.reset(seed=[1, 2])
         assert list(obs) == [s.reset(seed=k)[0] for s, k in zip(singles, (1, 2))]
         act = '{"command": "bogus"}'
@@ -93,16 +113,16 @@ def test_text_observations_are_the_single_envs():
             s.close()
 
 
-def test_make_vec_is_an_async_vector_env_with_lean_info_and_shared_memory():
-    envs = make_vec("NetArena-K8sPolicy-v0", 2, interface="discrete", max_steps=50)
+def test_make_vec_is_batched_with_lean_info_and_shared_memory():
+    envs = make_vec("NetArena-K8sPolicy-v0", 4, workers=2, interface="discrete", max_steps=50)
     try:
-        assert isinstance(envs, gym.vector.AsyncVectorEnv) and envs.num_envs == 2
+        assert isinstance(envs, gym.vector.VectorEnv) and envs.num_envs == 4
         assert envs.shared_memory and len(envs.processes) == 2
         _, info = envs.reset(seed=0)
         _, _, term, trunc, info = envs.step(info["action_mask"].argmax(axis=1))
         assert not (term | trunc).any()
         assert {k for k in info if not k.startswith("_")} == set(LEAN_KEYS)
-        assert info["action_mask"].shape == (2, envs.single_action_space.n)
+        assert info["action_mask"].shape == (4, envs.single_action_space.n)
     finally:
         envs.close()
 
@@ -142,8 +162,8 @@ class _Plain(gym.Wrapper):
 
 
 def test_worker_errors_reach_the_main_process():
-    envs = make_vec("NetArena-Routing-v0", 2, interface="discrete", max_steps=2,
-                    vector_kwargs={"autoreset_mode": "Disabled"})
+    envs = async_env("NetArena-Routing-v0", interface="discrete", max_steps=2,
+                     vector={"autoreset_mode": "Disabled"})
     try:
         envs.reset(seed=0)
         for _ in range(2):
@@ -155,8 +175,8 @@ def test_worker_errors_reach_the_main_process():
 
 
 def test_same_step_autoreset_uses_gymnasiums_worker():
-    envs = make_vec("NetArena-Routing-v0", 2, interface="discrete", max_steps=1,
-                    vector_kwargs={"autoreset_mode": "SameStep"})
+    envs = async_env("NetArena-Routing-v0", interface="discrete", max_steps=1,
+                     vector={"autoreset_mode": "SameStep"})
     try:
         envs.reset(seed=0)
         _, _, _, trunc, info = envs.step(np.array([0, 0]))
@@ -170,13 +190,16 @@ def test_shares_memory():
     assert not shares_memory(gym.make("NetArena-Routing-v0", interface="text").observation_space)
 
 
+@pytest.mark.skipif("max_concurrency" not in
+                    inspect.signature(gym.vector.AsyncVectorEnv.__init__).parameters,
+                    reason="this Gymnasium's AsyncVectorEnv has no max_concurrency")
 def test_max_concurrency_one_steps_the_same():
     """``max_concurrency=1`` (Gymnasium's semaphore, one env stepping at a time) changes
     when the workers run, not what they return."""
     runs = []
     for limit in (None, 1):
-        envs = make_vec("NetArena-CapacityPlanning-v0", 2, interface="discrete", max_steps=3,
-                        vector_kwargs={"max_concurrency": limit})
+        envs = async_env("NetArena-CapacityPlanning-v0", interface="discrete", max_steps=3,
+                         vector={"max_concurrency": limit})
         try:
             out = [envs.reset(seed=[3, 4])]
             for _ in range(5):

@@ -1,6 +1,8 @@
-"""Vector envs for NetArena: Gymnasium's ``AsyncVectorEnv`` with a leaner worker protocol.
+"""Gymnasium's ``AsyncVectorEnv`` with a leaner worker protocol, one env per worker.
 
-Mirrors ``gymnasium.vector.AsyncVectorEnv`` (Gymnasium 1.4's worker protocol): one worker process per env,
+(:func:`netarena_gym.vector.make_vec` gives the batched env of
+:mod:`netarena_gym.vector.batched` instead, several envs per worker; this class stays for
+``max_concurrency`` and code that wants Gymnasium's own class.) Mirrors ``gymnasium.vector.AsyncVectorEnv`` (Gymnasium 1.4's worker protocol): one worker process per env,
 commands over a pipe, observations through shared memory, next-step autoreset.
 :class:`NetArenaAsyncVectorEnv` *is* that class (a subclass, passed its own ``worker=``),
 and returns what it returns, with two changes measured to matter (see
@@ -20,131 +22,29 @@ and returns what it returns, with two changes measured to matter (see
   ``MultiDiscrete``, or a ``Dict`` of them) use shared memory and any other space the pipe.
 
 Left out: ``autoreset_mode="SameStep"``, which gets Gymnasium's own worker and step.
+``max_concurrency`` is passed to Gymnasium's class, so it needs a Gymnasium that has it
+(1.4 does, 1.1 does not); the rest works from Gymnasium 1.1 (``AutoresetMode``, the
+``reset-noop`` command), the version ``pyproject.toml`` asks for.
 """
 from __future__ import annotations
 
 import multiprocessing
 import sys
 import traceback
-from copy import deepcopy
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import gymnasium as gym
 import numpy as np
-from gymnasium import spaces
 from gymnasium.error import NoAsyncCallError
 from gymnasium.vector import AsyncVectorEnv
 from gymnasium.vector.async_vector_env import AsyncState
 from gymnasium.spaces.utils import is_space_dtype_shape_equiv
-from gymnasium.vector.utils import concatenate, create_empty_array, read_from_shared_memory
+from gymnasium.vector.utils import concatenate, create_empty_array
 from gymnasium.vector.vector_env import AutoresetMode
 
-from netarena_gym.core.info import LEAN_KEYS
-
-#: the scalar lean keys, in the order of a packed step reply
-SCALAR_KEYS: tuple[str, ...] = tuple(k for k in LEAN_KEYS
-                                     if k not in ("reward_components", "action_mask"))
-_LEAN = frozenset(LEAN_KEYS)
-_ARRAY_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiBinary, spaces.MultiDiscrete)
-
-
-def shares_memory(space: gym.Space) -> bool:
-    """Whether observations of ``space`` go through shared memory here: an array space or
-    a ``Dict`` of array spaces (anything else, ``Text`` included, goes through the pipe)."""
-    if isinstance(space, spaces.Dict):
-        return all(isinstance(s, _ARRAY_SPACES) for s in space.spaces.values())
-    return isinstance(space, _ARRAY_SPACES)
-
-
-def pack_info(info: dict) -> tuple[tuple | None, dict]:
-    """``(packed, rest)``: the lean keys of ``info`` as one tuple (scalars, reward component
-    names and values, action mask bytes, dtype and shape) and the other keys as a dict;
-    ``(None, info)`` when ``info`` lacks a lean key or has one of another type."""
-    try:
-        scalars = tuple(info[k] for k in SCALAR_KEYS)
-        rc, mask = info["reward_components"], info["action_mask"]
-    except KeyError:
-        return None, info
-    if type(rc) is not dict or type(mask) is not np.ndarray:
-        return None, info
-    packed = (scalars, tuple(rc), tuple(rc.values()), mask.tobytes(), mask.dtype.str, mask.shape)
-    return packed, {k: v for k, v in info.items() if k not in _LEAN}
-
-
-def unpack_info(packed: tuple | None, rest: dict) -> dict:
-    """The ``info`` dict :func:`pack_info` packed (``rest`` itself when nothing was)."""
-    if packed is None:
-        return rest
-    scalars, names, values, mask, dtype, shape = packed
-    info = dict(zip(SCALAR_KEYS, scalars))
-    info["reward_components"] = dict(zip(names, values))
-    info["action_mask"] = np.frombuffer(mask, dtype=dtype).reshape(shape).copy()
-    info.update(rest)
-    return info
-
-
-def _stack(values: Sequence) -> np.ndarray:
-    """``values`` (one per env) as the array Gymnasium's ``_add_info`` makes of them: the
-    first value's type as dtype for Python and numpy numbers, an object array otherwise."""
-    t = type(values[0])
-    if t in (int, float, bool) or issubclass(t, np.number):
-        return np.array(values, dtype=t)
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
-
-
-def stack_packed(packs: Sequence[tuple]) -> dict | None:
-    """The lean part of the vector ``info`` from every env's packed tuple, as Gymnasium
-    stacks it (every key reported by every env, so every ``_key`` mask all True); None
-    when the envs differ in reward component names or mask shape (the caller then stacks
-    the unpacked infos with ``_add_info``)."""
-    first = packs[0]
-    if any(p[1] != first[1] or p[4] != first[4] or p[5] != first[5] for p in packs):
-        return None
-    n, names = len(packs), first[1]
-    every = iter(np.ones((len(SCALAR_KEYS) + len(names) + 2, n), dtype=np.bool_))
-    infos: dict[str, Any] = {}
-    for key, column in zip(SCALAR_KEYS, zip(*(p[0] for p in packs))):
-        infos[key], infos[f"_{key}"] = _stack(column), next(every)
-    rc: dict[str, Any] = {}
-    values = list(zip(*(p[2] for p in packs)))
-    if all(type(v) is float for column in values for v in column):  # one array, a row each
-        rows = np.array(values, dtype=float) if values else ()
-        for name, r in zip(names, rows):
-            rc[name], rc[f"_{name}"] = r, next(every)
-    else:
-        for name, column in zip(names, values):
-            rc[name], rc[f"_{name}"] = _stack(column), next(every)
-    infos["reward_components"], infos["_reward_components"] = rc, next(every)
-    masks = np.frombuffer(b"".join(p[3] for p in packs), dtype=first[4])
-    infos["action_mask"] = masks.reshape((n, *first[5])).copy()
-    infos["_action_mask"] = next(every)
-    return infos
-
-
-def buffer_envs(space: gym.Space, shared_memory: Any) -> int:
-    """How many envs' observations the shared buffer of an array space (or a ``Dict`` of
-    them, see :func:`shares_memory`) holds."""
-    if isinstance(space, spaces.Dict):
-        key = next(iter(space.spaces))
-        space, shared_memory = space.spaces[key], shared_memory[key]
-    return len(shared_memory) // max(1, int(np.prod(space.shape)))
-
-
-def _writer(space: gym.Space, shared_memory: Any, n: int) -> Callable[[int, Any], None]:
-    """A function writing one env's observation into the shared ``n``-env buffer, through
-    numpy views made once."""
-    views = read_from_shared_memory(space, shared_memory, n=n)
-    if isinstance(space, spaces.Dict):
-        def write(index: int, obs: dict) -> None:
-            for key, view in views.items():
-                view[index] = obs[key]
-    else:
-        def write(index: int, obs: Any) -> None:
-            views[index] = obs
-    return write
-
+from netarena_gym.vector.packing import (buffer_envs, copy_observations, pack_info,
+                                         shared_writer, shares_memory, stack_packed,
+                                         unpack_info)
 
 def netarena_worker(index: int, env_fn: Callable, pipe, parent_pipe, shared_memory,
                     error_queue, autoreset_mode: AutoresetMode, semaphore=None) -> None:
@@ -152,7 +52,8 @@ def netarena_worker(index: int, env_fn: Callable, pipe, parent_pipe, shared_memo
     (commands ``reset``, ``reset-noop``, ``step``, ``close``, ``_call``, ``_setattr``,
     ``_check_spaces``; errors onto ``error_queue``), with a step reply of
     ``(observation or None, reward, terminated, truncated, (packed, rest))``
-    (:func:`pack_info`), observations written through :func:`_writer` when
+    (:func:`~netarena_gym.vector.packing.pack_info`), observations written through
+    :func:`~netarena_gym.vector.packing.shared_writer` when
     ``shared_memory`` is given, and next-step or no autoreset."""
     env = env_fn()
     obs_space, act_space = env.observation_space, env.action_space
@@ -161,7 +62,7 @@ def netarena_worker(index: int, env_fn: Callable, pipe, parent_pipe, shared_memo
     autoreset = False
     try:
         if shared_memory and shares_memory(obs_space):
-            write = _writer(obs_space, shared_memory, buffer_envs(obs_space, shared_memory))
+            write = shared_writer(obs_space, shared_memory, buffer_envs(obs_space, shared_memory))
         while True:
             command, data = pipe.recv()
             held = semaphore is not None and command in ("reset", "step")
@@ -272,16 +173,9 @@ class NetArenaAsyncVectorEnv(AsyncVectorEnv):
             self.observations = concatenate(self.single_observation_space, observations,
                                             self.observations)
         self._state = AsyncState.DEFAULT
-        return (self._copy_observations() if self.copy else self.observations,
+        return (copy_observations(self.observations) if self.copy else self.observations,
                 np.array(rewards, dtype=np.float64), np.array(terminations, dtype=np.bool_),
                 np.array(truncations, dtype=np.bool_), infos)
-
-    def _copy_observations(self) -> Any:
-        """``deepcopy(self.observations)``, an array at a time for a ``Dict`` of arrays."""
-        obs = self.observations
-        if type(obs) is dict and all(type(v) is np.ndarray for v in obs.values()):
-            return {k: v.copy() for k, v in obs.items()}
-        return deepcopy(obs)
 
     def _stack_infos(self, packed_infos: Sequence[tuple[tuple | None, dict]]) -> dict:
         packs = [p for p, _ in packed_infos]
@@ -299,16 +193,4 @@ class NetArenaAsyncVectorEnv(AsyncVectorEnv):
         return infos
 
 
-def make_vec(env_id: str, num_envs: int = 2, *, info: str = "lean",
-             vector_kwargs: dict | None = None, **env_kwargs) -> NetArenaAsyncVectorEnv:
-    """``num_envs`` copies of ``gym.make(env_id, info=info, **env_kwargs)`` in a
-    :class:`NetArenaAsyncVectorEnv` (one worker process each, shared memory), with
-    ``info="lean"`` by default (``"full"`` gives every key at every step, at a cost);
-    ``vector_kwargs`` go to the vector env's constructor."""
-    def make() -> gym.Env:
-        return gym.make(env_id, info=info, **env_kwargs)
-    return NetArenaAsyncVectorEnv([make] * num_envs, **(vector_kwargs or {}))
-
-
-__all__ = ["NetArenaAsyncVectorEnv", "make_vec", "netarena_worker", "pack_info",
-           "unpack_info", "stack_packed", "shares_memory", "SCALAR_KEYS"]
+__all__ = ["NetArenaAsyncVectorEnv", "netarena_worker"]
