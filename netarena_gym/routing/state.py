@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from netarena_gym.core.ipv4 import in_prefix, mask_of
+from netarena_gym.core.ipv4 import mask_of
 # the records, re-exported: callers import every state name from this module
 from netarena_gym.routing.state_records import (BUILTIN_CHAINS, DEFAULT_SYSCTL,  # noqa: F401
                                                 DEFAULT_TABLE, LOCAL, MAIN, ROUTE_TYPES,
@@ -28,6 +28,11 @@ from netarena_gym.routing.state_records import (BUILTIN_CHAINS, DEFAULT_SYSCTL, 
                                                 Qdisc, Route, Rule, natural_key)
 
 _MASKS = tuple(mask_of(n) for n in range(33))
+_new = object.__new__
+_NO_IPS: frozenset[int] = frozenset()
+LO_MAC = "00:00:00:00:00:00"
+LO_ADDRESS = Address(0x7F000001, 8)  # shared: addresses are replaced, never changed in place
+_ACCEPT_ALL = {c: "ACCEPT" for c in BUILTIN_CHAINS}
 LPM_SCAN = 16  # tables of at most this many routes are scanned; longer ones are indexed
 
 
@@ -56,6 +61,37 @@ def lookup_caches(node: "Node") -> tuple[dict, dict]:
     return ent[1], ent[2]
 
 
+def new_interface(name: str, ifindex: int, mac: str, mtu: int, addresses: list,
+                  peer_ifindex: int | None, loopback: bool, alias: str | None = None
+                  ) -> Interface:
+    """``Interface(...)`` with these fields and the other defaults (up, no qdisc, no peer),
+    set directly: the dataclass ``__init__`` costs twice as much, on every node a reset
+    builds."""
+    c = _new(Interface)
+    c.name = name
+    c.ifindex = ifindex
+    c.mac = mac
+    c.mtu = mtu
+    c.up = True
+    c.promisc = False
+    c.addresses = addresses
+    c.alias = alias
+    c.qdisc = None
+    c.peer_ifindex = peer_ifindex
+    c.loopback = loopback
+    c.noarp = False
+    c.peer = None
+    return c
+
+
+def new_iptables() -> Iptables:
+    """``Iptables()``: empty built-in chains accepting (set directly, as above)."""
+    c = _new(Iptables)
+    c.policies = _ACCEPT_ALL.copy()
+    c.chains = {"INPUT": [], "FORWARD": [], "OUTPUT": []}
+    return c
+
+
 class Node:
     """One Linux network namespace: a router or a host."""
 
@@ -64,15 +100,15 @@ class Node:
         self.kind = kind  # "router" | "host"
         self.interfaces: dict[str, Interface] = {}
         self.tables: dict[int, list[Route]] = {MAIN: [], DEFAULT_TABLE: []}
-        self.rules: list[Rule] = default_rules()
+        self.rules: list[Rule] = list(KERNEL_RULES)
         self.sysctl: dict[str, str] = dict(DEFAULT_SYSCTL)
-        self.iptables = Iptables()
+        self.iptables = new_iptables()
         # permanent neighbour entries (``ip neigh add``): (device, address) -> MAC
         self.static_neigh: dict[tuple[str, int], str] = {}
         self.version = 0
         self._next_ifindex = 1
         self._cache_version = -1
-        self._local_ips: frozenset[int] = frozenset()
+        self._local_ips: frozenset[int] = _NO_IPS
         self._local_nets: tuple[tuple[int, int], ...] = ()  # prefixes of addresses on lo
         self._route_cache: dict = {}
         self._lpm_index: dict = {}  # table id -> prefix index (see _lpm_indexed)
@@ -80,24 +116,31 @@ class Node:
         self._fingerprint: tuple | None = None
         self._fp_version = -1
         self.network: "Network | None" = None
-        self.interfaces["lo"] = Interface(name="lo", ifindex=1, mac="00:00:00:00:00:00",
-                                          mtu=65536, loopback=True,
-                                          addresses=[Address(0x7F000001, 8)])
+        self.interfaces["lo"] = new_interface("lo", 1, LO_MAC, 65536, [LO_ADDRESS], None,
+                                              True)
         self._next_ifindex = 2
 
     @classmethod
     def host(cls, name: str, ifname: str, *, mac: str, peer_ifindex: int, ip: int, plen: int,
              gateway: int) -> "Node":
         """A host with one interface, one address and a default route (built directly:
-        the same state ``add_interface``/``add_address``/``ip route add default`` make)."""
-        node = cls(name, "host")
-        node.interfaces[ifname] = Interface(name=ifname, ifindex=2, mac=mac,
-                                            peer_ifindex=peer_ifindex, addresses=[Address(ip, plen)])
-        node._next_ifindex = 3
-        net = ip & mask_of(plen)
-        node.tables[MAIN] = [Route(dst=0, plen=0, dev=ifname, gateway=gateway, table=MAIN),
-                             Route(dst=net, plen=plen, dev=ifname, proto="kernel",
-                                   scope="link", src=ip, table=MAIN)]
+        the same state ``add_interface``/``add_address``/``ip route add default`` make,
+        attribute for attribute what ``Node(name, "host")`` and those calls leave;
+        tests/routing/test_state.py compares the two)."""
+        node = _new(cls)
+        node.__dict__.update(
+            name=name, kind="host",
+            interfaces={"lo": new_interface("lo", 1, LO_MAC, 65536, [LO_ADDRESS], None, True),
+                        ifname: new_interface(ifname, 2, mac, 1500, [Address(ip, plen)],
+                                              peer_ifindex, False)},
+            tables={MAIN: [Route(0, 0, "unicast", ifname, gateway),
+                           Route(ip & _MASKS[plen], plen, "unicast", ifname, None, 0, "kernel",
+                                 "link", ip)],
+                    DEFAULT_TABLE: []},
+            rules=list(KERNEL_RULES), sysctl=dict(DEFAULT_SYSCTL), iptables=new_iptables(),
+            static_neigh={}, version=0, _next_ifindex=3, _cache_version=-1,
+            _local_ips=_NO_IPS, _local_nets=(), _route_cache={}, _lpm_index={},
+            _dst_only=True, _fingerprint=None, _fp_version=-1, network=None)
         return node
 
     # ----------------------------------------------------------------- bookkeeping
@@ -182,7 +225,8 @@ class Node:
         if dst in self._local_ips:
             return True
         for n, p in self._local_nets:
-            if (dst & mask_of(p)) == (n & mask_of(p)):  # in_prefix, inlined
+            m = _MASKS[p]
+            if (dst & m) == (n & m):  # in_prefix, inlined
                 return True
         return False
 
@@ -435,12 +479,14 @@ class Node:
         primary on ``dev``, else the first global address anywhere on the node."""
         if dev is not None:
             itf = self.interfaces.get(dev)
-            if itf is not None and itf.addresses:
-                for a in itf.addresses:
-                    if in_prefix(toward, a.net, a.plen):
-                        return a.ip
-                if not itf.loopback:
-                    return itf.addresses[0].ip
+            if itf is not None:
+                addrs = itf.addresses
+                if addrs:
+                    for a in addrs:
+                        if not (toward ^ a.ip) & _MASKS[a.plen]:  # in_prefix, inlined
+                            return a.ip
+                    if not itf.loopback:
+                        return addrs[0].ip
         for itf in self.interfaces.values():
             if itf.loopback or not itf.up:
                 continue
@@ -459,9 +505,14 @@ class Lookup:
     rule: Rule | None = None
 
 
+KERNEL_RULES = (Rule(pref=0, table=LOCAL), Rule(pref=32766, table=MAIN),
+                 Rule(pref=32767, table=DEFAULT_TABLE))
+"""The kernel's three rules, shared by every node (rules are replaced, never changed in
+place, as :mod:`netarena_gym.routing.clone` relies on too)."""
+
+
 def default_rules() -> list[Rule]:
-    return [Rule(pref=0, table=LOCAL), Rule(pref=32766, table=MAIN),
-            Rule(pref=32767, table=DEFAULT_TABLE)]
+    return list(KERNEL_RULES)
 
 
 # the network of nodes, re-exported: callers import every state name from this module

@@ -33,7 +33,7 @@ from functools import lru_cache
 from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.routing.clone import clonable, clone_network
 from netarena_gym.routing.state import (MAIN, Address, Interface, Network, Node,  # noqa: F401
-                                        Route)
+                                        Route, new_interface)
 
 MAX_ROUTERS = 64
 MAX_SUBNETS_PER_ROUTER = 8
@@ -370,9 +370,9 @@ def _build_routers(lay: Layout, labels: bool) -> Network:
         itfs = node.interfaces
         names = lay.router_ifaces[r]
         for n, itf in enumerate(names, start=1):
-            itfs[itf] = Interface(name=itf, ifindex=n + 1, mac=_mac(node_no, n),
-                                  alias=lay.iface_alias(r, itf) if labels else None,
-                                  peer_ifindex=peer_ifindex + n - 1)
+            itfs[itf] = new_interface(itf, n + 1, _mac(node_no, n), 1500, [],
+                                      peer_ifindex + n - 1, False,
+                                      lay.iface_alias(r, itf) if labels else None)
         peer_ifindex += len(names)
         node._next_ifindex = len(names) + 2
         node.sysctl["net.ipv4.ip_forward"] = "1"

@@ -68,3 +68,27 @@ def test_a_discarded_network_is_freed_by_reference_counting():
     finally:
         if was:
             gc.enable()
+
+
+def test_a_directly_built_host_is_what_the_node_api_builds():
+    """``Node.host`` sets the state directly; ``Node``, ``add_interface``, ``add_address``
+    and ``ip route add default`` leave the same attributes, in the same order, and an
+    unchanged node's lookups, local addresses and fingerprint."""
+    from netarena_gym.routing.state import KERNEL_RULES, Iptables, default_rules
+    ip, gw = 0xC0A80264, 0xC0A80201
+    fast = Node.host("h5", "h5-eth0", mac="02:00:00:00:06:00", peer_ifindex=107, ip=ip,
+                     plen=24, gateway=gw)
+    ref = Node("h5", "host")
+    ref.add_interface("h5-eth0", mac="02:00:00:00:06:00", peer_ifindex=107)
+    assert ref.add_address("h5-eth0", ip, 24) is None
+    ref.insert_route(Route(dst=0, plen=0, dev="h5-eth0", gateway=gw))
+    ref.version, ref._cache_version, ref._fp_version = 0, -1, -1
+    assert list(vars(fast)) == list(vars(ref))
+    assert repr(vars(fast)) == repr(vars(ref))
+    assert fast.iptables == Iptables() and fast.rules == default_rules()
+    assert fast.rules[0] is KERNEL_RULES[0] and fast.rules is not ref.rules  # records shared
+    assert fast.interfaces["lo"] is not ref.interfaces["lo"]  # containers and interfaces not
+    assert fast.fingerprint() == ref.fingerprint()
+    for dst in (ip, gw, 0x0A000001, 0x7F000001, 0xC0A802FF):
+        assert fast.lookup(dst) == ref.lookup(dst)
+    assert fast.local_ips() == ref.local_ips() and fast.select_source("h5-eth0", gw) == ip
