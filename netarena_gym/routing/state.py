@@ -39,17 +39,27 @@ LPM_SCAN = 16  # tables of at most this many routes are scanned; longer ones are
 # route lookup caches shared by nodes of the same content: id(fingerprint) -> (the
 # fingerprint, route cache, prefix index); see lookup_caches
 _SHARED_LOOKUPS: dict[int, tuple] = {}
-SHARED_LOOKUPS_MAX = 4096
+SHARED_LOOKUPS_MAX = 8192
+# hosts' shared parts, see Node.host: (ifname, ip, plen, gateway) -> (routes, fingerprint)
+_HOSTS: dict[tuple, tuple] = {}
+HOSTS_MAX = 4096
+
+
+def clear_shared() -> None:
+    """Forget the lookups and host parts shared across networks (tests use it to show
+    that nothing depends on them)."""
+    _SHARED_LOOKUPS.clear()
+    _HOSTS.clear()
 
 
 def lookup_caches(node: "Node") -> tuple[dict, dict]:
     """Fresh route lookup caches for ``node``'s current version: its route cache and
     prefix index. A node never changed since it was built (version 0) whose fingerprint
     is known shares them with every node holding the very same fingerprint object
-    (copies of one pristine node, :mod:`netarena_gym.routing.clone`, share it while
-    unchanged): same content, same lookups, so the copies of a network start with the
-    lookups of those before them. Any change bumps the version, and the next lookup
-    takes new caches."""
+    (copies of one pristine node, :mod:`netarena_gym.routing.clone`, and hosts of the
+    same addressing, :meth:`Node.host`, share it while unchanged): same content, same
+    lookups, so the copies of a network start with the lookups of those before them.
+    Any change bumps the version, and the next lookup takes new caches."""
     if node.version or node._fp_version:
         return {}, {}
     fp = node._fingerprint
@@ -126,21 +136,36 @@ class Node:
         """A host with one interface, one address and a default route (built directly:
         the same state ``add_interface``/``add_address``/``ip route add default`` make,
         attribute for attribute what ``Node(name, "host")`` and those calls leave;
-        tests/routing/test_state.py compares the two)."""
+        tests/routing/test_state.py compares the two).
+
+        Hosts of the same name and addressing (the same ``ifname``, ``ip``, ``plen`` and
+        ``gateway``: what a host's fingerprint and lookups depend on, the MAC and ifindex
+        aside) recur across episodes; they share their two routes (records, replaced and
+        never changed in place) and their fingerprint object, hence their route lookup
+        caches (:func:`lookup_caches`) until one of them changes."""
+        key = (ifname, ip, plen, gateway)
+        proto = _HOSTS.get(key)
+        routes = (proto[0] if proto is not None else
+                  (Route(0, 0, "unicast", ifname, gateway),
+                   Route(ip & _MASKS[plen], plen, "unicast", ifname, None, 0, "kernel", "link",
+                         ip)))
         node = _new(cls)
         node.__dict__.update(
             name=name, kind="host",
             interfaces={"lo": new_interface("lo", 1, LO_MAC, 65536, [LO_ADDRESS], None, True),
                         ifname: new_interface(ifname, 2, mac, 1500, [Address(ip, plen)],
                                               peer_ifindex, False)},
-            tables={MAIN: [Route(0, 0, "unicast", ifname, gateway),
-                           Route(ip & _MASKS[plen], plen, "unicast", ifname, None, 0, "kernel",
-                                 "link", ip)],
-                    DEFAULT_TABLE: []},
+            tables={MAIN: list(routes), DEFAULT_TABLE: []},
             rules=list(KERNEL_RULES), sysctl=dict(DEFAULT_SYSCTL), iptables=new_iptables(),
             static_neigh={}, version=0, _next_ifindex=3, _cache_version=-1,
             _local_ips=_NO_IPS, _local_nets=(), _route_cache={}, _lpm_index={},
             _dst_only=True, _fingerprint=None, _fp_version=-1, network=None)
+        if proto is None:
+            if len(_HOSTS) >= HOSTS_MAX:
+                _HOSTS.pop(next(iter(_HOSTS)))
+            proto = _HOSTS[key] = (routes, node.fingerprint())
+        else:
+            node._fingerprint, node._fp_version = proto[1], 0
         return node
 
     # ----------------------------------------------------------------- bookkeeping
