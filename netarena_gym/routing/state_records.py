@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from netarena_gym.core.ipv4 import in_prefix, int_to_ip, mask_of, net_of
 
@@ -27,7 +28,10 @@ DEFAULT_SYSCTL = {
 }
 
 
+@lru_cache(maxsize=8192)
 def natural_key(name: str) -> tuple:
+    """Sort key putting ``h2`` before ``h10`` (memoised: node names recur in every
+    episode, and every probe matrix sorts them)."""
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
 
 

@@ -163,6 +163,15 @@ class TransitLink:
         return self.net + 2
 
 
+@lru_cache(maxsize=8192)
+def _subnet(k: int, i: int, j: int, first_host: int, hosts: int) -> Subnet:
+    """Global subnet ``k``, the ``j``-th of router ``i``, with hosts ``h{first_host}`` on
+    (immutable, memoised: layouts drawn at random share most of their subnets)."""
+    net = subnet_net(k)
+    return Subnet(k, f"r{i}", f"r{i}-eth{j}", f"s{k}", net, net + 1,
+                  tuple(f"h{first_host + x}" for x in range(hosts)))
+
+
 class Layout:
     """The addressing plan of a spec: subnets, transit links, the router tree."""
 
@@ -175,11 +184,9 @@ class Layout:
         for i, hs in enumerate(spec.hosts):
             r = f"r{i}"
             for j, nh in enumerate(hs, start=1):
-                iface = f"{r}-eth{j}"
-                net = subnet_net(k)
-                self.subnets.append(Subnet(k, r, iface, f"s{k}", net, net + 1,
-                                           tuple(f"h{h + x}" for x in range(nh))))
-                self.router_ifaces[r].append(iface)
+                s = _subnet(k, i, j, h, nh)
+                self.subnets.append(s)
+                self.router_ifaces[r].append(s.iface)
                 k += 1
                 h += nh
         self.links: list[TransitLink] = []
