@@ -27,6 +27,7 @@ Naming and addressing plan (also what the real backend builds):
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -284,6 +285,7 @@ def labels_for(level, interface_labels: bool | None = None) -> bool:
     return level != "compat"
 
 
+@lru_cache(maxsize=8192)
 def _mac(node_no: int, ifno: int) -> str:
     return f"02:00:00:{(node_no >> 8) & 255:02x}:{node_no & 255:02x}:{ifno:02x}"
 
@@ -414,17 +416,24 @@ def _add_hosts(net: Network, lay: Layout) -> None:
     node_no = len(lay.routers)
     peer_ifindex = 100 + sum(len(v) for v in lay.router_ifaces.values())
     probe_ip = net.probe_ip
+    nodes, segment_of, host = net.nodes, net.segment_of, Node.host
+    proxy = weakref.proxy(net)  # what Network.add_node and attach do, inlined
     for s in lay.subnets:
         net.attach(s.switch, s.router, s.iface)
+        seg = net.segments[s.switch]
         probe_ip.setdefault(s.router, s.gateway)
+        gateway = s.gateway
         for j, hn in enumerate(s.hosts):
             node_no += 1
-            hif = f"{hn}-eth0"
+            hif = hn + "-eth0"
             ip = s.net + 100 + j
-            net.add_node(Node.host(hn, hif, mac=_mac(node_no, 0), peer_ifindex=peer_ifindex,
-                                   ip=ip, plen=24, gateway=s.gateway))
+            node = host(hn, hif, mac=_mac(node_no, 0), peer_ifindex=peer_ifindex, ip=ip,
+                        plen=24, gateway=gateway)
+            node.network = proxy
+            nodes[hn] = node
             peer_ifindex += 1
-            net.attach(s.switch, hn, hif)
+            seg.append((hn, hif))
+            segment_of[(hn, hif)] = s.switch
             probe_ip[hn] = ip
     for ln in lay.links:
         probe_ip.setdefault(ln.a, ln.a_ip)
