@@ -14,6 +14,11 @@ The records (addresses, interfaces, routes, rules, iptables, qdiscs) are in
 (connected routes appear with a primary address on an up interface; routes through an
 interface are flushed when it goes down or loses its last address; ...). Every change bumps
 ``Node.version`` so that the reachability engine can cache per node.
+
+Unchanged nodes of the same content share their route lookups across networks
+(:func:`lookup_caches`): copies of a pristine node, and hosts of the same addressing
+(:meth:`Node.host`, which a reset calls for every host; it sets the fields directly and
+shares the immutable records). :func:`clear_shared` forgets what is shared.
 """
 from __future__ import annotations
 
@@ -24,15 +29,14 @@ from netarena_gym.core.ipv4 import mask_of
 from netarena_gym.routing.state_records import (BUILTIN_CHAINS, DEFAULT_SYSCTL,  # noqa: F401
                                                 DEFAULT_TABLE, LOCAL, MAIN, ROUTE_TYPES,
                                                 RULE_ACTIONS, TABLE_IDS, TABLE_NAMES, Address,
-                                                Interface, IptRule, Iptables, NeighEntry,
-                                                Qdisc, Route, Rule, natural_key)
+                                                Interface, IptRule, Iptables, KERNEL_RULES,
+                                                LO_ADDRESS, LO_MAC, NeighEntry, Qdisc, Route,
+                                                Rule, natural_key, new_interface,
+                                                new_iptables)
 
 _MASKS = tuple(mask_of(n) for n in range(33))
 _new = object.__new__
 _NO_IPS: frozenset[int] = frozenset()
-LO_MAC = "00:00:00:00:00:00"
-LO_ADDRESS = Address(0x7F000001, 8)  # shared: addresses are replaced, never changed in place
-_ACCEPT_ALL = {c: "ACCEPT" for c in BUILTIN_CHAINS}
 LPM_SCAN = 16  # tables of at most this many routes are scanned; longer ones are indexed
 
 
@@ -46,8 +50,7 @@ HOSTS_MAX = 4096
 
 
 def clear_shared() -> None:
-    """Forget the lookups and host parts shared across networks (tests use it to show
-    that nothing depends on them)."""
+    """Forget the lookups and host parts shared across networks."""
     _SHARED_LOOKUPS.clear()
     _HOSTS.clear()
 
@@ -69,37 +72,6 @@ def lookup_caches(node: "Node") -> tuple[dict, dict]:
             _SHARED_LOOKUPS.pop(next(iter(_SHARED_LOOKUPS)))
         ent = _SHARED_LOOKUPS[id(fp)] = (fp, {}, {})
     return ent[1], ent[2]
-
-
-def new_interface(name: str, ifindex: int, mac: str, mtu: int, addresses: list,
-                  peer_ifindex: int | None, loopback: bool, alias: str | None = None
-                  ) -> Interface:
-    """``Interface(...)`` with these fields and the other defaults (up, no qdisc, no peer),
-    set directly: the dataclass ``__init__`` costs twice as much, on every node a reset
-    builds."""
-    c = _new(Interface)
-    c.name = name
-    c.ifindex = ifindex
-    c.mac = mac
-    c.mtu = mtu
-    c.up = True
-    c.promisc = False
-    c.addresses = addresses
-    c.alias = alias
-    c.qdisc = None
-    c.peer_ifindex = peer_ifindex
-    c.loopback = loopback
-    c.noarp = False
-    c.peer = None
-    return c
-
-
-def new_iptables() -> Iptables:
-    """``Iptables()``: empty built-in chains accepting (set directly, as above)."""
-    c = _new(Iptables)
-    c.policies = _ACCEPT_ALL.copy()
-    c.chains = {"INPUT": [], "FORWARD": [], "OUTPUT": []}
-    return c
 
 
 class Node:
@@ -133,16 +105,11 @@ class Node:
     @classmethod
     def host(cls, name: str, ifname: str, *, mac: str, peer_ifindex: int, ip: int, plen: int,
              gateway: int) -> "Node":
-        """A host with one interface, one address and a default route (built directly:
-        the same state ``add_interface``/``add_address``/``ip route add default`` make,
-        attribute for attribute what ``Node(name, "host")`` and those calls leave;
-        tests/routing/test_state.py compares the two).
-
-        Hosts of the same name and addressing (the same ``ifname``, ``ip``, ``plen`` and
-        ``gateway``: what a host's fingerprint and lookups depend on, the MAC and ifindex
-        aside) recur across episodes; they share their two routes (records, replaced and
-        never changed in place) and their fingerprint object, hence their route lookup
-        caches (:func:`lookup_caches`) until one of them changes."""
+        """A host with one interface, one address and a default route, set directly:
+        what ``Node(name, "host")``, ``add_interface``, ``add_address`` and ``ip route add
+        default`` leave (tests/routing/test_state.py). Hosts of the same ``ifname``,
+        ``ip``, ``plen`` and ``gateway`` (all a fingerprint and a lookup read) recur across
+        episodes: they share their routes and fingerprint, hence their lookups."""
         key = (ifname, ip, plen, gateway)
         proto = _HOSTS.get(key)
         routes = (proto[0] if proto is not None else
@@ -528,12 +495,6 @@ class Lookup:
     gateway: int | None = None
     route: Route | None = None
     rule: Rule | None = None
-
-
-KERNEL_RULES = (Rule(pref=0, table=LOCAL), Rule(pref=32766, table=MAIN),
-                 Rule(pref=32767, table=DEFAULT_TABLE))
-"""The kernel's three rules, shared by every node (rules are replaced, never changed in
-place, as :mod:`netarena_gym.routing.clone` relies on too)."""
 
 
 def default_rules() -> list[Rule]:

@@ -6,6 +6,9 @@ They mirror what ``ip -d addr|link|route|rule``, ``tc qdisc`` and ``iptables -S`
 Linux 6.x with iproute2 6.1 and iptables 1.8 (legacy); each has a ``signature()`` that the
 reachability engine compares to decide what changed. The behaviour that ties them together
 (connected routes, flushes, lookups) lives in :mod:`netarena_gym.routing.state`.
+``new_interface`` and ``new_iptables`` make the records a build needs by setting their
+fields directly (the dataclass ``__init__`` costs twice as much); ``KERNEL_RULES`` and
+``LO_ADDRESS`` are shared by every node, as records are replaced, never changed in place.
 """
 from __future__ import annotations
 
@@ -224,3 +227,47 @@ class Iptables:
         return (tuple(sorted(self.policies.items())),
                 tuple((c, tuple(r.signature() for r in rules))
                       for c, rules in self.chains.items()))
+
+
+# ------------------------------------------------------------- direct construction
+_new = object.__new__
+LO_MAC = "00:00:00:00:00:00"
+LO_ADDRESS = Address(0x7F000001, 8)  # shared: addresses are replaced, never changed in place
+_ACCEPT_ALL = {c: "ACCEPT" for c in BUILTIN_CHAINS}
+
+
+def new_interface(name: str, ifindex: int, mac: str, mtu: int, addresses: list,
+                  peer_ifindex: int | None, loopback: bool, alias: str | None = None
+                  ) -> Interface:
+    """``Interface(...)`` with these fields and the other defaults (up, no qdisc, no peer),
+    set directly: the dataclass ``__init__`` costs twice as much, on every node a reset
+    builds."""
+    c = _new(Interface)
+    c.name = name
+    c.ifindex = ifindex
+    c.mac = mac
+    c.mtu = mtu
+    c.up = True
+    c.promisc = False
+    c.addresses = addresses
+    c.alias = alias
+    c.qdisc = None
+    c.peer_ifindex = peer_ifindex
+    c.loopback = loopback
+    c.noarp = False
+    c.peer = None
+    return c
+
+
+def new_iptables() -> Iptables:
+    """``Iptables()``: empty built-in chains accepting (set directly, as above)."""
+    c = _new(Iptables)
+    c.policies = _ACCEPT_ALL.copy()
+    c.chains = {"INPUT": [], "FORWARD": [], "OUTPUT": []}
+    return c
+
+
+KERNEL_RULES = (Rule(pref=0, table=LOCAL), Rule(pref=32766, table=MAIN),
+                 Rule(pref=32767, table=DEFAULT_TABLE))
+"""The kernel's three rules, shared by every node (rules are replaced, never changed in
+place, as :mod:`netarena_gym.routing.clone` relies on too)."""

@@ -101,3 +101,28 @@ def test_a_directly_built_host_is_what_the_node_api_builds():
     for dst in (ip, gw, 0x0A000001, 0x7F000001, 0xC0A802FF):
         assert fast.lookup(dst) == ref.lookup(dst)
     assert fast.local_ips() == ref.local_ips() and fast.select_source("h5-eth0", gw) == ip
+
+
+def test_episodes_do_not_depend_on_what_hosts_share():
+    """Seeded episodes are the same when nothing is shared across networks (the shared
+    host parts and lookups forgotten before every reset and step)."""
+    import gymnasium as gym
+
+    import netarena_gym  # noqa: F401
+    from netarena_gym.routing.state import clear_shared
+
+    def play(clear):
+        env = gym.make("NetArena-Routing-v0", level=3, interface="discrete")
+        out, rng = [], np.random.default_rng(0)
+        for seed in list(range(6)) * 2:  # each seed twice: the second time, hosts recur
+            clear and clear_shared()
+            obs, info = env.reset(seed=seed)
+            out.append(repr(sorted((k, v.tolist()) for k, v in obs.items())))
+            for _ in range(5):
+                clear and clear_shared()
+                a = int(rng.choice(np.flatnonzero(info["action_mask"])))
+                obs, r, term, trunc, info = env.step(a)
+                out.append((repr(sorted((k, v.tolist()) for k, v in obs.items())), r,
+                            info["broken_pairs"]))
+        return out
+    assert play(False) == play(True)
