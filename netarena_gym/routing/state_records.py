@@ -243,19 +243,9 @@ def new_interface(name: str, ifindex: int, mac: str, mtu: int, addresses: list,
     set directly: the dataclass ``__init__`` costs twice as much, on every node a reset
     builds."""
     c = _new(Interface)
-    c.name = name
-    c.ifindex = ifindex
-    c.mac = mac
-    c.mtu = mtu
-    c.up = True
-    c.promisc = False
-    c.addresses = addresses
-    c.alias = alias
-    c.qdisc = None
-    c.peer_ifindex = peer_ifindex
-    c.loopback = loopback
-    c.noarp = False
-    c.peer = None
+    c.name, c.ifindex, c.mac, c.mtu, c.up, c.promisc = name, ifindex, mac, mtu, True, False
+    c.addresses, c.alias, c.qdisc, c.peer_ifindex = addresses, alias, None, peer_ifindex
+    c.loopback, c.noarp, c.peer = loopback, False, None
     return c
 
 
