@@ -14,7 +14,6 @@ the base class needs from a task is :class:`netarena_gym.core.protocols.Task`.
 """
 from __future__ import annotations
 
-import json
 import marshal
 import re
 import signal
@@ -32,7 +31,7 @@ from netarena_gym.core.config import EnvConfig
 from netarena_gym.core.info import INFO_MODES, clean
 from netarena_gym.core.metrics import EpisodeMetrics, loss_percent
 from netarena_gym.core.reward import RewardConfig
-from netarena_gym.core.scenario import Scenario
+from netarena_gym.core.scenario import Scenario, plain_json
 from netarena_gym.errors import InvalidConfig, ResetNeeded
 from netarena_gym.shell.parser import INVALID, TIMEOUT, CommandResult
 
@@ -325,7 +324,7 @@ class NetArenaEnv(gym.Env):
         # info["scenario"] is a fresh plain-JSON copy at every step: the record is made
         # plain JSON once here (tuples become lists, as json.loads gives them) and copied
         # per step by marshal, the fastest deep copy of such data
-        self._record = json.loads(json.dumps(self._scenario_record(scenario)))
+        self._record = plain_json(self._scenario_record(scenario))
         self._record_blob = marshal.dumps(self._record)
         self._done = False
         info = self._info(None, self.reward_config.zero(), 0)

@@ -83,6 +83,24 @@ def fill(cat: Catalogue, lay: Layout, dims: Dims) -> None:
         cat.mask[:] = hit[1]
 
 
+_ENTRIES: dict[tuple, CatalogueEntry] = {}
+ENTRIES_MAX = 65536
+
+
+def _entry(label: str, machine: str, command: str, group: str) -> CatalogueEntry:
+    """The entry, made once per (label, machine, command, group): entries are immutable
+    and shared (the memo above already hands one episode's to the next), and most recur
+    across the layouts drawn at random (making one costs more than finding it)."""
+    key = (label, machine, command, group)
+    e = _ENTRIES.get(key)
+    if e is None:
+        if len(_ENTRIES) >= ENTRIES_MAX:
+            _ENTRIES.clear()
+        e = _ENTRIES[key] = CatalogueEntry(label, {"machine": machine, "command": command},
+                                           group)
+    return e
+
+
 def _build(cat: Catalogue, lay: Layout, dims: Dims) -> None:
     cat.clear()
     routes = {r: {} for r in lay.routers}
@@ -98,8 +116,7 @@ def _build(cat: Catalogue, lay: Layout, dims: Dims) -> None:
     for ri, r in enumerate(lay.routers):
         base = ri * dims.per_router
         for j, (label, cmd) in enumerate(ROUTER_ACTIONS):
-            cat.set(base + j, CatalogueEntry(f"{r}: {label}", {"machine": r, "command": cmd},
-                                             "inspect" if j == 0 else "router"))
+            cat.set(base + j, _entry(f"{r}: {label}", r, cmd, "inspect" if j == 0 else "router"))
         base += len(ROUTER_ACTIONS)
         for ii, itf in enumerate(lay.router_ifaces[r]):
             cmds = (f"ip link set {itf} up", f"ip link set {itf} mtu 1500",
@@ -107,13 +124,13 @@ def _build(cat: Catalogue, lay: Layout, dims: Dims) -> None:
                     f"tc qdisc del dev {itf} root")
             for a, (label, cmd) in enumerate(zip(IFACE_ACTIONS, cmds)):
                 cat.set(base + ii * len(IFACE_ACTIONS) + a,
-                        CatalogueEntry(f"{r} {itf}: {label}", {"machine": r, "command": cmd}, "iface"))
+                        _entry(f"{r} {itf}: {label}", r, cmd, "iface"))
         base += len(IFACE_ACTIONS) * dims.ifaces
         for s in lay.subnets:
             dev, gw = routes[r][(s.net, 24)]
             cmd = _route_cmd(f"{int_to_ip(s.net)}/24", dev, gw, s.gateway if gw is None else None)
             cat.set(base + subnet_slot(lay, dims, s.index),
-                    CatalogueEntry(f"{r}: route to {s.switch}", {"machine": r, "command": cmd}, "route"))
+                    _entry(f"{r}: route to {s.switch}", r, cmd, "route"))
         base += dims.subnet_slots
         for ln in lay.links:
             dev, gw = routes[r][(ln.net, 30)]
@@ -121,8 +138,7 @@ def _build(cat: Catalogue, lay: Layout, dims: Dims) -> None:
             if gw is None:
                 src = ln.a_ip if r == ln.a else ln.b_ip
             cmd = _route_cmd(f"{int_to_ip(ln.net)}/30", dev, gw, src)
-            cat.set(base + ln.index, CatalogueEntry(f"{r}: route to link{ln.index}",
-                                                    {"machine": r, "command": cmd}, "route"))
+            cat.set(base + ln.index, _entry(f"{r}: route to link{ln.index}", r, cmd, "route"))
 
 
 def _route_cmd(prefix: str, dev: str, gw: int | None, src: int | None) -> str:

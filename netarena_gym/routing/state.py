@@ -14,37 +14,55 @@ The records (addresses, interfaces, routes, rules, iptables, qdiscs) are in
 (connected routes appear with a primary address on an up interface; routes through an
 interface are flushed when it goes down or loses its last address; ...). Every change bumps
 ``Node.version`` so that the reachability engine can cache per node.
+
+Unchanged nodes of the same content share their route lookups across networks
+(:func:`lookup_caches`): copies of a pristine node, and hosts of the same addressing
+(:meth:`Node.host`, which a reset calls for every host; it sets the fields directly and
+shares the immutable records). :func:`clear_shared` forgets what is shared.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from netarena_gym.core.ipv4 import in_prefix, mask_of
+from netarena_gym.core.ipv4 import mask_of
 # the records, re-exported: callers import every state name from this module
 from netarena_gym.routing.state_records import (BUILTIN_CHAINS, DEFAULT_SYSCTL,  # noqa: F401
                                                 DEFAULT_TABLE, LOCAL, MAIN, ROUTE_TYPES,
                                                 RULE_ACTIONS, TABLE_IDS, TABLE_NAMES, Address,
-                                                Interface, IptRule, Iptables, NeighEntry,
-                                                Qdisc, Route, Rule, natural_key)
+                                                Interface, IptRule, Iptables, KERNEL_RULES,
+                                                LO_ADDRESS, LO_MAC, NeighEntry, Qdisc, Route,
+                                                Rule, natural_key, new_interface,
+                                                new_iptables)
 
 _MASKS = tuple(mask_of(n) for n in range(33))
+_new = object.__new__
+_NO_IPS: frozenset[int] = frozenset()
 LPM_SCAN = 16  # tables of at most this many routes are scanned; longer ones are indexed
 
 
 # route lookup caches shared by nodes of the same content: id(fingerprint) -> (the
 # fingerprint, route cache, prefix index); see lookup_caches
 _SHARED_LOOKUPS: dict[int, tuple] = {}
-SHARED_LOOKUPS_MAX = 4096
+SHARED_LOOKUPS_MAX = 8192
+# hosts' shared parts, see Node.host: (ifname, ip, plen, gateway) -> (routes, fingerprint)
+_HOSTS: dict[tuple, tuple] = {}
+HOSTS_MAX = 4096
+
+
+def clear_shared() -> None:
+    """Forget the lookups and host parts shared across networks."""
+    _SHARED_LOOKUPS.clear()
+    _HOSTS.clear()
 
 
 def lookup_caches(node: "Node") -> tuple[dict, dict]:
     """Fresh route lookup caches for ``node``'s current version: its route cache and
     prefix index. A node never changed since it was built (version 0) whose fingerprint
     is known shares them with every node holding the very same fingerprint object
-    (copies of one pristine node, :mod:`netarena_gym.routing.clone`, share it while
-    unchanged): same content, same lookups, so the copies of a network start with the
-    lookups of those before them. Any change bumps the version, and the next lookup
-    takes new caches."""
+    (copies of one pristine node, :mod:`netarena_gym.routing.clone`, and hosts of the
+    same addressing, :meth:`Node.host`, share it while unchanged): same content, same
+    lookups, so the copies of a network start with the lookups of those before them.
+    Any change bumps the version, and the next lookup takes new caches."""
     if node.version or node._fp_version:
         return {}, {}
     fp = node._fingerprint
@@ -64,15 +82,15 @@ class Node:
         self.kind = kind  # "router" | "host"
         self.interfaces: dict[str, Interface] = {}
         self.tables: dict[int, list[Route]] = {MAIN: [], DEFAULT_TABLE: []}
-        self.rules: list[Rule] = default_rules()
+        self.rules: list[Rule] = list(KERNEL_RULES)
         self.sysctl: dict[str, str] = dict(DEFAULT_SYSCTL)
-        self.iptables = Iptables()
+        self.iptables = new_iptables()
         # permanent neighbour entries (``ip neigh add``): (device, address) -> MAC
         self.static_neigh: dict[tuple[str, int], str] = {}
         self.version = 0
         self._next_ifindex = 1
         self._cache_version = -1
-        self._local_ips: frozenset[int] = frozenset()
+        self._local_ips: frozenset[int] = _NO_IPS
         self._local_nets: tuple[tuple[int, int], ...] = ()  # prefixes of addresses on lo
         self._route_cache: dict = {}
         self._lpm_index: dict = {}  # table id -> prefix index (see _lpm_indexed)
@@ -80,24 +98,41 @@ class Node:
         self._fingerprint: tuple | None = None
         self._fp_version = -1
         self.network: "Network | None" = None
-        self.interfaces["lo"] = Interface(name="lo", ifindex=1, mac="00:00:00:00:00:00",
-                                          mtu=65536, loopback=True,
-                                          addresses=[Address(0x7F000001, 8)])
+        self.interfaces["lo"] = new_interface("lo", 1, LO_MAC, 65536, [LO_ADDRESS], None,
+                                              True)
         self._next_ifindex = 2
 
     @classmethod
     def host(cls, name: str, ifname: str, *, mac: str, peer_ifindex: int, ip: int, plen: int,
              gateway: int) -> "Node":
-        """A host with one interface, one address and a default route (built directly:
-        the same state ``add_interface``/``add_address``/``ip route add default`` make)."""
-        node = cls(name, "host")
-        node.interfaces[ifname] = Interface(name=ifname, ifindex=2, mac=mac,
-                                            peer_ifindex=peer_ifindex, addresses=[Address(ip, plen)])
-        node._next_ifindex = 3
-        net = ip & mask_of(plen)
-        node.tables[MAIN] = [Route(dst=0, plen=0, dev=ifname, gateway=gateway, table=MAIN),
-                             Route(dst=net, plen=plen, dev=ifname, proto="kernel",
-                                   scope="link", src=ip, table=MAIN)]
+        """A host with one interface, one address and a default route, set directly:
+        what ``Node(name, "host")``, ``add_interface``, ``add_address`` and ``ip route add
+        default`` leave (tests/routing/test_state.py). Hosts of the same ``ifname``,
+        ``ip``, ``plen`` and ``gateway`` (all a fingerprint and a lookup read) recur across
+        episodes: they share their routes and fingerprint, hence their lookups."""
+        key = (ifname, ip, plen, gateway)
+        proto = _HOSTS.get(key)
+        routes = (proto[0] if proto is not None else
+                  (Route(0, 0, "unicast", ifname, gateway),
+                   Route(ip & _MASKS[plen], plen, "unicast", ifname, None, 0, "kernel", "link",
+                         ip)))
+        node = _new(cls)
+        node.__dict__.update(
+            name=name, kind="host",
+            interfaces={"lo": new_interface("lo", 1, LO_MAC, 65536, [LO_ADDRESS], None, True),
+                        ifname: new_interface(ifname, 2, mac, 1500, [Address(ip, plen)],
+                                              peer_ifindex, False)},
+            tables={MAIN: list(routes), DEFAULT_TABLE: []},
+            rules=list(KERNEL_RULES), sysctl=dict(DEFAULT_SYSCTL), iptables=new_iptables(),
+            static_neigh={}, version=0, _next_ifindex=3, _cache_version=-1,
+            _local_ips=_NO_IPS, _local_nets=(), _route_cache={}, _lpm_index={},
+            _dst_only=True, _fingerprint=None, _fp_version=-1, network=None)
+        if proto is None:
+            if len(_HOSTS) >= HOSTS_MAX:
+                _HOSTS.pop(next(iter(_HOSTS)))
+            proto = _HOSTS[key] = (routes, node.fingerprint())
+        else:
+            node._fingerprint, node._fp_version = proto[1], 0
         return node
 
     # ----------------------------------------------------------------- bookkeeping
@@ -182,7 +217,8 @@ class Node:
         if dst in self._local_ips:
             return True
         for n, p in self._local_nets:
-            if (dst & mask_of(p)) == (n & mask_of(p)):  # in_prefix, inlined
+            m = _MASKS[p]
+            if (dst & m) == (n & m):  # in_prefix, inlined
                 return True
         return False
 
@@ -435,12 +471,14 @@ class Node:
         primary on ``dev``, else the first global address anywhere on the node."""
         if dev is not None:
             itf = self.interfaces.get(dev)
-            if itf is not None and itf.addresses:
-                for a in itf.addresses:
-                    if in_prefix(toward, a.net, a.plen):
-                        return a.ip
-                if not itf.loopback:
-                    return itf.addresses[0].ip
+            if itf is not None:
+                addrs = itf.addresses
+                if addrs:
+                    for a in addrs:
+                        if not (toward ^ a.ip) & _MASKS[a.plen]:  # in_prefix, inlined
+                            return a.ip
+                    if not itf.loopback:
+                        return addrs[0].ip
         for itf in self.interfaces.values():
             if itf.loopback or not itf.up:
                 continue
@@ -460,8 +498,7 @@ class Lookup:
 
 
 def default_rules() -> list[Rule]:
-    return [Rule(pref=0, table=LOCAL), Rule(pref=32766, table=MAIN),
-            Rule(pref=32767, table=DEFAULT_TABLE)]
+    return list(KERNEL_RULES)
 
 
 # the network of nodes, re-exported: callers import every state name from this module

@@ -6,11 +6,15 @@ They mirror what ``ip -d addr|link|route|rule``, ``tc qdisc`` and ``iptables -S`
 Linux 6.x with iproute2 6.1 and iptables 1.8 (legacy); each has a ``signature()`` that the
 reachability engine compares to decide what changed. The behaviour that ties them together
 (connected routes, flushes, lookups) lives in :mod:`netarena_gym.routing.state`.
+``new_interface`` and ``new_iptables`` make the records a build needs by setting their
+fields directly (the dataclass ``__init__`` costs twice as much); ``KERNEL_RULES`` and
+``LO_ADDRESS`` are shared by every node, as records are replaced, never changed in place.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from netarena_gym.core.ipv4 import in_prefix, int_to_ip, mask_of, net_of
 
@@ -27,7 +31,10 @@ DEFAULT_SYSCTL = {
 }
 
 
+@lru_cache(maxsize=8192)
 def natural_key(name: str) -> tuple:
+    """Sort key putting ``h2`` before ``h10`` (memoised: node names recur in every
+    episode, and every probe matrix sorts them)."""
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
 
 
@@ -220,3 +227,37 @@ class Iptables:
         return (tuple(sorted(self.policies.items())),
                 tuple((c, tuple(r.signature() for r in rules))
                       for c, rules in self.chains.items()))
+
+
+# ------------------------------------------------------------- direct construction
+_new = object.__new__
+LO_MAC = "00:00:00:00:00:00"
+LO_ADDRESS = Address(0x7F000001, 8)  # shared: addresses are replaced, never changed in place
+_ACCEPT_ALL = {c: "ACCEPT" for c in BUILTIN_CHAINS}
+
+
+def new_interface(name: str, ifindex: int, mac: str, mtu: int, addresses: list,
+                  peer_ifindex: int | None, loopback: bool, alias: str | None = None
+                  ) -> Interface:
+    """``Interface(...)`` with these fields and the other defaults (up, no qdisc, no peer),
+    set directly: the dataclass ``__init__`` costs twice as much, on every node a reset
+    builds."""
+    c = _new(Interface)
+    c.name, c.ifindex, c.mac, c.mtu, c.up, c.promisc = name, ifindex, mac, mtu, True, False
+    c.addresses, c.alias, c.qdisc, c.peer_ifindex = addresses, alias, None, peer_ifindex
+    c.loopback, c.noarp, c.peer = loopback, False, None
+    return c
+
+
+def new_iptables() -> Iptables:
+    """``Iptables()``: empty built-in chains accepting (set directly, as above)."""
+    c = _new(Iptables)
+    c.policies = _ACCEPT_ALL.copy()
+    c.chains = {"INPUT": [], "FORWARD": [], "OUTPUT": []}
+    return c
+
+
+KERNEL_RULES = (Rule(pref=0, table=LOCAL), Rule(pref=32766, table=MAIN),
+                 Rule(pref=32767, table=DEFAULT_TABLE))
+"""The kernel's three rules, shared by every node (rules are replaced, never changed in
+place, as :mod:`netarena_gym.routing.clone` relies on too)."""

@@ -27,13 +27,14 @@ Naming and addressing plan (also what the real backend builds):
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from functools import lru_cache
 
 from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.routing.clone import clonable, clone_network
 from netarena_gym.routing.state import (MAIN, Address, Interface, Network, Node,  # noqa: F401
-                                        Route)
+                                        Route, new_interface)
 
 MAX_ROUTERS = 64
 MAX_SUBNETS_PER_ROUTER = 8
@@ -163,6 +164,15 @@ class TransitLink:
         return self.net + 2
 
 
+@lru_cache(maxsize=8192)
+def _subnet(k: int, i: int, j: int, first_host: int, hosts: int) -> Subnet:
+    """Global subnet ``k``, the ``j``-th of router ``i``, with hosts ``h{first_host}`` on
+    (immutable, memoised: layouts drawn at random share most of their subnets)."""
+    net = subnet_net(k)
+    return Subnet(k, f"r{i}", f"r{i}-eth{j}", f"s{k}", net, net + 1,
+                  tuple(f"h{first_host + x}" for x in range(hosts)))
+
+
 class Layout:
     """The addressing plan of a spec: subnets, transit links, the router tree."""
 
@@ -175,11 +185,9 @@ class Layout:
         for i, hs in enumerate(spec.hosts):
             r = f"r{i}"
             for j, nh in enumerate(hs, start=1):
-                iface = f"{r}-eth{j}"
-                net = subnet_net(k)
-                self.subnets.append(Subnet(k, r, iface, f"s{k}", net, net + 1,
-                                           tuple(f"h{h + x}" for x in range(nh))))
-                self.router_ifaces[r].append(iface)
+                s = _subnet(k, i, j, h, nh)
+                self.subnets.append(s)
+                self.router_ifaces[r].append(s.iface)
                 k += 1
                 h += nh
         self.links: list[TransitLink] = []
@@ -277,6 +285,7 @@ def labels_for(level, interface_labels: bool | None = None) -> bool:
     return level != "compat"
 
 
+@lru_cache(maxsize=8192)
 def _mac(node_no: int, ifno: int) -> str:
     return f"02:00:00:{(node_no >> 8) & 255:02x}:{node_no & 255:02x}:{ifno:02x}"
 
@@ -370,9 +379,9 @@ def _build_routers(lay: Layout, labels: bool) -> Network:
         itfs = node.interfaces
         names = lay.router_ifaces[r]
         for n, itf in enumerate(names, start=1):
-            itfs[itf] = Interface(name=itf, ifindex=n + 1, mac=_mac(node_no, n),
-                                  alias=lay.iface_alias(r, itf) if labels else None,
-                                  peer_ifindex=peer_ifindex + n - 1)
+            itfs[itf] = new_interface(itf, n + 1, _mac(node_no, n), 1500, [],
+                                      peer_ifindex + n - 1, False,
+                                      lay.iface_alias(r, itf) if labels else None)
         peer_ifindex += len(names)
         node._next_ifindex = len(names) + 2
         node.sysctl["net.ipv4.ip_forward"] = "1"
@@ -407,17 +416,24 @@ def _add_hosts(net: Network, lay: Layout) -> None:
     node_no = len(lay.routers)
     peer_ifindex = 100 + sum(len(v) for v in lay.router_ifaces.values())
     probe_ip = net.probe_ip
+    nodes, segment_of, host = net.nodes, net.segment_of, Node.host
+    proxy = weakref.proxy(net)  # what Network.add_node and attach do, inlined
     for s in lay.subnets:
         net.attach(s.switch, s.router, s.iface)
+        seg = net.segments[s.switch]
         probe_ip.setdefault(s.router, s.gateway)
+        gateway = s.gateway
         for j, hn in enumerate(s.hosts):
             node_no += 1
-            hif = f"{hn}-eth0"
+            hif = hn + "-eth0"
             ip = s.net + 100 + j
-            net.add_node(Node.host(hn, hif, mac=_mac(node_no, 0), peer_ifindex=peer_ifindex,
-                                   ip=ip, plen=24, gateway=s.gateway))
+            node = host(hn, hif, mac=_mac(node_no, 0), peer_ifindex=peer_ifindex, ip=ip,
+                        plen=24, gateway=gateway)
+            node.network = proxy
+            nodes[hn] = node
             peer_ifindex += 1
-            net.attach(s.switch, hn, hif)
+            seg.append((hn, hif))
+            segment_of[(hn, hif)] = s.switch
             probe_ip[hn] = ip
     for ln in lay.links:
         probe_ip.setdefault(ln.a, ln.a_ip)

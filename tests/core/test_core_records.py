@@ -84,3 +84,35 @@ def test_wilson_interval():
     assert lo < 0.5 < hi and abs((lo + hi) / 2 - 0.5) < 1e-9
     lo, hi = wilson_interval(100, 100)
     assert hi == 1.0 and 0.95 < lo < 1.0
+
+
+def test_plain_json_is_the_json_round_trip():
+    """``plain_json`` gives what ``json.loads(json.dumps(v))`` gives, types included, as a
+    fresh copy; what JSON would convert (non-str keys, str subclasses) or reject goes
+    through the round trip itself."""
+    import enum
+
+    from netarena_gym.core.scenario import plain_json
+
+    class Name(str):
+        pass
+
+    class Kind(enum.IntEnum):
+        A = 1
+    inner = {"x": (1, 2.5, -0.0)}
+    cases = [{"a": (1, [2, (3, "s")]), "b": None, "c": True, "d": 1e300, "e": inner,
+              "f": inner, "g": float("inf")},
+             {1: "int key", None: 2, True: 3}, {"n": Name("sub")}, {"k": Kind.A},
+             [(), {}, [[]]], "plain", 7]
+    for v in cases:
+        got, want = plain_json(v), json.loads(json.dumps(v))
+        assert repr(got) == repr(want) and json.dumps(got) == json.dumps(want)
+        assert type(got) is type(want)
+    got = plain_json(cases[0])
+    assert got["e"] is not got["f"] and got["e"] is not inner  # fresh, unshared copies
+    with pytest.raises(TypeError):
+        plain_json({"bad": object()})
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(ValueError):
+        plain_json(loop)
