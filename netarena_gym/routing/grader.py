@@ -18,7 +18,7 @@ import numpy as np
 from netarena_gym.core.collector import paused_gc
 from netarena_gym.routing.commands.iptables import verdict
 from netarena_gym.routing.matrix_cache import (
-    PairStore, host_classes, long_prefixes, route_changes)
+    NodeChange, PairStore, host_classes, long_prefixes, node_change)
 from netarena_gym.routing.state import Network, Node
 
 PING_PACKET = 84  # IP bytes of a default ping: 56 data + 8 ICMP + 20 IP
@@ -416,14 +416,13 @@ class ReachabilityOracle:
         if seen is None:
             # a fresh store trusts only its base, whose nodes are the pristine ones
             changed = [i for i, s in enumerate(key) if s >= 0]
-            # routers' pristine content, to tell route-only changes (a base has it)
+            # routers' pristine content, to tell what changed (a base has it)
             if self.pairs.track and self.pairs.base is None:
                 self._pristine_fps = {i: n.fingerprint() for i, n in enumerate(self._nodes)
                                       if n.kind == "router" and key[i] < 0}
         else:
             changed = [i for i, (a, b) in enumerate(zip(seen, key)) if a != b]
-        changed = [(i, self._changed_prefixes(i, seen[i] if seen else -1 - i, key[i]))
-                   for i in changed]
+        changed = [(i, self._change(i, seen[i] if seen else -1 - i, key[i])) for i in changed]
         stale = self.pairs.invalidate(changed)
         self._seen = list(key)
         classes, cls_of = host_classes(self._nodes, self._dst, self.net.segment_of,
@@ -481,14 +480,14 @@ class ReachabilityOracle:
             fp = self.pairs.base.fps[i]  # the same network, pristine
         return fp
 
-    def _changed_prefixes(self, i: int, old: int, new: int) -> list | None:
-        """The prefixes whose routes differ when only node ``i``'s routing tables changed
-        from state ``old`` to ``new`` (then only lookups inside them can differ); None
-        when anything else changed, or the old content is not known."""
+    def _change(self, i: int, old: int, new: int) -> NodeChange | None:
+        """What node ``i``'s change from state ``old`` to ``new`` can do to the probes
+        that read it (:func:`~netarena_gym.routing.matrix_cache.node_change`); None:
+        anything, or the old content is not known."""
         a, b = self._fingerprint_of(i, old), self._fingerprint_of(i, new)
-        if a is None or b is None or a[0] != b[0] or a[2:] != b[2:]:
+        if a is None or b is None:
             return None
-        return route_changes(a[1], b[1])
+        return node_change(a, b, PING_PACKET)
 
     def _prefixes_of(self, i: int) -> frozenset:
         sid = self._node_state[i][1]
