@@ -1,13 +1,33 @@
-"""Incremental pieces of the probe matrix: per-pair results with the nodes each one read,
+"""Incremental pieces of the probe matrix: per-pair results with what each one read,
 and the host equivalence classes, both kept across steps.
 
 A probe ``pair_ok(i -> j)`` is a pure function of the configuration of the nodes its two
 walks touch: the sender, and for every neighbour resolution every node on that segment
-(who answers depends on all of them). :class:`PairStore` records that set per pair (from
-the neighbour resolutions the walks note, ``walk(log=)``) and keeps a reverse index, so that when a node's
-configuration changes only the pairs that read it are probed again; the others keep their
-result. A store can sit on a read-only *base* (the pairs of a pristine network, see
-:mod:`netarena_gym.routing.pristine`): base pairs stay valid until a node they read changes.
+(who answers depends on all of them). :class:`PairStore` records per pair the keys it
+read: those nodes, and the segments it resolved on (from the resolutions the walks note,
+``walk(log=)``), with a reverse index per key. When nodes change, :func:`node_change`
+tells from a node's old and new fingerprints what the change can reach, and only those
+pairs are probed again; the others keep their result:
+
+* routes, and policy or filter rules that select by an address prefix: every lookup and
+  filter decision of an echo exchange is about its destination or its source address,
+  so only pairs reading the node with one of them in a changed prefix (the node's
+  gained or lost addresses count as /32s: delivery there may differ);
+* a link's state, MTU, ARP, qdisc or addresses: pairs that resolved on its segment (who
+  answers there, and the source the node sends with there, may differ), with every
+  address-less interface of the node on any interface change;
+* any interface change: the node's own probes (their source address);
+* a gained or lost address: pairs a neighbour on one of the node's segments routes
+  through it as a gateway (that ARP request may now find someone, or no one);
+* anything else (sysctls, permanent neighbours, loopback, rules selecting no prefix,
+  an MTU raised from below the probe's size): every pair reading the node.
+
+So a flushed transit interface walks again the pairs crossing it, not every pair through
+its router. A store can sit on a read-only *base* (the pairs of a pristine network, see
+:mod:`netarena_gym.routing.pristine`): base pairs are forgotten by the same rules, so a
+reset walks only the probes its faults reach. ``tests/routing/test_matrix_cache.py``
+checks every kept probe (result, source address, keys read) against a walk from scratch
+through random breaks and repairs on transit routers, and one sequence per rule.
 
 Probes on networks of :data:`MEMO_ROUTERS` routers or more go through
 :class:`~netarena_gym.routing.forward_memo.ForwardingMemo` (same results and
