@@ -285,7 +285,8 @@ class PairStore:
             if ch is None:
                 self._forget(i, None, -1, out)
                 continue
-            self._forget(i, AddressTest(ch.prefixes), i if ch.own else -1, out)
+            if ch.prefixes or ch.own:
+                self._forget(i, AddressTest(ch.prefixes), i if ch.own else -1, out)
             name = self.nodes[i].name
             for itf in ch.links:
                 idx = self.seg.get((name, itf))

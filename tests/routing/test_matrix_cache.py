@@ -328,8 +328,8 @@ SPINE12 = {"shape": "leaf-spine", "routers": 12, "subnets": 2, "hosts": 2}
 RING8 = {"shape": "ring", "routers": 8, "subnets": 2, "hosts": 2}
 
 
-@pytest.mark.parametrize("topology,seeds,steps", [(TREE16, range(3), 40), (RING8, range(2), 30),
-                                                  (SPINE12, range(2), 30)],
+@pytest.mark.parametrize("topology,seeds,steps", [(TREE16, range(2), 30), (RING8, range(2), 30),
+                                                  (SPINE12, range(2), 25)],
                          ids=["tree16", "ring8", "spine12"])
 def test_kept_probes_are_walks_from_scratch_through_transit_changes(topology, seeds, steps):
     """Random breaks and repairs on transit routers (and hosts): after each, every probe
@@ -347,7 +347,7 @@ def test_kept_probes_are_walks_from_scratch_through_transit_changes(topology, se
             b.run({"machine": machine, "command": command})
             m = b.observe()
             check_store(b.state.oracle)
-            if k % 4 == 3:
+            if k % 6 == 5:
                 assert (m == brute(b.state.oracle)).all(), (seed, machine, command)
 
 
@@ -357,11 +357,11 @@ def test_kept_probes_are_walks_from_scratch_at_64_routers():
     b.apply(gen.generate(5).scenario)
     rng = np.random.default_rng(5)
     b.observe()
-    for _ in range(12):
+    for _ in range(10):
         machine, command = transit_commands(b, rng)
         b.run({"machine": machine, "command": command})
         b.observe()
-        assert check_store(b.state.oracle, sample=1500, rng=rng) == 1500
+        assert check_store(b.state.oracle, sample=1000, rng=rng) == 1000
 
 
 def test_a_change_walks_again_only_the_probes_it_can_affect(monkeypatch):
