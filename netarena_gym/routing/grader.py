@@ -7,18 +7,15 @@ nothing, or that return the network to a state seen before, cost a dictionary lo
 
 A walk is the sender's part (:func:`launch`) then the hop-by-hop rest (:func:`carry`);
 the probe matrix's walks on larger networks jump along memoised chains of plain hops
-between the two (:mod:`netarena_gym.routing.forward_memo`).
+between the two (:mod:`netarena_gym.routing.forward_memo`). The matrix itself,
+:class:`ReachabilityOracle`, is in :mod:`netarena_gym.routing.grader_oracle` (re-exported
+here).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
-from netarena_gym.core.collector import paused_gc
 from netarena_gym.routing.commands.iptables import verdict
-from netarena_gym.routing.matrix_cache import (
-    PairStore, host_classes, long_prefixes, route_changes)
 from netarena_gym.routing.state import Network, Node
 
 PING_PACKET = 84  # IP bytes of a default ping: 56 data + 8 ICMP + 20 IP
@@ -336,163 +333,5 @@ def probe(net: Network, a: Node, dst: int, timeout_s: float,
             and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0), req.src
 
 
-class ReachabilityOracle:
-    """All-pairs probe matrix over ``net.probe_order()``.
-
-    Two caches: whole matrices keyed by every node's content (a step that changes
-    nothing, or returns to a state seen before, costs a dictionary lookup), and single
-    probes with the nodes they read (:class:`~netarena_gym.routing.matrix_cache.PairStore`):
-    when a node changes, only the probes that read it are walked again. ``base``: the
-    probes of the same network in its pristine state, shared read-only."""
-
-    def __init__(self, net: Network, timeout_s: float = 0.2, cache_size: int = 512,
-                 base: PairStore | None = None):
-        self.net = net
-        self.timeout_s = timeout_s
-        self.names = net.probe_order()
-        self.index = {n: i for i, n in enumerate(self.names)}
-        self._nodes = [net.nodes[n] for n in self.names]
-        self._dst = [net.probe_ip[n] for n in self.names]
-        self._state_ids: dict[tuple, int] = {}
-        self._node_state = [(-1, -1)] * len(self._nodes)  # (version, state id)
-        self._cache: dict[tuple, np.ndarray] = {}
-        self._cache_size = cache_size
-        self._last_version = -1
-        self._last: np.ndarray | None = None
-        # with one router every probe but a host's own reads it: no dependencies to track
-        self.pairs = PairStore(net, self._nodes, self._dst, timeout_s, base,
-                               track=len(net.routers()) > 1)
-        self._seen: list[int] | None = None  # state ids the pair store reflects
-        self._prefixes: dict[int, frozenset] = {}  # state id -> long prefixes
-        self._asm = None  # (reps, seconds, r, intra) of the last assembly
-        self._fps: list[tuple] = []  # state id -> fingerprint
-        self._pristine_fps: dict[int, tuple] | None = None  # routers untouched at the start
-
-    def _key(self) -> tuple:
-        """One small int per node naming its configuration: negative for a node untouched
-        since the build (no fingerprint needed), else an id interned from its content."""
-        key = []
-        for i, node in enumerate(self._nodes):
-            ver, sid = self._node_state[i]
-            if ver != node.version:
-                if node.version == 0:
-                    self._node_state[i] = (0, -1 - i)
-                    key.append(-1 - i)
-                    continue
-                fp = node.fingerprint()
-                sid = self._state_ids.get(fp)
-                if sid is None:
-                    sid = len(self._state_ids)
-                    self._state_ids[fp] = sid
-                    self._fps.append(fp)
-                self._node_state[i] = (node.version, sid)
-            key.append(sid)
-        return tuple(key)
-
-    def matrix(self) -> np.ndarray:
-        """Boolean matrix ``m[i, j]``: node i reaches node j (diagonal True). Read-only."""
-        if self._last is not None and self._last_version == self.net.version:
-            return self._last
-        key = self._key()
-        m = self._cache.get(key)
-        if m is None:
-            # the computation makes many small acyclic records: no collector passes over
-            # the (large) heap while it runs; reference counting frees them
-            with paused_gc():
-                m = self._compute(key)
-            if len(self._cache) >= self._cache_size:
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = m
-        self._last, self._last_version = m, self.net.version
-        return m
-
-    def _compute(self, key: tuple) -> np.ndarray:
-        """Probe one representative per equivalence class of hosts (same segment, never
-        reconfigured, not told apart by any prefix longer than /24 anywhere in the
-        network), then expand. Hosts of a class behave identically as sources and
-        destinations, so this is exact, and it divides the work by the hosts per subnet.
-        Only the probes that read a node changed since the last computation are walked."""
-        seen = self._seen
-        if seen is None:
-            # a fresh store trusts only its base, whose nodes are the pristine ones
-            changed = [i for i, s in enumerate(key) if s >= 0]
-            # routers' pristine content, to tell route-only changes (a base has it)
-            if self.pairs.track and self.pairs.base is None:
-                self._pristine_fps = {i: n.fingerprint() for i, n in enumerate(self._nodes)
-                                      if n.kind == "router" and key[i] < 0}
-        else:
-            changed = [i for i, (a, b) in enumerate(zip(seen, key)) if a != b]
-        changed = [(i, self._changed_prefixes(i, seen[i] if seen else -1 - i, key[i]))
-                   for i in changed]
-        stale = self.pairs.invalidate(changed)
-        self._seen = list(key)
-        classes, cls_of = host_classes(self._nodes, self._dst, self.net.segment_of,
-                                       self._prefixes_of)
-        reps = [c[0] for c in classes]
-        seconds = [c[1] if len(c) > 1 else -1 for c in classes]
-        get = self.pairs.get
-        k = len(classes)
-        asm = self._asm
-        if asm is None and seen is None and self.pairs.base is not None:
-            asm = self.pairs.base.asm  # the pristine network's, patched below
-        if stale is not None and asm is not None and asm[0] == reps and asm[1] == seconds:
-            r, intra = asm[2].copy(), asm[3].copy()
-            pos = {rep: a for a, rep in enumerate(reps)}
-            for i, j in stale:
-                a = pos.get(i)
-                if a is None:
-                    continue
-                if j == seconds[a]:
-                    intra[a] = get(i, j)
-                b = pos.get(j)
-                if b is not None and b != a:
-                    r[a, b] = get(i, j)
-        else:
-            r = np.ones((k, k), dtype=bool)
-            intra = np.ones(k, dtype=bool)
-            for a in range(k):
-                ra = reps[a]
-                row = r[a]
-                for b in range(k):
-                    if a != b:
-                        row[b] = get(ra, reps[b])
-                if seconds[a] >= 0:
-                    intra[a] = get(ra, seconds[a])
-        self._asm = (reps, seconds, r, intra)
-        self.pairs.release()
-        same = cls_of[:, None] == cls_of[None, :]
-        m = np.where(same, intra[cls_of][:, None], r[np.ix_(cls_of, cls_of)])
-        np.fill_diagonal(m, True)
-        m.flags.writeable = False
-        return m
-
-    @property
-    def assembly(self) -> tuple | None:
-        """``(reps, seconds, r, intra)`` of the last computation: the class
-        representatives, each class's second member (-1: none), the probes between
-        representatives and within each class. A base keeps its pristine network's."""
-        return self._asm
-
-    def _fingerprint_of(self, i: int, sid: int) -> tuple | None:
-        if sid >= 0:
-            return self._fps[sid]
-        fp = (self._pristine_fps or {}).get(i)
-        if fp is None and self.pairs.base is not None:
-            fp = self.pairs.base.fps[i]  # the same network, pristine
-        return fp
-
-    def _changed_prefixes(self, i: int, old: int, new: int) -> list | None:
-        """The prefixes whose routes differ when only node ``i``'s routing tables changed
-        from state ``old`` to ``new`` (then only lookups inside them can differ); None
-        when anything else changed, or the old content is not known."""
-        a, b = self._fingerprint_of(i, old), self._fingerprint_of(i, new)
-        if a is None or b is None or a[0] != b[0] or a[2:] != b[2:]:
-            return None
-        return route_changes(a[1], b[1])
-
-    def _prefixes_of(self, i: int) -> frozenset:
-        sid = self._node_state[i][1]
-        p = self._prefixes.get(sid)
-        if p is None:
-            p = self._prefixes[sid] = long_prefixes(self._nodes[i])
-        return p
+# the probe matrix, re-exported: callers import it from this module
+from netarena_gym.routing.grader_oracle import ReachabilityOracle  # noqa: E402,F401

@@ -1,13 +1,33 @@
-"""Incremental pieces of the probe matrix: per-pair results with the nodes each one read,
+"""Incremental pieces of the probe matrix: per-pair results with what each one read,
 and the host equivalence classes, both kept across steps.
 
 A probe ``pair_ok(i -> j)`` is a pure function of the configuration of the nodes its two
 walks touch: the sender, and for every neighbour resolution every node on that segment
-(who answers depends on all of them). :class:`PairStore` records that set per pair (from
-the neighbour resolutions the walks note, ``walk(log=)``) and keeps a reverse index, so that when a node's
-configuration changes only the pairs that read it are probed again; the others keep their
-result. A store can sit on a read-only *base* (the pairs of a pristine network, see
-:mod:`netarena_gym.routing.pristine`): base pairs stay valid until a node they read changes.
+(who answers depends on all of them). :class:`PairStore` records per pair the keys it
+read: those nodes, and the segments it resolved on (from the resolutions the walks note,
+``walk(log=)``), with a reverse index per key. When nodes change, :func:`node_change`
+tells from a node's old and new fingerprints what the change can reach, and only those
+pairs are probed again; the others keep their result:
+
+* routes, and policy or filter rules that select by an address prefix: every lookup and
+  filter decision of an echo exchange is about its destination or its source address,
+  so only pairs reading the node with one of them in a changed prefix (the node's
+  gained or lost addresses count as /32s: delivery there may differ);
+* a link's state, MTU, ARP, qdisc or addresses: pairs that resolved on its segment (who
+  answers there, and the source the node sends with there, may differ), with every
+  address-less interface of the node on any interface change;
+* any interface change: the node's own probes (their source address);
+* a gained or lost address: pairs a neighbour on one of the node's segments routes
+  through it as a gateway (that ARP request may now find someone, or no one);
+* anything else (sysctls, permanent neighbours, loopback, rules selecting no prefix,
+  an MTU raised from below the probe's size): every pair reading the node.
+
+So a flushed transit interface walks again the pairs crossing it, not every pair through
+its router. A store can sit on a read-only *base* (the pairs of a pristine network, see
+:mod:`netarena_gym.routing.pristine`): base pairs are forgotten by the same rules, so a
+reset walks only the probes its faults reach. ``tests/routing/test_matrix_cache.py``
+checks every kept probe (result, source address, keys read) against a walk from scratch
+through random breaks and repairs on transit routers, and one sequence per rule.
 
 Probes on networks of :data:`MEMO_ROUTERS` routers or more go through
 :class:`~netarena_gym.routing.forward_memo.ForwardingMemo` (same results and
@@ -18,12 +38,15 @@ dependencies as the walk; :data:`FAST_PROBES` off walks every probe hop by hop).
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from netarena_gym.core.ipv4 import mask_of
 from netarena_gym.routing.state import Network, Node
 
-__all__ = ["PairStore", "host_classes", "long_prefixes", "segment_deps", "route_changes",
+__all__ = ["PairStore", "NodeChange", "AddressTest", "node_change", "gateway_test",
+           "host_classes", "long_prefixes", "segment_deps", "route_changes",
            "FAST_PROBES", "MEMO_ROUTERS"]
 
 # probes go through :class:`~netarena_gym.routing.forward_memo.ForwardingMemo` (False:
@@ -46,20 +69,165 @@ def route_changes(old: tuple, new: tuple) -> list[tuple[int, int]]:
     return sorted({(k[1], k[2]) for k in a.keys() | b.keys() if a.get(k) != b.get(k)})
 
 
-def _covered(ip: int | None, prefixes) -> bool:
-    if ip is None:
-        return False
-    for net_, pl in prefixes:
-        if (ip & mask_of(pl)) == net_:
-            return True
-    return False
+class NodeChange(NamedTuple):
+    """What changed at one node, as far as the probes that read it can tell
+    (:func:`node_change`)."""
+    prefixes: frozenset  # (net, plen): decisions about addresses inside may differ
+    addrs: frozenset  # addresses the node gained or lost
+    links: tuple  # interfaces whose link, addresses or choice of source address may differ
+    own: bool  # the node's own probes (it picks their source address) may differ
+
+
+def _middle(a: tuple, b: tuple) -> tuple:
+    """The entries of two sequences outside their longest common head and tail."""
+    n, h = min(len(a), len(b)), 0
+    while h < n and a[h] == b[h]:
+        h += 1
+    t = 0
+    while t < n - h and a[-1 - t] == b[-1 - t]:
+        t += 1
+    return a[h:len(a) - t] + b[h:len(b) - t]
+
+
+def _masked(p: tuple[int, int]) -> tuple[int, int]:
+    return p[0] & mask_of(p[1]), p[1]
+
+
+def _rule_prefixes(old: tuple, new: tuple) -> set | None:
+    """Policy rules (signatures) that differ: a lookup matching none of them meets the
+    same rules in the same order. Each must select by destination, or by a source
+    prefix without 0.0.0.0 (a sender's own lookup has no source yet), and not be
+    inverted (its other selectors only narrow it); None otherwise."""
+    out = set()
+    for _pref, _act, _tab, src, dst, _iif, _oif, invert in _middle(old, new):
+        if invert:
+            return None
+        if dst is not None:
+            out.add(_masked(dst))
+        elif src is not None and (src[0] & mask_of(src[1])) != 0:
+            out.add(_masked(src))
+        else:
+            return None
+    return out
+
+
+def _filter_prefixes(old: tuple, new: tuple) -> set | None:
+    """The same for the ``iptables`` signature: same policies and chains, and every rule
+    that differs selects by a source or destination prefix (not negated)."""
+    if old[0] != new[0] or [c for c, _ in old[1]] != [c for c, _ in new[1]]:
+        return None
+    out = set()
+    for (_c, a), (_c2, b) in zip(old[1], new[1]):
+        if a == b:
+            continue
+        for sig in _middle(a, b):
+            if sig[3] is not None and not sig[4]:
+                out.add(_masked(sig[3]))
+            elif sig[1] is not None and not sig[2]:
+                out.add(_masked(sig[1]))
+            else:
+                return None
+    return out
+
+
+def node_change(old: tuple, new: tuple, min_mtu: int) -> NodeChange | None:
+    """How a node whose :meth:`~netarena_gym.routing.state.Node.fingerprint` went from
+    ``old`` to ``new`` can change the probes that read it; None: in any way (sysctls or
+    permanent neighbours changed, interfaces added or removed, the loopback changed, a
+    policy or filter rule changed that no address prefix selects, an MTU changed that
+    was under ``min_mtu``: a probe dropped for it never resolved on that link).
+
+    Every route lookup and filter decision of an echo exchange is about its destination
+    or its source address, so a probe that read the node is affected only if one of them
+    is in ``prefixes`` (routes, rules and filter rules that differ, and each address of
+    ``addrs``, the addresses the node gained or lost, as a /32: delivery here may
+    differ), if it resolved a neighbour on the segment of an interface in ``links``
+    (whose link, MTU, ARP, qdisc or addresses changed: who answers there, and the
+    source address the node sends with there, may differ; and with any interface
+    change, every interface without addresses: a source chosen for it is any of the
+    node's addresses), if it is the node's own (``own``: the node picks its source
+    address from its interfaces), or if a neighbour on one of the node's segments routes
+    it via an address in ``addrs`` (whether anyone answers that ARP request may
+    differ). :meth:`PairStore.invalidate` applies this;
+    ``tests/routing/test_matrix_cache.py`` checks it against walks from scratch."""
+    if old[3] != new[3] or old[5] != new[5]:
+        return None
+    prefixes = set(route_changes(old[1], new[1])) if old[1] != new[1] else set()
+    for k, diff in ((2, _rule_prefixes), (4, _filter_prefixes)):
+        if old[k] != new[k]:
+            p = diff(old[k], new[k])
+            if p is None:
+                return None
+            prefixes |= p
+    addrs: set[int] = set()
+    links = []
+    if old[0] != new[0]:
+        if [i[0] for i in old[0]] != [i[0] for i in new[0]]:
+            return None
+        for a, b in zip(old[0], new[0]):
+            if a[0] == "lo":
+                if a != b:
+                    return None
+                continue
+            if a[1] != b[1] and a[1] < min_mtu:
+                return None
+            if a != b or not a[5] or not b[5]:
+                links.append(a[0])
+        addrs = ({ip for i in old[0] for ip, _ in i[5]} ^ {ip for i in new[0] for ip, _ in i[5]})
+        prefixes.update((ip, 32) for ip in addrs)
+    return NodeChange(frozenset(prefixes), frozenset(addrs), tuple(links), old[0] != new[0])
+
+
+class AddressTest:
+    """``test(ip)``: is ``ip`` in one of ``prefixes`` (or, given a ``node`` and ``via``,
+    does ``node``'s route lookup send it to a gateway in ``via``)? Memoised per address;
+    ``test(None)`` is False."""
+
+    __slots__ = ("by_len", "node", "via", "seen")
+
+    def __init__(self, prefixes=(), node: Node | None = None, via: frozenset = frozenset()):
+        by_len: dict[int, set[int]] = {}
+        for net_, pl in prefixes:
+            by_len.setdefault(pl, set()).add(net_ & mask_of(pl))
+        self.by_len = [(mask_of(pl), nets) for pl, nets in by_len.items()]
+        self.node, self.via = node, via
+        self.seen: dict[int | None, bool] = {None: False}
+
+    def __call__(self, ip: int | None) -> bool:
+        hit = self.seen.get(ip)
+        if hit is None:
+            hit = False
+            for m, nets in self.by_len:
+                if (ip & m) in nets:
+                    hit = True
+                    break
+            if not hit and self.node is not None:
+                res = self.node.lookup(ip)
+                hit = res.kind == "unicast" and res.gateway in self.via
+            self.seen[ip] = hit
+        return hit
+
+
+def gateway_test(node: Node, via: frozenset) -> AddressTest | None:
+    """The addresses ``node`` forwards to a gateway in ``via`` (None: none). Where its
+    lookups depend on more than the destination: every prefix of a route via one."""
+    routed = [(rt.dst, rt.plen) for routes in node.tables.values() for rt in routes
+              if rt.next_hop is not None and rt.next_hop in via]
+    if not routed:
+        return None
+    if node.dst_only():
+        return AddressTest((), node, via)
+    return AddressTest(routed)
 
 
 def segment_deps(net: Network, index: dict[str, int]) -> dict[tuple[str, str], tuple[int, ...]]:
-    """For every attached (node, interface): the indices of every node on its segment."""
+    """For every attached (node, interface): the indices of every node on its segment,
+    then the segment's own key (``len(index)`` plus the segment's rank by name)."""
     out = {}
-    for members in net.segments.values():
-        idx = tuple(sorted({index[n] for n, _ in members}))
+    n = len(index)
+    for k, name in enumerate(sorted(net.segments)):
+        members = net.segments[name]
+        idx = tuple(sorted({index[m] for m, _ in members})) + (n + k,)
         for m in members:
             out[m] = idx
     return out
@@ -68,12 +236,14 @@ def segment_deps(net: Network, index: dict[str, int]) -> dict[tuple[str, str], t
 class PairStore:
     """``pair_ok`` results by (source index, destination index) with their dependencies.
 
-    Pairs are kept as ints ``i * n + j`` (``n`` nodes) in containers of ints: no tuple per
-    pair to make, and nothing the cyclic collector has to scan when it runs again after
-    the (paused) computation."""
+    A pair depends on keys: every node it read (its sender and every node on a segment
+    where it resolved a neighbour, :func:`segment_deps`) and every such segment (key
+    ``n`` plus the segment's rank). Pairs are kept as ints ``i * n + j`` (``n`` nodes)
+    in containers of ints: no tuple per pair to make, and nothing the cyclic collector
+    has to scan when it runs again after the (paused) computation."""
 
     __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "rdeps", "base", "dead",
-                 "track", "src", "log", "fps", "asm", "n", "memo", "fast")
+                 "track", "src", "log", "fps", "asm", "n", "memo", "fast", "nbrs")
 
     def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
                  base: "PairStore | None" = None, track: bool = True):
@@ -84,11 +254,17 @@ class PairStore:
         self.log: list[tuple[str, str]] = []  # (node, interface) of each resolution
         self.fps: list | None = None  # routers' fingerprints, once frozen
         self.asm: tuple | None = None  # the assembled class matrix, once frozen
-        self.n = len(nodes)
-        self.seg = segment_deps(net, {n.name: i for i, n in enumerate(nodes)}) if track else {}
+        self.n = n = len(nodes)
+        self.seg = segment_deps(net, {x.name: i for i, x in enumerate(nodes)}) if track else {}
+        near: list[set[int]] = [set() for _ in nodes]  # the other nodes on its segments
+        for idx in set(self.seg.values()):
+            for i in idx[:-1]:
+                near[i].update(idx[:-1])
+        self.nbrs = [sorted(s - {i}) for i, s in enumerate(near)]
         self.res: dict[int, bool] = {}
         self.src: dict[int, int | None] = {}  # the request's source address
-        self.rdeps: list[list[int]] = [[] for _ in nodes]  # per node, the pairs that read it
+        # per key (nodes, then segments), the pairs that read it
+        self.rdeps: list[list[int]] = [[] for _ in range(n + len(net.segments))]
         self.base = base
         self.dead: set[int] = set()  # base pairs (``base.n``) no longer valid here
         self.memo = None  # the ForwardingMemo probes go through (made on first use)
@@ -96,44 +272,62 @@ class PairStore:
         self.fast = FAST_PROBES and len(net.routers()) >= MEMO_ROUTERS
 
     def invalidate(self, changed) -> set[tuple[int, int]] | None:
-        """Forget every pair that read a changed node; returns them (None: every pair).
-        ``changed``: (node index, prefixes) pairs, ``prefixes`` listing the only routes
-        that changed there (:func:`route_changes`) or None for any other change; then a
-        pair is kept unless its destination or its source address is in one of them."""
+        """Forget every pair a change may affect; returns them (None: every pair).
+        ``changed``: (node index, :class:`NodeChange`, or None for any change) pairs;
+        :func:`node_change` says which pairs a change reaches."""
         if not self.track:
             if changed:
                 self.res.clear()
                 return None
             return set()
         out: set[tuple[int, int]] = set()
-        res, base, dsts, src, n = self.res, self.base, self.dsts, self.src, self.n
-        for i, prefixes in changed:
-            own = self.rdeps[i]
-            if prefixes is None:
-                for q in own:
-                    if res.pop(q, None) is not None:
-                        out.add(divmod(q, n))
-                own.clear()
-            else:
-                keep = []
-                for q in own:
-                    if q not in res:
-                        continue  # forgotten already (a stale entry)
-                    if _covered(dsts[q % n], prefixes) or _covered(src[q], prefixes):
-                        del res[q]
-                        out.add(divmod(q, n))
-                    else:
-                        keep.append(q)
-                own[:] = keep
-            if base is not None:
-                bn, dead = base.n, self.dead
-                for q in base.rdeps[i]:
-                    if q not in dead and (
-                            prefixes is None or _covered(dsts[q % bn], prefixes)
-                            or _covered(base.src[q], prefixes)):
-                        dead.add(q)
-                        out.add(divmod(q, bn))
+        for i, ch in changed:
+            if ch is None:
+                self._forget(i, None, -1, out)
+                continue
+            if ch.prefixes or ch.own:
+                self._forget(i, AddressTest(ch.prefixes), i if ch.own else -1, out)
+            name = self.nodes[i].name
+            for itf in ch.links:
+                idx = self.seg.get((name, itf))
+                self._forget(i if idx is None else idx[-1], None, -1, out)
+            if ch.addrs:
+                for x in self.nbrs[i]:
+                    test = gateway_test(self.nodes[x], ch.addrs)
+                    if test is not None:
+                        self._forget(x, test, -1, out)
         return out
+
+    def _forget(self, key: int, test: AddressTest | None, own: int, out: set) -> None:
+        """Forget the pairs that read ``key`` (with a ``test``: only those whose
+        destination or source address passes it, or that node ``own`` sends); adds them
+        to ``out``."""
+        res, src, dsts, n = self.res, self.src, self.dsts, self.n
+        mine = self.rdeps[key]
+        if test is None:
+            for q in mine:
+                if res.pop(q, None) is not None:
+                    out.add(divmod(q, n))
+            mine.clear()
+        else:
+            keep = []
+            for q in mine:
+                if q not in res:
+                    continue  # forgotten already (a stale entry)
+                if q // n == own or test(dsts[q % n]) or test(src[q]):
+                    del res[q]
+                    out.add(divmod(q, n))
+                else:
+                    keep.append(q)
+            mine[:] = keep
+        base = self.base
+        if base is not None:
+            bn, dead, bsrc = base.n, self.dead, base.src
+            for q in base.rdeps[key]:
+                if q not in dead and (test is None or q // bn == own or test(dsts[q % bn])
+                                      or test(bsrc[q])):
+                    dead.add(q)
+                    out.add(divmod(q, bn))
 
     def get(self, i: int, j: int) -> bool:
         """The probe ``i -> j`` (computed, with the nodes it read, when not known)."""
@@ -210,7 +404,7 @@ class PairStore:
         self.rdeps = [tuple(ps) for ps in self.rdeps]
         self.fps = [n.fingerprint() if n.kind == "router" else None for n in self.nodes]
         self.net = self.nodes = self.memo = None
-        self.seg, self.log = {}, []
+        self.seg, self.log, self.nbrs = {}, [], []
         return self
 
 

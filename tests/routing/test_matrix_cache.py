@@ -206,3 +206,271 @@ def test_a_probe_notes_every_neighbour_resolution_in_order():
                 assert log == calls, (a, c)
     finally:
         del net.neighbor
+
+
+# ----------------------------------------------------------------- finer dependencies
+def fmt(v: int) -> str:
+    return ".".join(str((v >> s) & 255) for s in (24, 16, 8, 0))
+
+
+def transit_commands(b, rng):
+    """One random break or repair, mostly on a router: interface addresses (flush, the
+    right one, a wrong mask, another interface's or a neighbour's: a duplicate, a
+    foreign one, a secondary), link state, MTU, ARP, netem, routes, policy rules and
+    filter rules with and without address selectors, sysctls, permanent neighbours;
+    sometimes on a host."""
+    net, lay = b.state.net, b.layout
+    routers = lay.routers
+    r = routers[int(rng.integers(len(routers)))]
+    node = net.nodes[r]
+    itfs = [i for i in node.interfaces if i != "lo"]
+    itf = itfs[int(rng.integers(len(itfs)))]
+    pick = lambda xs: xs[int(rng.integers(len(xs)))]  # noqa: E731
+    nbrs = lay.neighbors(r)
+    subnet = pick(lay.subnets)
+    host = pick(subnet.hosts)
+    sub = f"{fmt(subnet.net)}/24"
+    own = [(a.ip, a.plen) for i in node.interfaces.values() for a in i.addresses if not i.loopback]
+    # the addresses it was built with, on any of its interfaces (as a /32 too)
+    built = [(s.gateway, 24) for s in lay.subnets if s.router == r] + [
+        (ln.a_ip if ln.a == r else ln.b_ip, 30) for ln in lay.links if r in (ln.a, ln.b)]
+    built += [(ip, 32) for ip, _ in built]
+    addr = pick([*own, *built, (subnet.gateway, 24), (net.probe_ip[host], 24),
+                 (0x0A4D0001 + (int(rng.integers(4)) << 8), 24)]
+                + [(gw, 24 if rng.random() < 0.5 else 30) for _, _, gw in nbrs])
+    gw = pick(nbrs) if nbrs else None
+    if rng.random() < 0.15:
+        h = net.nodes[host]
+        hitf = f"{host}-eth0"
+        return host, pick([
+            f"ip addr add {fmt(addr[0])}/{addr[1]} dev {hitf}", f"ip addr flush dev {hitf}",
+            f"ip addr add {fmt(subnet.gateway)}/24 dev {hitf}",
+            f"ip route replace default via {fmt(subnet.gateway)}",
+            f"ip route add default via {fmt(net.probe_ip[pick(subnet.hosts)])}",
+            f"ip link set {hitf} mtu 68", f"ip link set {hitf} mtu 1500",
+            f"iptables -A INPUT -s {sub} -j DROP", "iptables -F",
+            f"ip link set {hitf} {pick(['up', 'down'])}",
+        ] + [f"ip addr del {fmt(a.ip)}/{a.plen} dev {hitf}" for a in h.interfaces[hitf].addresses])
+    cmds = [
+        f"ip addr flush dev {itf}", f"ip addr add {fmt(addr[0])}/{addr[1]} dev {itf}",
+        f"ip link set {itf} down", f"ip link set {itf} up", f"ip link set {itf} mtu 68",
+        f"ip link set {itf} mtu 1500", f"ip link set dev {itf} arp {pick(['on', 'off'])}",
+        f"tc qdisc replace dev {itf} root netem delay 300ms", f"tc qdisc del dev {itf} root",
+        f"ip route add blackhole {fmt(net.probe_ip[host])}/32", f"ip route del {sub}",
+        f"ip route replace {sub} dev {itf}",
+        *[f"ip route replace {fmt(ln.net)}/30 dev {itf}" for ln in lay.links if r in (ln.a, ln.b)],
+        f"ip rule add from {sub} prohibit pref 100", f"ip rule add to {sub} prohibit pref 101",
+        f"ip rule add iif {itf} prohibit pref 102", f"ip rule add not to {sub} prohibit pref 103",
+        "ip rule del pref 100", "ip rule del pref 103",
+        "ip rule del pref 101", "ip rule del pref 102",
+        f"iptables -A FORWARD -s {sub} -j DROP", f"iptables -I FORWARD -d {sub} -j REJECT",
+        f"iptables -A INPUT -s {sub} -j DROP", f"iptables -A OUTPUT -d {sub} -j DROP",
+        f"iptables -A FORWARD ! -s {sub} -j DROP", f"iptables -I FORWARD ! -d {sub} -j DROP",
+        "iptables -A FORWARD -p icmp -j DROP", f"iptables -A FORWARD -i {itf} -j DROP",
+        "iptables -D FORWARD 1", "iptables -F", f"iptables -P FORWARD {pick(['DROP', 'ACCEPT'])}",
+        f"sysctl -w net.ipv4.ip_forward={pick(['0', '1'])}",
+        f"sysctl -w net.ipv4.conf.{itf}.forwarding={pick(['0', '1'])}",
+    ] + [f"ip addr del {fmt(a.ip)}/{a.plen} dev {itf}" for a in node.interfaces[itf].addresses]
+    if gw is not None:
+        cmds += [f"ip route replace {sub} via {fmt(gw[2])} dev {gw[1]}",
+                 f"ip route replace default via {fmt(gw[2])} dev {gw[1]}",
+                 f"ip neigh replace {fmt(gw[2])} lladdr 02:00:00:00:09:09 dev {gw[1]} nud permanent"]
+    return r, pick(cmds)
+
+
+def check_store(oracle, sample: int | None = None, rng=None) -> int:
+    """Every probe the pair store keeps (its own and its base's still valid) is what a
+    walk from scratch gives (hop by hop, no memo): the same result and source address,
+    and the keys that walk reads are among those the store recorded for it. Returns how
+    many were checked. A matrix served from the content cache leaves the store where it
+    was: it is brought up to the network's state first."""
+    from netarena_gym.routing.grader import probe
+    from netarena_gym.routing.matrix_cache import segment_deps
+    key = oracle._key()
+    if oracle._seen != list(key):
+        oracle._compute(key)
+    store, net = oracle.pairs, oracle.net
+    nodes, dsts, n = oracle._nodes, oracle._dst, len(oracle._nodes)
+    seg = segment_deps(net, {x.name: i for i, x in enumerate(nodes)})
+    held: dict[int, tuple] = {}
+    base = store.base
+    if base is not None:
+        for q, ok in base.res.items():
+            if q not in store.dead:
+                held[q] = (ok, base.src[q], base.rdeps)
+    for q, ok in store.res.items():
+        held[q] = (ok, store.src[q], store.rdeps)
+    todo = sorted(held)
+    if sample is not None and sample < len(todo):
+        todo = sorted(rng.choice(todo, sample, replace=False).tolist())
+    want = set(todo)
+    keys: dict[int, set] = {q: set() for q in todo}
+    for rdeps in {id(v[2]): v[2] for v in held.values()}.values():
+        for k, readers in enumerate(rdeps):
+            for q in readers:
+                if q in want and held[q][2] is rdeps:
+                    keys[q].add(k)
+    for q in todo:
+        i, j = divmod(q, n)
+        log = []
+        ok, src = probe(net, nodes[i], dsts[j], oracle.timeout_s, log)
+        read = {i}
+        for key in log:
+            read.update(seg.get(key, ()))
+        assert (held[q][0], held[q][1]) == (ok, src), (nodes[i].name, nodes[j].name)
+        assert read <= keys[q], (nodes[i].name, nodes[j].name, read - keys[q])
+    return len(todo)
+
+
+TREE16 = {"shape": "tree", "routers": 16, "subnets": 2, "hosts": 2}
+TREE64 = {"shape": "tree", "routers": 64, "subnets": 2, "hosts": 2}
+SPINE12 = {"shape": "leaf-spine", "routers": 12, "subnets": 2, "hosts": 2}
+RING8 = {"shape": "ring", "routers": 8, "subnets": 2, "hosts": 2}
+
+
+@pytest.mark.parametrize("topology,seeds,steps", [(TREE16, range(2), 30), (RING8, range(2), 30),
+                                                  (SPINE12, range(2), 25)],
+                         ids=["tree16", "ring8", "spine12"])
+def test_kept_probes_are_walks_from_scratch_through_transit_changes(topology, seeds, steps):
+    """Random breaks and repairs on transit routers (and hosts): after each, every probe
+    the store keeps is a walk from scratch, and the matrix is the brute force's."""
+    gen = RoutingGenerator(3, topology=topology)
+    for seed in seeds:
+        b = SimBackend()
+        b.apply(gen.generate(seed).scenario)
+        assert b.state.oracle.pairs.base is not None
+        rng = np.random.default_rng(seed)
+        b.observe()
+        check_store(b.state.oracle)
+        for k in range(steps):
+            machine, command = transit_commands(b, rng)
+            b.run({"machine": machine, "command": command})
+            m = b.observe()
+            check_store(b.state.oracle)
+            if k % 6 == 5:
+                assert (m == brute(b.state.oracle)).all(), (seed, machine, command)
+
+
+def test_kept_probes_are_walks_from_scratch_at_64_routers():
+    gen = RoutingGenerator(3, topology=TREE64)
+    b = SimBackend()
+    b.apply(gen.generate(5).scenario)
+    rng = np.random.default_rng(5)
+    b.observe()
+    for _ in range(10):
+        machine, command = transit_commands(b, rng)
+        b.run({"machine": machine, "command": command})
+        b.observe()
+        assert check_store(b.state.oracle, sample=1000, rng=rng) == 1000
+
+
+def test_a_change_walks_again_only_the_probes_it_can_affect(monkeypatch):
+    """On a healthy 16-router tree, from its pristine base: an unrelated extra address
+    on a router's LAN walks again only the router's own probes and those over that LAN;
+    a filter rule for one subnet only probes to or from it; flushing a transit interface
+    only probes to or from the subtree behind it."""
+    from netarena_gym.core.ipv4 import in_prefix
+    from netarena_gym.core.scenario import Scenario
+    from netarena_gym.routing.matrix_cache import PairStore
+    from netarena_gym.routing.shapes import shape_spec
+    spec = shape_spec("tree", [(2, 2)] * 16)
+    sc = Scenario(task="routing", level=3, params={"topology": spec.to_dict()}, faults=(),
+                  seed=None)
+    for _ in range(2):  # the second build starts from the pristine base
+        b = SimBackend()
+        b.apply(sc)
+    b.observe()
+    oracle, store, lay = b.state.oracle, b.state.oracle.pairs, b.layout
+    assert store.base is not None and not store.res
+    walked = []
+    real = PairStore._probe
+    monkeypatch.setattr(PairStore, "_probe", lambda self, i, j: walked.append((i, j)) or real(self, i, j))
+    r1 = oracle.index["r1"]
+    read_r1 = {divmod(q, store.n) for q in store.base.rdeps[r1]}
+    lan = {oracle.index[h] for s in lay.subnets if s.iface == "r1-eth1" for h in s.hosts}
+    b.run({"machine": "r1", "command": "ip addr add 10.99.0.1/24 dev r1-eth1"})
+    b.observe()
+    assert walked and len(walked) < len(read_r1) // 5
+    assert all(i == r1 or i in lan or j in lan for i, j in walked)
+    walked.clear()
+    sub = lay.subnets[5]
+    b.run({"machine": "r1", "command": f"iptables -A FORWARD -s {fmt(sub.net)}/24 -j DROP"})
+    b.observe()
+    assert walked
+    for i, j in walked:
+        assert in_prefix(store.dsts[j], sub.net, 24) or in_prefix(store.source(i, j), sub.net, 24)
+    walked.clear()
+    link = next(ln for ln in lay.links if ln.a == "r1")  # r1 above ln.b
+    below, todo = set(), [link.b]
+    while todo:
+        r = todo.pop()
+        below |= {r} | {h for s in lay.subnets if s.router == r for h in s.hosts}
+        todo += [x.b for x in lay.links if x.a == r]
+    below = {oracle.index[x] for x in below}
+    b.run({"machine": "r1", "command": f"ip addr flush dev {link.a_iface}"})
+    b.observe()
+    assert walked and all((i in below) != (j in below) or r1 in (i, j) for i, j in walked)
+    check_store(oracle)
+
+
+# r0 (eth1: s1 h1 h2 .1.0/24; eth2: 172.16.0.1/30 to r1; eth3: 172.16.1.1/30 to r2),
+# r1 (eth1: s2 h3 h4; eth2: 172.16.0.2), r2 (eth1: s3 h5 h6; eth2: 172.16.1.2); one
+# sequence per way a change reaches probes that the finer dependencies must still see
+TREE3 = {"hosts": [[2], [2], [2]], "parents": [0, 0]}
+REACH = {
+    # r1 resolves its gateway 172.16.0.1 on the r0-r1 link, where r0 answers for it
+    # although it now sits on r0's other link (arp_ignore=0): a neighbour's gateway
+    "gateway answered from another interface": (
+        [("r0", "ip addr flush dev r0-eth2"), ("r0", "ip addr add 10.0.0.1/24 dev r0-eth2"),
+         ("r0", "ip route add 172.16.0.0/30 dev r0-eth2"),
+         ("r0", "ip route add 192.168.2.0/24 via 172.16.0.2 dev r0-eth2"),
+         ("r0", "ip addr add 172.16.0.1/32 dev r0-eth3")],
+        [("h3", "h1", True)]),
+    # probes dropped at r0 for an MTU under their size never resolved on that link
+    "an MTU under the probe's size, raised": (
+        [("r0", "ip link set r0-eth2 mtu 68"), ("r0", "ip link set r0-eth2 mtu 1500")],
+        [("h1", "h3", True)]),
+    # r1 without any address sends nothing; an address on another interface becomes the
+    # source of all its probes (its own probes go, whatever they read)
+    "a router without addresses picks a source again": (
+        [("r1", "ip addr flush dev r1-eth2"), ("r1", "ip route add 172.16.0.0/30 dev r1-eth2"),
+         ("r1", "ip route add 192.168.1.0/24 via 172.16.0.1 dev r1-eth2"),
+         ("r1", "ip addr flush dev r1-eth1"), ("r1", "ip addr add 192.168.2.1/24 dev r1-eth1")],
+        [("r1", "h1", False)]),
+    "negated filter selectors": (
+        [("r0", "iptables -A FORWARD ! -d 192.168.2.0/24 -j DROP"),
+         ("r0", "iptables -D FORWARD 1"), ("r0", "iptables -A FORWARD ! -s 192.168.2.0/24 -j DROP")],
+        [("h5", "h1", False), ("r0", "h5", True)]),
+    "policy rules by source, destination and interface": (
+        [("r0", "ip rule add from 192.168.3.0/24 prohibit pref 100"),
+         ("r0", "ip rule add to 192.168.2.0/24 prohibit pref 101"),
+         ("r0", "ip rule del pref 100"),
+         ("r0", "ip rule add iif r0-eth3 to 192.168.1.0/24 prohibit pref 103"),
+         ("r0", "ip rule add not to 192.168.1.0/24 prohibit pref 104"), ("r0", "ip rule del pref 104"),
+         ("r0", "ip rule add iif r0-eth1 prohibit pref 102")],
+        [("h5", "h3", False), ("h1", "h5", False), ("r2", "r0", True)]),
+    # h2 carries the gateway's address too; r0's LAN address list is then rebuilt
+    "a duplicate of the gateway, then its addresses reordered": (
+        [("h2", "ip addr flush dev h2-eth0"), ("h2", "ip addr add 192.168.1.1/24 dev h2-eth0"),
+         ("r0", "ip addr flush dev r0-eth1"), ("r0", "ip addr add 192.168.1.7/24 dev r0-eth1"),
+         ("r0", "ip addr add 192.168.1.1/24 dev r0-eth1")],
+        []),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REACH))
+def test_finer_dependencies_see_every_way_a_change_reaches_a_probe(name):
+    from tests.routing.conftest import scenario
+    cmds, expect = REACH[name]
+    b = SimBackend()
+    b.apply(scenario([], topology=TREE3))
+    b.observe()
+    for machine, command in cmds:
+        res = b.run({"machine": machine, "command": command})
+        assert res.status == 0, (command, res.output)
+        m = b.observe()
+        check_store(b.state.oracle)
+        assert (m == brute(b.state.oracle)).all(), command
+    idx = b.state.oracle.index
+    for a, c, reachable in expect:
+        assert bool(m[idx[a], idx[c]]) is reachable, (a, c)
