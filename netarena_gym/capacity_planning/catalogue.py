@@ -26,6 +26,7 @@ from netarena_gym.capacity_planning.features import (ALL_TEMPLATES, ANSWER_SLOTS
                                                      OP_NAMES, FocusArrays, candidate_array,
                                                      focus_start)
 from netarena_gym.core.actions import Catalogue, CatalogueEntry
+from netarena_gym.core.seeding import rng_from_seed
 from netarena_gym.capacity_planning.commands.tools import decode_action
 from netarena_gym.capacity_planning.kinds import CAPACITY, PORT, SWITCH, natural_key
 from netarena_gym.capacity_planning.state import BaseGraph, Graph, GraphError
@@ -39,6 +40,7 @@ SIZE = FOCUS * len(NODE_TOOLS) + ADD_SLOTS + SET_SLOTS + ANSWER_SLOTS
 NODE_ENTRY_CACHE = 4096
 _ONES = np.ones(FOCUS * len(NODE_TOOLS), np.int8)
 FOCUS_CACHE = 4096
+ORDER_CACHE = 8192  # answer orders kept (a tuple of at most 8 ints each)
 BLOCK_CACHE = 1024  # focus blocks kept per base graph (a few KB each)
 # the validity checks of focus slot i's NODE_TOOLS entries: each needs the node
 _NODE_CHECKS = tuple(tuple((i * len(NODE_TOOLS) + j, None) for j in range(len(NODE_TOOLS)))
@@ -67,7 +69,9 @@ class DiscreteView:
         self._decoded: dict = {}  # id(entry action) -> (that action, its decoded tool call)
 
     # ------------------------------------------------------------------ build
-    def build(self, graph: Graph, query: Query, rng: np.random.Generator) -> None:
+    def build(self, graph: Graph, query: Query, order_seed: int) -> None:
+        """Fill the catalogue for ``query`` on ``graph``; the answer candidates come in the
+        order :func:`answer_order` draws from ``order_seed``."""
         self.catalogue.clear()
         self.observed = set()
         refs = tuple(tuple(op[f]) for op in query.ops for f in ("node", "parent") if f in op)
@@ -95,8 +99,7 @@ class DiscreteView:
             others.add(k)
         base += SET_SLOTS
         cands = _candidates(graph.base, query)
-        order = rng.permutation(len(cands))
-        self.candidates = [cands[int(i)] for i in order][:ANSWER_SLOTS]
+        self.candidates = [cands[i] for i in answer_order(order_seed, len(cands))][:ANSWER_SLOTS]
         for i, value in enumerate(self.candidates):
             self.catalogue.set(base + i, CatalogueEntry(f"answer {value!r}"[:80],
                                                         {"tool": "answer", "answer": value}, "answer"))
@@ -235,6 +238,13 @@ class DiscreteView:
         self._sync(graph)
         return {"query": self._query_vec.copy(), "focus": self._focus.focus.copy(),
                 "candidates": self._candidates.copy()}
+
+
+@functools.lru_cache(maxsize=ORDER_CACHE)
+def answer_order(seed: int, n: int) -> tuple[int, ...]:
+    """The order of ``n`` answer candidates: ``rng_from_seed(seed).permutation(n)``, kept
+    per (seed, n) (building the generator costs more than the rest of a reset's catalogue)."""
+    return tuple(int(i) for i in rng_from_seed(seed).permutation(n))
 
 
 @functools.lru_cache(maxsize=1024)

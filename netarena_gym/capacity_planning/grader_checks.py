@@ -72,51 +72,71 @@ class Scope:
         return kinds_of(view.attrs(k))
 
 
-def _node_rules(view, scope: Scope, k, a, out: set) -> None:
-    ks = kinds_of(a)
-    if k in scope.changed:
-        if not ks or any(x not in KIND_SET for x in ks) or not isinstance(a.get("name"), str):
-            out.add(("bad_type", k))
-        if PORT in ks and not valid_capacity(a.get(CAPACITY)):
-            out.add(("port_capacity", k))
-    if not view.children(k) and not view.parents(k):
-        out.add(("isolated", k))
-    _structure(view, scope, k, ks, out)
+def _kinds_reader(view, changed):
+    """``Scope.kinds`` on ``view`` as a one-argument function (the checks' inner loops)."""
+    attrs, one = view.attrs, _ONE.get
 
-
-def _structure(view, scope: Scope, k, ks, out: set) -> None:
-    if SWITCH in ks and not any(t == CONTAINS and PORT in scope.kinds(view, z)
-                                for z, t in view.children(k).items()):
-        out.add(("switch_without_port", k))
-    if PORT in ks and sum(1 for p, t in view.parents(k).items()
-                          if t == CONTAINS and SWITCH in scope.kinds(view, p)) > 1:
-        out.add(("port_parents", k))
+    def kinds(k):
+        if type(k) is tuple and k not in changed:
+            ks = one(k[0])
+            if ks is not None:
+                return ks
+        return kinds_of(attrs(k))
+    return kinds
 
 
 def violations(view, scope: Scope) -> set[tuple]:
     """Rule violations of ``view`` within ``scope``."""
     out: set[tuple] = set()
+    add = out.add
+    attrs, children, parents = view.attrs, view.children, view.parents
+    changed = scope.changed
+    kinds = _kinds_reader(view, changed)
     for k in scope.touched:
-        a = view.attrs(k)
-        if a is not None:
-            _node_rules(view, scope, k, a, out)
+        a = attrs(k)
+        if a is None:
+            continue
+        if k in changed:
+            ks = kinds_of(a)
+            if not ks or any(x not in KIND_SET for x in ks) or not isinstance(a.get("name"), str):
+                add(("bad_type", k))
+            if PORT in ks and not valid_capacity(a.get(CAPACITY)):
+                add(("port_capacity", k))
+        else:  # stored under the key its attributes imply: the key's kind
+            ks = kinds(k)
+        kids = children(k)
+        if not kids and not parents(k):
+            add(("isolated", k))
+        if SWITCH in ks and not any(t == CONTAINS and PORT in kinds(z) for z, t in kids.items()):
+            add(("switch_without_port", k))
+        if PORT in ks and _switch_parents(parents(k), kinds) > 1:
+            add(("port_parents", k))
     for k in scope.near:  # untouched: kinds and edges as in the base
-        if view.attrs(k) is not None:
-            _structure(view, scope, k, scope.kinds(view, k), out)
+        if attrs(k) is not None:
+            ks = kinds(k)
+            if SWITCH in ks and not any(t == CONTAINS and PORT in kinds(z)
+                                        for z, t in children(k).items()):
+                add(("switch_without_port", k))
+            if PORT in ks and _switch_parents(parents(k), kinds) > 1:
+                add(("port_parents", k))
     for a, z in scope.edges:
-        t = view.children(a).get(z) if view.attrs(a) is not None else None
+        t = children(a).get(z) if attrs(a) is not None else None
         if t is None:
             continue
-        ka, kz = scope.kinds(view, a), scope.kinds(view, z)
         if t == CONTAINS:
-            if not may_contain(ka, kz):
-                out.add(("hierarchy", a, z))
+            if not may_contain(kinds(a), kinds(z)):
+                add(("hierarchy", a, z))
         elif t == CONTROLS:
-            if not may_control(ka, kz):
-                out.add(("hierarchy", a, z))
+            if not may_control(kinds(a), kinds(z)):
+                add(("hierarchy", a, z))
         else:
-            out.add(("bad_edge_type", a, z))
+            add(("bad_edge_type", a, z))
     return out
+
+
+def _switch_parents(parents: dict, kinds) -> int:
+    """How many packet switches contain a node (its parents' RK_CONTAINS edges)."""
+    return sum(1 for p, t in parents.items() if t == CONTAINS and SWITCH in kinds(p))
 
 
 class _Everything(Scope):
