@@ -209,18 +209,25 @@ class DiscreteView:
         self._sync(graph)
 
     def saw(self, action: dict | None, graph: Graph) -> None:
-        """Record what a read revealed."""
-        if not action or action.get("tool") not in ("get_node", "list_children"):
+        """Record what a read revealed (a node observed before needs no new row: a row
+        changes with its node, which the graph's watch reports, or when first observed)."""
+        if not action:
+            return
+        tool = action.get("tool")
+        if tool != "get_node" and tool != "list_children":
             return
         k = (action.get("kind"), action.get("node"))
         if not graph.has(k):
             return
-        self.observed.add(k)
-        self._pending.add(k)
-        if action["tool"] == "list_children":
-            kids = graph.children(k)
-            self.observed.update(kids)
-            self._pending.update(kids)
+        observed, pending = self.observed, self._pending
+        if k not in observed:
+            observed.add(k)
+            pending.add(k)
+        if tool == "list_children":
+            for c in graph.children(k):
+                if c not in observed:
+                    observed.add(c)
+                    pending.add(c)
 
     def decode(self, index: int) -> dict:
         """The tool call of a catalogue entry (``decode_action`` of what it renders to,

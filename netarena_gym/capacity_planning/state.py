@@ -244,14 +244,11 @@ class Graph:
         if s is not None:
             return s
 
+        memo, base_memo = self._memo.get, self.base.memo.get
+
         def cached(x):
-            m = self._memo.get(x, _MISS)
-            if m is _MISS:
-                return self.base.memo.get(x)
-            return m
-        s = cached(k)
-        if s is not None:
-            return s
+            m = memo(x, _MISS)
+            return base_memo(x) if m is _MISS else m
         if not self.has(k):
             raise GraphError(f"no node {k!r}")
         return compute_sub(k, self.children, self.attrs, cached, self._memo.__setitem__,
@@ -272,16 +269,20 @@ class Graph:
 
     def _invalidate(self, k) -> None:
         # a node already dirty has dirty ancestors: nothing above it was recomputed since
-        watch = self.watch
+        watch, memo, inn, base_inn = self.watch, self._memo, self._inn, self.base.inn
         stack = [k]
+        pop, push = stack.pop, stack.append
         while stack:
-            x = stack.pop()
-            if self._memo.get(x, _MISS) is None:
+            x = pop()
+            if memo.get(x, _MISS) is None:
                 continue
-            self._memo[x] = None
+            memo[x] = None
             if watch is not None:
                 watch.add(x)
-            stack.extend(p for p, t in self.parents(x).items() if t in TRAVERSED)
+            ps = inn.get(x)
+            for p, t in (ps if ps is not None else base_inn.get(x, _EMPTY)).items():
+                if t in TRAVERSED:
+                    push(p)
 
     # ------------------------------------------------------------------ writes
     def _w_out(self, k) -> dict:
@@ -362,25 +363,27 @@ class Graph:
             raise GraphError(f"no node {k!r}")
         self._invalidate(k)  # k and everything above it; nothing below k changes
         edges, watch = self._edges, self.watch
+        w_out, w_inn = self._w_out, self._w_inn
         if self.children(k):  # _unlink(k, c) for each child, in one pass
-            out = self._w_out(k)
-            for c in list(out):
-                if c != k:  # a self-loop goes with the parents below
-                    del out[c]
-                    del self._w_inn(c)[k]
-                    edges.add((k, c))
-                    if watch is not None:
-                        watch.add(k)
-                        watch.add(c)
+            out = w_out(k)
+            kids = [c for c in out if c != k]  # a self-loop goes with the parents below
+            for c in kids:
+                del out[c]
+                del w_inn(c)[k]
+                edges.add((k, c))
+            if watch is not None and kids:
+                watch.add(k)
+                watch.update(kids)
         if self.parents(k):  # _unlink(p, k) for each parent
-            inn = self._w_inn(k)
-            for p in list(inn):
-                del self._w_out(p)[k]
-                del inn[p]
+            inn = w_inn(k)
+            ps = list(inn)
+            for p in ps:
+                del w_out(p)[k]
                 edges.add((p, k))
-                if watch is not None:
-                    watch.add(p)
-                    watch.add(k)
+            inn.clear()
+            if watch is not None:
+                watch.update(ps)
+                watch.add(k)
         self._nodes[k] = None
         self._memo[k] = None
         if self.watch is not None:
