@@ -101,7 +101,7 @@ class DiscreteView:
         cands = _candidates(graph.base, query)
         self.candidates = [cands[i] for i in answer_order(order_seed, len(cands))][:ANSWER_SLOTS]
         for i, value in enumerate(self.candidates):
-            self.catalogue.set(base + i, CatalogueEntry(f"answer {value!r}"[:80],
+            self.catalogue.set(base + i, CatalogueEntry("answer " + repr_head(value, 73),
                                                         {"tool": "answer", "answer": value}, "answer"))
         self._query_vec[:] = _query_vec(query.template, tuple(op["op"] for op in query.ops))
         self._candidates = candidate_array(self.candidates)
@@ -245,6 +245,25 @@ class DiscreteView:
         self._sync(graph)
         return {"query": self._query_vec.copy(), "focus": self._focus.focus.copy(),
                 "candidates": self._candidates.copy()}
+
+
+def repr_head(value, n: int) -> str:
+    """``repr(value)[:n]``, without the whole repr of a long list (an answer label shows
+    the first characters of a ranking of up to 64 rows)."""
+    if type(value) is not list:
+        return repr(value)[:n]
+    parts, size = ["["], 1
+    for i, x in enumerate(value):
+        if i:
+            parts.append(", ")
+            size += 2
+        r = repr_head(x, n - size) if size < n else ""
+        parts.append(r)
+        size += len(r)
+        if size >= n:
+            return "".join(parts)[:n]
+    parts.append("]")
+    return "".join(parts)[:n]
 
 
 @functools.lru_cache(maxsize=ORDER_CACHE)

@@ -34,6 +34,7 @@ from netarena_gym.capacity_planning.state import Diff, Graph, describe
 
 
 _ONE = {k: (k,) for k in KINDS}
+_NO_EDGE = object()
 
 
 class Scope:
@@ -48,19 +49,22 @@ class Scope:
         touched = self.touched = diff.touched()
         edges = set(diff.edges)
         # a clean base is never evaluated, so only the edges that exist after matter
+        changed = self.changed
         views = (after,) if not base_violations(base) and base_upstream_ok(base) else (base, after)
         for view in views:
-            for k in self.changed:
-                edges.update((k, z) for z in view.children(k))
-                edges.update((p, k) for p in view.parents(k))
+            children, parents = view.children, view.parents
+            for k in changed:
+                edges.update([(k, z) for z in children(k)])
+                edges.update([(p, k) for p in parents(k)])
         self.edges = edges
         # an untouched node keeps its edges; its structural rules can only change when the
         # kind of a neighbour changed: a switch above a changed node, a port below one
+        kinds = _kinds_reader(base, changed)
         near = set()
-        for k in self.changed:
-            near.update(p for p in base.parents(k) if SWITCH in self.kinds(base, p))
-            near.update(c for c in base.children(k) if PORT in self.kinds(base, c))
-        self.near = near - touched
+        for k in changed:
+            near.update([p for p in base.parents(k) if p not in touched and SWITCH in kinds(p)])
+            near.update([c for c in base.children(k) if c not in touched and PORT in kinds(c)])
+        self.near = near
 
     def kinds(self, view, k):
         """A node's kinds. An unchanged node keyed ``(kind, name)`` has exactly its key's
@@ -240,19 +244,28 @@ def _upstream(graph, scope) -> tuple[bool, str]:
     bad = [k for k in scope.changed if attrs(k) is not None and bad_type(attrs(k))]
     if bad:
         return _first(bad, lambda k: f"Node {describe(k)} has an invalid type {attrs(k).get('type')!r}")
-    edges = [(a, z) for a, z in scope.edges if attrs(a) is not None and z in children(a)]
-    bad = [e for e in edges
-           if not isinstance(et := children(e[0])[e[1]], str) or not (CONTAINS in et or CONTROLS in et)]
+    edges = []  # (a, z, type) of the edges in scope that exist
+    for a, z in scope.edges:
+        if attrs(a) is not None:
+            t = children(a).get(z, _NO_EDGE)
+            if t is not _NO_EDGE:
+                edges.append((a, z, t))
+    bad = [(a, z) for a, z, t in edges
+           if not isinstance(t, str) or not (CONTAINS in t or CONTROLS in t)]
     if bad:
         return _first(bad, lambda e: f"Edge {describe(e[0])} -> {describe(e[1])} has an invalid "
                                      f"type {children(e[0])[e[1]]!r}")
-    for a, z in edges:
-        if CONTAINS in children(a)[z]:
-            ta, tz = attrs(a).get("type"), attrs(z).get("type")
-            ta = [ta] if isinstance(ta, str) else list(ta)
-            tz = [tz] if isinstance(tz, str) else list(tz)
-            if not may_contain(ta, tz):
-                bad.append((a, z))
+    types: dict = {}  # node -> its type as a list (upstream's view)
+
+    def type_list(k) -> list:
+        tl = types.get(k)
+        if tl is None:
+            t = attrs(k).get("type")
+            tl = types[k] = [t] if isinstance(t, str) else list(t)
+        return tl
+    for a, z, t in edges:
+        if CONTAINS in t and not may_contain(type_list(a), type_list(z)):
+            bad.append((a, z))
     if bad:
         return _first(bad, lambda e: f"Invalid hierarchy: {describe(e[0])} cannot contain {describe(e[1])}")
     live = [k for k in scope.touched if attrs(k) is not None]

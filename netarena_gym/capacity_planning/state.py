@@ -391,10 +391,11 @@ class Graph:
 
     # ------------------------------------------------------------------ diffs
     def net_diff(self) -> Diff:
-        base = self.base
+        base_nodes, base_out = self.base.nodes, self.base.out
+        written, out = self._nodes, self._out
         nodes: dict = {}
-        for k, v in self._nodes.items():
-            b = base.nodes.get(k)
+        for k, v in written.items():
+            b = base_nodes.get(k)
             if v is None:
                 if b is not None:
                     nodes[k] = None
@@ -402,8 +403,13 @@ class Graph:
                 nodes[k] = v
         edges: dict = {}
         for a, z in self._edges:
-            cur = self.children(a).get(z) if self.has(a) else None
-            if cur != base.out.get(a, _EMPTY).get(z):
+            v = written.get(a, _MISS)
+            if a in base_nodes if v is _MISS else v is not None:  # self.has(a)
+                kids = out.get(a)
+                cur = (kids if kids is not None else base_out.get(a, _EMPTY)).get(z)
+            else:
+                cur = None
+            if cur != base_out.get(a, _EMPTY).get(z):
                 edges[(a, z)] = cur
         return Diff(nodes, edges)
 
