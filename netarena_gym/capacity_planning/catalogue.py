@@ -37,7 +37,8 @@ NODE_TOOLS = ("get_node", "list_children", "remove_node")
 ADD_SLOTS = 16
 SET_SLOTS = 4
 SIZE = FOCUS * len(NODE_TOOLS) + ADD_SLOTS + SET_SLOTS + ANSWER_SLOTS
-NODE_ENTRY_CACHE = 4096
+NODE_ENTRY_CACHE = 4096  # entries of nodes a base lacks, kept per view
+DECODED_CACHE = 16384  # decoded entry actions kept per view
 _ONES = np.ones(FOCUS * len(NODE_TOOLS), np.int8)
 FOCUS_CACHE = 4096
 ORDER_CACHE = 8192  # answer orders kept (a tuple of at most 8 ints each)
@@ -115,7 +116,12 @@ class DiscreteView:
         a question naming ``refs``, on a graph where the focus nodes exist and nothing is
         observed: a function of the base graph and ``refs``, kept per base graph while the
         graph is unchanged (as after a reset)."""
-        cache = graph.base.facts.setdefault("catalogue_block", {}) if not graph.changed else {}
+        facts = graph.base.facts
+        if graph.changed:
+            cache, entries = {}, self._node_entries
+        else:  # the focus nodes are the base's: their entries are kept with it
+            cache = facts.setdefault("catalogue_block", {})
+            entries = facts.setdefault("node_entries", {})
         fb = cache.get(refs)
         if fb is not None:
             return fb
@@ -123,11 +129,11 @@ class DiscreteView:
         blocks: list = []
         checks: dict = {}
         for i, k in enumerate(focus):
-            block = self._node_entries.get(k)
+            block = entries.get(k)
             if block is None:  # entries are immutable: kept per node across episodes
-                if len(self._node_entries) >= NODE_ENTRY_CACHE:
-                    self._node_entries.clear()
-                block = self._node_entries[k] = tuple(CatalogueEntry(
+                if entries is self._node_entries and len(entries) >= NODE_ENTRY_CACHE:
+                    entries.clear()
+                block = entries[k] = tuple(CatalogueEntry(
                     f"{tool} {k[0]} {k[1]}", {"tool": tool, "node": k[1], "kind": k[0]}, tool)
                     for tool in NODE_TOOLS)
             blocks.extend(block)
@@ -235,7 +241,7 @@ class DiscreteView:
         act = self.catalogue.render(index)
         hit = self._decoded.get(id(act))
         if hit is None or hit[0] is not act:
-            if len(self._decoded) >= NODE_ENTRY_CACHE:
+            if len(self._decoded) >= DECODED_CACHE:
                 self._decoded.clear()
             hit = self._decoded[id(act)] = (act, decode_action(act))
         return dict(hit[1])
