@@ -19,6 +19,7 @@ a ``get_node`` or ``list_children`` revealed them.
 from __future__ import annotations
 
 import functools
+import marshal
 
 import numpy as np
 
@@ -42,7 +43,8 @@ DECODED_CACHE = 16384  # decoded entry actions kept per view
 _ONES = np.ones(FOCUS * len(NODE_TOOLS), np.int8)
 FOCUS_CACHE = 4096
 ORDER_CACHE = 8192  # answer orders kept (a tuple of at most 8 ints each)
-BLOCK_CACHE = 1024  # focus blocks kept per base graph (a few KB each)
+BLOCK_CACHE = 1024
+TAIL_CACHE = 2048  # the other entries of a question, kept per base graph  # focus blocks kept per base graph (a few KB each)
 # the validity checks of focus slot i's NODE_TOOLS entries: each needs the node
 _NODE_CHECKS = tuple(tuple((i * len(NODE_TOOLS) + j, None) for j in range(len(NODE_TOOLS)))
                      for i in range(FOCUS))
@@ -79,37 +81,71 @@ class DiscreteView:
         focus, blocks, node_checks, fresh = self._focus_block(graph, refs)
         self.focus = list(focus)
         checks = dict(node_checks)
-        others: set = set()  # the nodes of the entries that are not a focus node's
         if blocks:
             self.catalogue.set_block(0, blocks, _ONES[:len(blocks)])
+        entries, appends, others, cands, cand_array = self._tail(graph, query, order_seed)
+        for i, entry in entries:
+            self.catalogue.set(i, entry)
+        for k, item in appends:
+            checks[k] = checks.get(k, ()) + (item,)
+        self.candidates = list(cands)
+        self._candidates = cand_array
+        self._query_vec[:] = _query_vec(query.template, tuple(op["op"] for op in query.ops))
+        self._checks, self._checked = checks, self.catalogue.entries
+        # the focus nodes exist (their entries were set valid): only the other entries'
+        # nodes are checked
+        self._start(graph, others, fresh)
+
+    def _tail(self, graph: Graph, query: Query, order_seed: int) -> tuple:
+        """The entries after the focus block: ``((index, entry), ...)``, the validity
+        checks they add (``(node, (index, None | (added key, its parent))), ...``, in
+        order), their nodes, the answer candidates and their array (read-only). A function
+        of the base graph, the query and ``order_seed`` on a graph without changes (as
+        after a reset), kept per base graph then."""
+        key = None
+        if not graph.changed:
+            try:
+                key = marshal.dumps((query.template, query.answer_type, query.text, query.ops,
+                                     query.ground_truth.get("answer"), order_seed))
+            except ValueError:  # not plain data: made afresh
+                key = None
+        cache = graph.base.facts.setdefault("catalogue_tail", {})
+        hit = cache.get(key) if key is not None else None
+        if hit is not None:
+            return hit
+        entries: list = []
+        appends: list = []
+        others: set = set()  # the nodes of the entries that are not a focus node's
         base = FOCUS * len(NODE_TOOLS)
         for i, act in enumerate(_additions(graph, query)[:ADD_SLOTS]):
-            self.catalogue.set(base + i, CatalogueEntry(f"add {act['kind']} {act['name']}", act, "add"))
+            entries.append((base + i, CatalogueEntry(f"add {act['kind']} {act['name']}", act, "add")))
             k, p = (act["kind"], act["name"]), (act["parent_kind"], act["parent"])
-            checks[k] = checks.get(k, ()) + ((base + i, (k, p)),)
-            checks[p] = checks.get(p, ()) + ((base + i, (k, p)),)
+            appends += ((k, (base + i, (k, p))), (p, (base + i, (k, p))))
             others.update((k, p))
         base += ADD_SLOTS
         sets = [op for op in query.ops if op["op"] == "update"][:SET_SLOTS]
         for i, op in enumerate(sets):
             act = {"tool": "set_attr", "node": op["node"][1], "kind": PORT, "key": CAPACITY,
                    "value": op["capacity"]}
-            self.catalogue.set(base + i, CatalogueEntry(f"set {op['node'][1]} capacity", act, "set"))
+            entries.append((base + i, CatalogueEntry(f"set {op['node'][1]} capacity", act, "set")))
             k = (PORT, act["node"])
-            checks[k] = checks.get(k, ()) + ((base + i, None),)
+            appends.append((k, (base + i, None)))
             others.add(k)
         base += SET_SLOTS
         cands = _candidates(graph.base, query)
-        self.candidates = [cands[i] for i in answer_order(order_seed, len(cands))][:ANSWER_SLOTS]
-        for i, value in enumerate(self.candidates):
-            self.catalogue.set(base + i, CatalogueEntry("answer " + repr_head(value, 73),
-                                                        {"tool": "answer", "answer": value}, "answer"))
-        self._query_vec[:] = _query_vec(query.template, tuple(op["op"] for op in query.ops))
-        self._candidates = candidate_array(self.candidates)
-        self._checks, self._checked = checks, self.catalogue.entries
-        # the focus nodes exist (their entries were set valid): only the other entries'
-        # nodes are checked
-        self._start(graph, others, fresh)
+        cands = tuple(cands[i] for i in answer_order(order_seed, len(cands)))[:ANSWER_SLOTS]
+        for i, value in enumerate(cands):
+            entries.append((base + i, CatalogueEntry("answer " + repr_head(value, 73),
+                                                     {"tool": "answer", "answer": value},
+                                                     "answer")))
+        cand_array = candidate_array(list(cands))
+        cand_array.flags.writeable = False
+        tail = (tuple(entries), tuple(appends), frozenset(others), cands, cand_array)
+        if key is not None:
+            if len(cache) >= TAIL_CACHE:
+                cache.clear()
+            cache[key] = tail
+        return tail
 
     def _focus_block(self, graph: Graph, refs: tuple) -> tuple:
         """``(focus nodes, their entries, their checks, (slot of each, focus array))`` of
