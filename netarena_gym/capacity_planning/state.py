@@ -120,18 +120,16 @@ class Diff:
         return t
 
     def to_json(self) -> dict:
-        return {"nodes": [[_jkey(k), v] for k, v in self.nodes.items()],
-                "edges": [[_jkey(a), _jkey(z), t] for (a, z), t in self.edges.items()]}
+        tup = tuple  # a (kind, name) key becomes a list
+        return {"nodes": [[list(k) if type(k) is tup else k, v] for k, v in self.nodes.items()],
+                "edges": [[list(a) if type(a) is tup else a, list(z) if type(z) is tup else z, t]
+                          for (a, z), t in self.edges.items()]}
 
     @classmethod
     def from_json(cls, d: dict) -> "Diff":
         nodes = {_key(k): v for k, v in d.get("nodes", [])}
         edges = {(_key(a), _key(z)): t for a, z, t in d.get("edges", [])}
         return cls(nodes, edges)
-
-
-def _jkey(k):
-    return list(k) if isinstance(k, tuple) else k
 
 
 def _key(k):
