@@ -266,10 +266,12 @@ class DiscreteView:
             observed.add(k)
             pending.add(k)
         if tool == "list_children":
-            for c in graph.children(k):
-                if c not in observed:
-                    observed.add(c)
-                    pending.add(c)
+            kids = graph.children(k)
+            if kids:
+                new = kids.keys() - observed
+                if new:
+                    observed |= new
+                    pending |= new
 
     def decode(self, index: int) -> dict:
         """The tool call of a catalogue entry (``decode_action`` of what it renders to,
@@ -292,7 +294,7 @@ class DiscreteView:
 def repr_head(value, n: int) -> str:
     """``repr(value)[:n]``, without the whole repr of a long list (an answer label shows
     the first characters of a ranking of up to 64 rows)."""
-    if type(value) is not list:
+    if type(value) is not list or len(value) <= 8:  # short: the whole repr is cheaper
         return repr(value)[:n]
     parts, size = ["["], 1
     for i, x in enumerate(value):
