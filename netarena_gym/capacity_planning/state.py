@@ -227,6 +227,11 @@ class Graph:
     def degree(self, k) -> int:
         return len(self.children(k)) + len(self.parents(k))
 
+    @property
+    def untouched(self) -> bool:
+        """Whether every node is :meth:`pristine` (nothing written, no subtree recomputed)."""
+        return not (self._nodes or self._out or self._inn or self._memo)
+
     def pristine(self, k) -> bool:
         """Whether everything the graph knows of ``k`` is still the base's: its attributes,
         its edges in both directions and its subtree facts (so a reading of ``k`` made on
