@@ -19,6 +19,7 @@ a ``get_node`` or ``list_children`` revealed them.
 from __future__ import annotations
 
 import functools
+import marshal
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from netarena_gym.capacity_planning.features import (ALL_TEMPLATES, ANSWER_SLOTS
                                                      OP_NAMES, FocusArrays, candidate_array,
                                                      focus_start)
 from netarena_gym.core.actions import Catalogue, CatalogueEntry
+from netarena_gym.core.seeding import rng_from_seed
 from netarena_gym.capacity_planning.commands.tools import decode_action
 from netarena_gym.capacity_planning.kinds import CAPACITY, PORT, SWITCH, natural_key
 from netarena_gym.capacity_planning.state import BaseGraph, Graph, GraphError
@@ -36,10 +38,13 @@ NODE_TOOLS = ("get_node", "list_children", "remove_node")
 ADD_SLOTS = 16
 SET_SLOTS = 4
 SIZE = FOCUS * len(NODE_TOOLS) + ADD_SLOTS + SET_SLOTS + ANSWER_SLOTS
-NODE_ENTRY_CACHE = 4096
+NODE_ENTRY_CACHE = 4096  # entries of nodes a base lacks, kept per view
+DECODED_CACHE = 16384  # decoded entry actions kept per view
 _ONES = np.ones(FOCUS * len(NODE_TOOLS), np.int8)
 FOCUS_CACHE = 4096
-BLOCK_CACHE = 1024  # focus blocks kept per base graph (a few KB each)
+ORDER_CACHE = 8192  # answer orders kept (a tuple of at most 8 ints each)
+BLOCK_CACHE = 1024
+TAIL_CACHE = 2048  # the other entries of a question, kept per base graph  # focus blocks kept per base graph (a few KB each)
 # the validity checks of focus slot i's NODE_TOOLS entries: each needs the node
 _NODE_CHECKS = tuple(tuple((i * len(NODE_TOOLS) + j, None) for j in range(len(NODE_TOOLS)))
                      for i in range(FOCUS))
@@ -67,52 +72,92 @@ class DiscreteView:
         self._decoded: dict = {}  # id(entry action) -> (that action, its decoded tool call)
 
     # ------------------------------------------------------------------ build
-    def build(self, graph: Graph, query: Query, rng: np.random.Generator) -> None:
+    def build(self, graph: Graph, query: Query, order_seed: int) -> None:
+        """Fill the catalogue for ``query`` on ``graph``; the answer candidates come in the
+        order :func:`answer_order` draws from ``order_seed``."""
         self.catalogue.clear()
         self.observed = set()
         refs = tuple(tuple(op[f]) for op in query.ops for f in ("node", "parent") if f in op)
         focus, blocks, node_checks, fresh = self._focus_block(graph, refs)
         self.focus = list(focus)
         checks = dict(node_checks)
-        others: set = set()  # the nodes of the entries that are not a focus node's
         if blocks:
             self.catalogue.set_block(0, blocks, _ONES[:len(blocks)])
+        entries, appends, others, cands, cand_array = self._tail(graph, query, order_seed)
+        for i, entry in entries:
+            self.catalogue.set(i, entry)
+        for k, item in appends:
+            checks[k] = checks.get(k, ()) + (item,)
+        self.candidates = list(cands)
+        self._candidates = cand_array
+        self._query_vec[:] = _query_vec(query.template, tuple(op["op"] for op in query.ops))
+        self._checks, self._checked = checks, self.catalogue.entries
+        # the focus nodes exist (their entries were set valid): only the other entries'
+        # nodes are checked
+        self._start(graph, others, fresh)
+
+    def _tail(self, graph: Graph, query: Query, order_seed: int) -> tuple:
+        """The entries after the focus block: ``((index, entry), ...)``, the validity
+        checks they add (``(node, (index, None | (added key, its parent))), ...``, in
+        order), their nodes, the answer candidates and their array (read-only). A function
+        of the base graph, the query and ``order_seed`` on a graph without changes (as
+        after a reset), kept per base graph then."""
+        key = None
+        if not graph.changed:
+            try:
+                key = marshal.dumps((query.template, query.answer_type, query.text, query.ops,
+                                     query.ground_truth.get("answer"), order_seed))
+            except ValueError:  # not plain data: made afresh
+                key = None
+        cache = graph.base.facts.setdefault("catalogue_tail", {})
+        hit = cache.get(key) if key is not None else None
+        if hit is not None:
+            return hit
+        entries: list = []
+        appends: list = []
+        others: set = set()  # the nodes of the entries that are not a focus node's
         base = FOCUS * len(NODE_TOOLS)
         for i, act in enumerate(_additions(graph, query)[:ADD_SLOTS]):
-            self.catalogue.set(base + i, CatalogueEntry(f"add {act['kind']} {act['name']}", act, "add"))
+            entries.append((base + i, CatalogueEntry(f"add {act['kind']} {act['name']}", act, "add")))
             k, p = (act["kind"], act["name"]), (act["parent_kind"], act["parent"])
-            checks[k] = checks.get(k, ()) + ((base + i, (k, p)),)
-            checks[p] = checks.get(p, ()) + ((base + i, (k, p)),)
+            appends += ((k, (base + i, (k, p))), (p, (base + i, (k, p))))
             others.update((k, p))
         base += ADD_SLOTS
         sets = [op for op in query.ops if op["op"] == "update"][:SET_SLOTS]
         for i, op in enumerate(sets):
             act = {"tool": "set_attr", "node": op["node"][1], "kind": PORT, "key": CAPACITY,
                    "value": op["capacity"]}
-            self.catalogue.set(base + i, CatalogueEntry(f"set {op['node'][1]} capacity", act, "set"))
+            entries.append((base + i, CatalogueEntry(f"set {op['node'][1]} capacity", act, "set")))
             k = (PORT, act["node"])
-            checks[k] = checks.get(k, ()) + ((base + i, None),)
+            appends.append((k, (base + i, None)))
             others.add(k)
         base += SET_SLOTS
         cands = _candidates(graph.base, query)
-        order = rng.permutation(len(cands))
-        self.candidates = [cands[int(i)] for i in order][:ANSWER_SLOTS]
-        for i, value in enumerate(self.candidates):
-            self.catalogue.set(base + i, CatalogueEntry(f"answer {value!r}"[:80],
-                                                        {"tool": "answer", "answer": value}, "answer"))
-        self._query_vec[:] = _query_vec(query.template, tuple(op["op"] for op in query.ops))
-        self._candidates = candidate_array(self.candidates)
-        self._checks, self._checked = checks, self.catalogue.entries
-        # the focus nodes exist (their entries were set valid): only the other entries'
-        # nodes are checked
-        self._start(graph, others, fresh)
+        cands = tuple(cands[i] for i in answer_order(order_seed, len(cands)))[:ANSWER_SLOTS]
+        for i, value in enumerate(cands):
+            entries.append((base + i, CatalogueEntry("answer " + repr_head(value, 73),
+                                                     {"tool": "answer", "answer": value},
+                                                     "answer")))
+        cand_array = candidate_array(list(cands))
+        cand_array.flags.writeable = False
+        tail = (tuple(entries), tuple(appends), frozenset(others), cands, cand_array)
+        if key is not None:
+            if len(cache) >= TAIL_CACHE:
+                cache.clear()
+            cache[key] = tail
+        return tail
 
     def _focus_block(self, graph: Graph, refs: tuple) -> tuple:
         """``(focus nodes, their entries, their checks, (slot of each, focus array))`` of
         a question naming ``refs``, on a graph where the focus nodes exist and nothing is
         observed: a function of the base graph and ``refs``, kept per base graph while the
         graph is unchanged (as after a reset)."""
-        cache = graph.base.facts.setdefault("catalogue_block", {}) if not graph.changed else {}
+        facts = graph.base.facts
+        if graph.changed:
+            cache, entries = {}, self._node_entries
+        else:  # the focus nodes are the base's: their entries are kept with it
+            cache = facts.setdefault("catalogue_block", {})
+            entries = facts.setdefault("node_entries", {})
         fb = cache.get(refs)
         if fb is not None:
             return fb
@@ -120,11 +165,11 @@ class DiscreteView:
         blocks: list = []
         checks: dict = {}
         for i, k in enumerate(focus):
-            block = self._node_entries.get(k)
+            block = entries.get(k)
             if block is None:  # entries are immutable: kept per node across episodes
-                if len(self._node_entries) >= NODE_ENTRY_CACHE:
-                    self._node_entries.clear()
-                block = self._node_entries[k] = tuple(CatalogueEntry(
+                if entries is self._node_entries and len(entries) >= NODE_ENTRY_CACHE:
+                    entries.clear()
+                block = entries[k] = tuple(CatalogueEntry(
                     f"{tool} {k[0]} {k[1]}", {"tool": tool, "node": k[1], "kind": k[0]}, tool)
                     for tool in NODE_TOOLS)
             blocks.extend(block)
@@ -206,18 +251,27 @@ class DiscreteView:
         self._sync(graph)
 
     def saw(self, action: dict | None, graph: Graph) -> None:
-        """Record what a read revealed."""
-        if not action or action.get("tool") not in ("get_node", "list_children"):
+        """Record what a read revealed (a node observed before needs no new row: a row
+        changes with its node, which the graph's watch reports, or when first observed)."""
+        if not action:
+            return
+        tool = action.get("tool")
+        if tool != "get_node" and tool != "list_children":
             return
         k = (action.get("kind"), action.get("node"))
         if not graph.has(k):
             return
-        self.observed.add(k)
-        self._pending.add(k)
-        if action["tool"] == "list_children":
+        observed, pending = self.observed, self._pending
+        if k not in observed:
+            observed.add(k)
+            pending.add(k)
+        if tool == "list_children":
             kids = graph.children(k)
-            self.observed.update(kids)
-            self._pending.update(kids)
+            if kids:
+                new = kids.keys() - observed
+                if new:
+                    observed |= new
+                    pending |= new
 
     def decode(self, index: int) -> dict:
         """The tool call of a catalogue entry (``decode_action`` of what it renders to,
@@ -225,7 +279,7 @@ class DiscreteView:
         act = self.catalogue.render(index)
         hit = self._decoded.get(id(act))
         if hit is None or hit[0] is not act:
-            if len(self._decoded) >= NODE_ENTRY_CACHE:
+            if len(self._decoded) >= DECODED_CACHE:
                 self._decoded.clear()
             hit = self._decoded[id(act)] = (act, decode_action(act))
         return dict(hit[1])
@@ -235,6 +289,32 @@ class DiscreteView:
         self._sync(graph)
         return {"query": self._query_vec.copy(), "focus": self._focus.focus.copy(),
                 "candidates": self._candidates.copy()}
+
+
+def repr_head(value, n: int) -> str:
+    """``repr(value)[:n]``, without the whole repr of a long list (an answer label shows
+    the first characters of a ranking of up to 64 rows)."""
+    if type(value) is not list or len(value) <= 8:  # short: the whole repr is cheaper
+        return repr(value)[:n]
+    parts, size = ["["], 1
+    for i, x in enumerate(value):
+        if i:
+            parts.append(", ")
+            size += 2
+        r = repr_head(x, n - size) if size < n else ""
+        parts.append(r)
+        size += len(r)
+        if size >= n:
+            return "".join(parts)[:n]
+    parts.append("]")
+    return "".join(parts)[:n]
+
+
+@functools.lru_cache(maxsize=ORDER_CACHE)
+def answer_order(seed: int, n: int) -> tuple[int, ...]:
+    """The order of ``n`` answer candidates: ``rng_from_seed(seed).permutation(n)``, kept
+    per (seed, n) (building the generator costs more than the rest of a reset's catalogue)."""
+    return tuple(int(i) for i in rng_from_seed(seed).permutation(n))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -248,7 +248,7 @@ class CapacityPlanningEnv(NetArenaEnv):
     def _fill_catalogue(self) -> None:
         if self.interface != "code":  # the catalogue also serves random agents on "text"
             q = self.query
-            self.view.build(self.graph, q, rng_from_seed(zlib.crc32(q.text.encode())))
+            self.view.build(self.graph, q, zlib.crc32(q.text.encode()))
 
     def _scenario_record(self, scenario: Scenario) -> dict:
         """The record without the ground truth: ``scenario.to_dict()`` with the query
@@ -285,6 +285,10 @@ class CapacityPlanningEnv(NetArenaEnv):
         return code
 
     def _execute(self, action: dict) -> CommandResult:
+        if action.get("tool") in WRITES:
+            # this step's result replaces the last one, whose text (a read's, made when
+            # first read) nothing reads any more: dropped now, it is not made before the write
+            self._last_result = None
         return self.backend.run(action)
 
     def _score(self, action, result) -> tuple[int, bool, float]:

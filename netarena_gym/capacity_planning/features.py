@@ -122,6 +122,7 @@ class FocusArrays:
     def __init__(self):
         self.focus: np.ndarray = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
         self.slot: dict = {}
+        self.rows: list = []  # the row each focus slot holds (a write is skipped when equal)
 
     def start(self, graph: Graph, focus: list, observed: set, fresh: tuple | None = None) -> None:
         """The array in full; ``fresh`` is :func:`focus_start` of ``focus`` where every
@@ -129,19 +130,20 @@ class FocusArrays:
         if fresh is not None:
             self.slot, rows = fresh
             self.focus = rows.copy()
+            self.rows = [_PRESENT[k[0]] for k in focus]
             return
         self.slot = {k: i for i, k in enumerate(focus)}
         f = self.focus = np.zeros((FOCUS, FOCUS_FEATURES), np.float32)
+        self.rows = [_row(graph, k, observed) for k in focus]
         if focus:
-            if observed:
-                f[:len(focus)] = [_row(graph, k, observed) for k in focus]
-            else:  # nothing observed yet (a new episode): rows are per-kind templates
-                has = graph.has
-                f[:len(focus)] = _TEMPLATES[[2 * KIND_INDEX[k[0]] + has(k) for k in focus]]
+            f[:len(focus)] = self.rows
 
     def update(self, graph: Graph, keys, observed: set) -> None:
-        slot = self.slot
+        slot, rows = self.slot, self.rows
         for k in keys:
             i = slot.get(k)
             if i is not None:
-                self.focus[i] = _row(graph, k, observed)
+                row = _row(graph, k, observed)
+                if row != rows[i]:
+                    rows[i] = row
+                    self.focus[i] = row

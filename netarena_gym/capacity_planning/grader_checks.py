@@ -34,6 +34,7 @@ from netarena_gym.capacity_planning.state import Diff, Graph, describe
 
 
 _ONE = {k: (k,) for k in KINDS}
+_NO_EDGE = object()
 
 
 class Scope:
@@ -48,19 +49,22 @@ class Scope:
         touched = self.touched = diff.touched()
         edges = set(diff.edges)
         # a clean base is never evaluated, so only the edges that exist after matter
+        changed = self.changed
         views = (after,) if not base_violations(base) and base_upstream_ok(base) else (base, after)
         for view in views:
-            for k in self.changed:
-                edges.update((k, z) for z in view.children(k))
-                edges.update((p, k) for p in view.parents(k))
+            children, parents = view.children, view.parents
+            for k in changed:
+                edges.update([(k, z) for z in children(k)])
+                edges.update([(p, k) for p in parents(k)])
         self.edges = edges
         # an untouched node keeps its edges; its structural rules can only change when the
         # kind of a neighbour changed: a switch above a changed node, a port below one
+        kinds = _kinds_reader(base, changed)
         near = set()
-        for k in self.changed:
-            near.update(p for p in base.parents(k) if SWITCH in self.kinds(base, p))
-            near.update(c for c in base.children(k) if PORT in self.kinds(base, c))
-        self.near = near - touched
+        for k in changed:
+            near.update([p for p in base.parents(k) if p not in touched and SWITCH in kinds(p)])
+            near.update([c for c in base.children(k) if c not in touched and PORT in kinds(c)])
+        self.near = near
 
     def kinds(self, view, k):
         """A node's kinds. An unchanged node keyed ``(kind, name)`` has exactly its key's
@@ -72,51 +76,71 @@ class Scope:
         return kinds_of(view.attrs(k))
 
 
-def _node_rules(view, scope: Scope, k, a, out: set) -> None:
-    ks = kinds_of(a)
-    if k in scope.changed:
-        if not ks or any(x not in KIND_SET for x in ks) or not isinstance(a.get("name"), str):
-            out.add(("bad_type", k))
-        if PORT in ks and not valid_capacity(a.get(CAPACITY)):
-            out.add(("port_capacity", k))
-    if not view.children(k) and not view.parents(k):
-        out.add(("isolated", k))
-    _structure(view, scope, k, ks, out)
+def _kinds_reader(view, changed):
+    """``Scope.kinds`` on ``view`` as a one-argument function (the checks' inner loops)."""
+    attrs, one = view.attrs, _ONE.get
 
-
-def _structure(view, scope: Scope, k, ks, out: set) -> None:
-    if SWITCH in ks and not any(t == CONTAINS and PORT in scope.kinds(view, z)
-                                for z, t in view.children(k).items()):
-        out.add(("switch_without_port", k))
-    if PORT in ks and sum(1 for p, t in view.parents(k).items()
-                          if t == CONTAINS and SWITCH in scope.kinds(view, p)) > 1:
-        out.add(("port_parents", k))
+    def kinds(k):
+        if type(k) is tuple and k not in changed:
+            ks = one(k[0])
+            if ks is not None:
+                return ks
+        return kinds_of(attrs(k))
+    return kinds
 
 
 def violations(view, scope: Scope) -> set[tuple]:
     """Rule violations of ``view`` within ``scope``."""
     out: set[tuple] = set()
+    add = out.add
+    attrs, children, parents = view.attrs, view.children, view.parents
+    changed = scope.changed
+    kinds = _kinds_reader(view, changed)
     for k in scope.touched:
-        a = view.attrs(k)
-        if a is not None:
-            _node_rules(view, scope, k, a, out)
+        a = attrs(k)
+        if a is None:
+            continue
+        if k in changed:
+            ks = kinds_of(a)
+            if not ks or any(x not in KIND_SET for x in ks) or not isinstance(a.get("name"), str):
+                add(("bad_type", k))
+            if PORT in ks and not valid_capacity(a.get(CAPACITY)):
+                add(("port_capacity", k))
+        else:  # stored under the key its attributes imply: the key's kind
+            ks = kinds(k)
+        kids = children(k)
+        if not kids and not parents(k):
+            add(("isolated", k))
+        if SWITCH in ks and not any(t == CONTAINS and PORT in kinds(z) for z, t in kids.items()):
+            add(("switch_without_port", k))
+        if PORT in ks and _switch_parents(parents(k), kinds) > 1:
+            add(("port_parents", k))
     for k in scope.near:  # untouched: kinds and edges as in the base
-        if view.attrs(k) is not None:
-            _structure(view, scope, k, scope.kinds(view, k), out)
+        if attrs(k) is not None:
+            ks = kinds(k)
+            if SWITCH in ks and not any(t == CONTAINS and PORT in kinds(z)
+                                        for z, t in children(k).items()):
+                add(("switch_without_port", k))
+            if PORT in ks and _switch_parents(parents(k), kinds) > 1:
+                add(("port_parents", k))
     for a, z in scope.edges:
-        t = view.children(a).get(z) if view.attrs(a) is not None else None
+        t = children(a).get(z) if attrs(a) is not None else None
         if t is None:
             continue
-        ka, kz = scope.kinds(view, a), scope.kinds(view, z)
         if t == CONTAINS:
-            if not may_contain(ka, kz):
-                out.add(("hierarchy", a, z))
+            if not may_contain(kinds(a), kinds(z)):
+                add(("hierarchy", a, z))
         elif t == CONTROLS:
-            if not may_control(ka, kz):
-                out.add(("hierarchy", a, z))
+            if not may_control(kinds(a), kinds(z)):
+                add(("hierarchy", a, z))
         else:
-            out.add(("bad_edge_type", a, z))
+            add(("bad_edge_type", a, z))
     return out
+
+
+def _switch_parents(parents: dict, kinds) -> int:
+    """How many packet switches contain a node (its parents' RK_CONTAINS edges)."""
+    return sum(1 for p, t in parents.items() if t == CONTAINS and SWITCH in kinds(p))
 
 
 class _Everything(Scope):
@@ -220,19 +244,28 @@ def _upstream(graph, scope) -> tuple[bool, str]:
     bad = [k for k in scope.changed if attrs(k) is not None and bad_type(attrs(k))]
     if bad:
         return _first(bad, lambda k: f"Node {describe(k)} has an invalid type {attrs(k).get('type')!r}")
-    edges = [(a, z) for a, z in scope.edges if attrs(a) is not None and z in children(a)]
-    bad = [e for e in edges
-           if not isinstance(et := children(e[0])[e[1]], str) or not (CONTAINS in et or CONTROLS in et)]
+    edges = []  # (a, z, type) of the edges in scope that exist
+    for a, z in scope.edges:
+        if attrs(a) is not None:
+            t = children(a).get(z, _NO_EDGE)
+            if t is not _NO_EDGE:
+                edges.append((a, z, t))
+    bad = [(a, z) for a, z, t in edges
+           if not isinstance(t, str) or not (CONTAINS in t or CONTROLS in t)]
     if bad:
         return _first(bad, lambda e: f"Edge {describe(e[0])} -> {describe(e[1])} has an invalid "
                                      f"type {children(e[0])[e[1]]!r}")
-    for a, z in edges:
-        if CONTAINS in children(a)[z]:
-            ta, tz = attrs(a).get("type"), attrs(z).get("type")
-            ta = [ta] if isinstance(ta, str) else list(ta)
-            tz = [tz] if isinstance(tz, str) else list(tz)
-            if not may_contain(ta, tz):
-                bad.append((a, z))
+    types: dict = {}  # node -> its type as a list (upstream's view)
+
+    def type_list(k) -> list:
+        tl = types.get(k)
+        if tl is None:
+            t = attrs(k).get("type")
+            tl = types[k] = [t] if isinstance(t, str) else list(t)
+        return tl
+    for a, z, t in edges:
+        if CONTAINS in t and not may_contain(type_list(a), type_list(z)):
+            bad.append((a, z))
     if bad:
         return _first(bad, lambda e: f"Invalid hierarchy: {describe(e[0])} cannot contain {describe(e[1])}")
     live = [k for k in scope.touched if attrs(k) is not None]

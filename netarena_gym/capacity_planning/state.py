@@ -120,18 +120,16 @@ class Diff:
         return t
 
     def to_json(self) -> dict:
-        return {"nodes": [[_jkey(k), v] for k, v in self.nodes.items()],
-                "edges": [[_jkey(a), _jkey(z), t] for (a, z), t in self.edges.items()]}
+        tup = tuple  # a (kind, name) key becomes a list
+        return {"nodes": [[list(k) if type(k) is tup else k, v] for k, v in self.nodes.items()],
+                "edges": [[list(a) if type(a) is tup else a, list(z) if type(z) is tup else z, t]
+                          for (a, z), t in self.edges.items()]}
 
     @classmethod
     def from_json(cls, d: dict) -> "Diff":
         nodes = {_key(k): v for k, v in d.get("nodes", [])}
         edges = {(_key(a), _key(z)): t for a, z, t in d.get("edges", [])}
         return cls(nodes, edges)
-
-
-def _jkey(k):
-    return list(k) if isinstance(k, tuple) else k
 
 
 def _key(k):
@@ -229,6 +227,11 @@ class Graph:
     def degree(self, k) -> int:
         return len(self.children(k)) + len(self.parents(k))
 
+    @property
+    def untouched(self) -> bool:
+        """Whether every node is :meth:`pristine` (nothing written, no subtree recomputed)."""
+        return not (self._nodes or self._out or self._inn or self._memo)
+
     def pristine(self, k) -> bool:
         """Whether everything the graph knows of ``k`` is still the base's: its attributes,
         its edges in both directions and its subtree facts (so a reading of ``k`` made on
@@ -244,14 +247,11 @@ class Graph:
         if s is not None:
             return s
 
+        memo, base_memo = self._memo.get, self.base.memo.get
+
         def cached(x):
-            m = self._memo.get(x, _MISS)
-            if m is _MISS:
-                return self.base.memo.get(x)
-            return m
-        s = cached(k)
-        if s is not None:
-            return s
+            m = memo(x, _MISS)
+            return base_memo(x) if m is _MISS else m
         if not self.has(k):
             raise GraphError(f"no node {k!r}")
         return compute_sub(k, self.children, self.attrs, cached, self._memo.__setitem__,
@@ -272,16 +272,20 @@ class Graph:
 
     def _invalidate(self, k) -> None:
         # a node already dirty has dirty ancestors: nothing above it was recomputed since
-        watch = self.watch
+        watch, memo, inn, base_inn = self.watch, self._memo, self._inn, self.base.inn
         stack = [k]
+        pop, push = stack.pop, stack.append
         while stack:
-            x = stack.pop()
-            if self._memo.get(x, _MISS) is None:
+            x = pop()
+            if memo.get(x, _MISS) is None:
                 continue
-            self._memo[x] = None
+            memo[x] = None
             if watch is not None:
                 watch.add(x)
-            stack.extend(p for p, t in self.parents(x).items() if t in TRAVERSED)
+            ps = inn.get(x)
+            for p, t in (ps if ps is not None else base_inn.get(x, _EMPTY)).items():
+                if t in TRAVERSED:
+                    push(p)
 
     # ------------------------------------------------------------------ writes
     def _w_out(self, k) -> dict:
@@ -362,25 +366,27 @@ class Graph:
             raise GraphError(f"no node {k!r}")
         self._invalidate(k)  # k and everything above it; nothing below k changes
         edges, watch = self._edges, self.watch
+        w_out, w_inn = self._w_out, self._w_inn
         if self.children(k):  # _unlink(k, c) for each child, in one pass
-            out = self._w_out(k)
-            for c in list(out):
-                if c != k:  # a self-loop goes with the parents below
-                    del out[c]
-                    del self._w_inn(c)[k]
-                    edges.add((k, c))
-                    if watch is not None:
-                        watch.add(k)
-                        watch.add(c)
+            out = w_out(k)
+            kids = [c for c in out if c != k]  # a self-loop goes with the parents below
+            for c in kids:
+                del out[c]
+                del w_inn(c)[k]
+                edges.add((k, c))
+            if watch is not None and kids:
+                watch.add(k)
+                watch.update(kids)
         if self.parents(k):  # _unlink(p, k) for each parent
-            inn = self._w_inn(k)
-            for p in list(inn):
-                del self._w_out(p)[k]
-                del inn[p]
+            inn = w_inn(k)
+            ps = list(inn)
+            for p in ps:
+                del w_out(p)[k]
                 edges.add((p, k))
-                if watch is not None:
-                    watch.add(p)
-                    watch.add(k)
+            inn.clear()
+            if watch is not None:
+                watch.update(ps)
+                watch.add(k)
         self._nodes[k] = None
         self._memo[k] = None
         if self.watch is not None:
@@ -388,10 +394,11 @@ class Graph:
 
     # ------------------------------------------------------------------ diffs
     def net_diff(self) -> Diff:
-        base = self.base
+        base_nodes, base_out = self.base.nodes, self.base.out
+        written, out = self._nodes, self._out
         nodes: dict = {}
-        for k, v in self._nodes.items():
-            b = base.nodes.get(k)
+        for k, v in written.items():
+            b = base_nodes.get(k)
             if v is None:
                 if b is not None:
                     nodes[k] = None
@@ -399,8 +406,13 @@ class Graph:
                 nodes[k] = v
         edges: dict = {}
         for a, z in self._edges:
-            cur = self.children(a).get(z) if self.has(a) else None
-            if cur != base.out.get(a, _EMPTY).get(z):
+            v = written.get(a, _MISS)
+            if a in base_nodes if v is _MISS else v is not None:  # self.has(a)
+                kids = out.get(a)
+                cur = (kids if kids is not None else base_out.get(a, _EMPTY)).get(z)
+            else:
+                cur = None
+            if cur != base_out.get(a, _EMPTY).get(z):
                 edges[(a, z)] = cur
         return Diff(nodes, edges)
 

@@ -67,22 +67,22 @@ def compute_sub(key, out_of, attrs_of, cached, store, disjoint=None) -> Sub:
     ``cached(k)`` returns a Sub or None; cycles (only an agent can make them) are cut.
     ``disjoint(k)`` says that k's children's subtrees are known to be disjoint (and free of
     k): its capacity adds up from theirs without making its descendants."""
-    stack = [(key, False)]
+    stack = [(key, None)]  # (node, None: to expand | its children: to finish)
+    pop, push = stack.pop, stack.append
     visiting: set = set()
     while stack:
-        k, expanded = stack.pop()
+        k, kids = pop()
         if cached(k) is not None:
             continue
-        kids = [c for c, t in out_of(k).items() if t in TRAVERSED and c != k]
-        if not expanded:
+        if kids is None:
+            kids = [c for c, t in out_of(k).items() if t in TRAVERSED and c != k]
             visiting.add(k)
-            stack.append((k, True))
+            push((k, kids))
             for c in kids:
                 if c not in visiting and cached(c) is None:
-                    stack.append((c, False))
+                    push((c, None))
             continue
-        subs = [cached(c) for c in kids]
-        subs = [s for s in subs if s is not None]
+        subs = [s for s in map(cached, kids) if s is not None]
         if disjoint is not None and len(subs) == len(kids) and disjoint(k):
             store(k, Sub(None, sum(s.capacity for s in subs) + port_capacity(attrs_of(k)),
                          (kids, subs)))

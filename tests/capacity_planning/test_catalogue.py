@@ -4,9 +4,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from netarena_gym.capacity_planning.catalogue import NODE_TOOLS
+from netarena_gym.capacity_planning.catalogue import NODE_TOOLS, answer_order, repr_head
 from netarena_gym.capacity_planning.features import FOCUS, FOCUS_FEATURES, arrays, log_scale
 from netarena_gym.capacity_planning.kinds import KIND_INDEX, KINDS
+from netarena_gym.core.seeding import rng_from_seed
 
 ENV_ID = "NetArena-CapacityPlanning-v0"  # registered in conftest.py
 
@@ -105,3 +106,38 @@ def test_a_graph_reset_mid_episode_recomputes_everything():
     assert obs["action_mask"][removes[0]]
     full = arrays(base.graph, view.focus, view.observed, view.candidates, view._query_vec)
     np.testing.assert_array_equal(obs["focus"], full["focus"])
+
+
+@pytest.mark.parametrize("value", [
+    [], [1], "it's \"quoted\"", 16_000_000_000, 2.5, None, True, {"a": [1, 2]},
+    [["ju1.a1.m1.s2c1", 16_000_000_000]] * 40, [["x" * 30, 1], ["y" * 60, 2]],
+    ["a'b", 'c"d', "e\\f"] * 20, [[[1, [2, [3]]]] * 10],
+])
+def test_repr_head_is_the_head_of_the_repr(value):
+    for n in (0, 1, 2, 7, 73, 80, 500):
+        assert repr_head(value, n) == repr(value)[:n]
+
+
+def test_answer_order_is_the_seeded_permutation():
+    for seed in (0, 1, 2**31 - 1, 123456789):
+        for n in range(1, 9):
+            assert answer_order(seed, n) == tuple(int(i) for i in rng_from_seed(seed).permutation(n))
+
+
+def test_a_catalogue_rebuilt_from_kept_parts_equals_a_fresh_one():
+    """An env that played other episodes (its per-base caches filled) builds the same
+    catalogue, mask and arrays for a seed as a new env does."""
+    seeds = (4, 11, 4, 29, 11)
+    warm = gym.make(ENV_ID, level=3, interface="discrete")
+    for s in range(40):
+        warm.reset(seed=s)
+    for s in seeds:
+        obs, info = warm.reset(seed=s)
+        fresh = gym.make(ENV_ID, level=3, interface="discrete")
+        obs2, info2 = fresh.reset(seed=s)
+        assert warm.unwrapped.catalogue.labels() == fresh.unwrapped.catalogue.labels()
+        assert ([e and e.action for e in warm.unwrapped.catalogue.entries]
+                == [e and e.action for e in fresh.unwrapped.catalogue.entries])
+        np.testing.assert_array_equal(info["action_mask"], info2["action_mask"])
+        for k in obs:
+            np.testing.assert_array_equal(obs[k], obs2[k])

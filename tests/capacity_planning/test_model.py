@@ -138,3 +138,16 @@ def test_errors_are_graph_errors(g):
         g.add_node(g.base.by_kind[AGG_BLOCK][0], {})
     with pytest.raises(GraphError):
         g.add_edge((PORT, "nope"), g.base.by_kind[AGG_BLOCK][0], CONTAINS)
+
+
+def test_untouched_means_every_node_pristine(g):
+    keys = list(g.keys())
+    assert g.untouched and all(map(g.pristine, keys))
+    sw = g.base.by_kind[SWITCH][0]
+    g.capacity(sw)  # a read of the base's facts writes nothing
+    assert g.untouched
+    port = next(c for c in g.children(sw) if c[0] == PORT)
+    g.set_attr(port, CAPACITY, 7)
+    assert not g.untouched and not g.pristine(port) and not g.pristine(sw)
+    g.reset()
+    assert g.untouched and all(map(g.pristine, keys))

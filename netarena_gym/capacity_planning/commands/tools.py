@@ -174,7 +174,7 @@ class ToolBox:
         """The text ``make()`` gives, or (``lazy``) a function that makes it: on the base
         (untouched nodes, not kept yet) or on the live graph (see ``run``)."""
         g = self.graph
-        if not all(map(g.pristine, nodes)):
+        if not g.untouched and not all(map(g.pristine, nodes)):
             if lazy:
                 self._live = True
                 return make
