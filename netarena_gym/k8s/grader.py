@@ -141,12 +141,15 @@ class PolicyEngine:
         else:
             wk = world_key(cluster)
             sk = None if wk is None else _services_key(cluster.services)
+        stable = self._result is not None  # the last result holds for unchanged slots
         if wk is None or wk != self._wkey:
+            stable = False
             self._wkey = wk
             self._skey = object()
             self._clear_world()
             self.pods, self._nss = world(cluster)
         if sk is None or sk != self._skey:
+            stable = False
             self._skey = sk
             layout = self._build_layout(cluster)
             same = self._layout is not None and layout[0] == self._layout[0]
@@ -160,8 +163,10 @@ class PolicyEngine:
                 self._fmemo = _shared_memo(self._signature())
         # ids are keys only while the objects live (and the lists, kept, keep their ids)
         self._keep = (cluster.pods, cluster.namespaces, cluster.services) if frozen else ()
-        self._update_policies(cluster.policies, frozen)
-        out = self._outcomes()
+        if self._update_policies(cluster.policies, frozen) or not stable:
+            out = self._outcomes()
+        else:  # no slot's union and no isolation changed: the outcomes stand
+            out = self._result
         self._version = cluster.version
         self._result = out
         return out
@@ -191,6 +196,10 @@ class PolicyEngine:
         return list(removed), [k for k in new_keys if k in added], keys
 
     def _update_policies(self, policies: list, frozen: bool) -> None:
+        if frozen:
+            done = self._replace_one(policies)
+            if done is not None:
+                return done
         diff = self._diff(policies) if frozen else None
         active = self._active
         if diff is not None:
@@ -212,7 +221,7 @@ class PolicyEngine:
             removed = [k for k in active if k not in keys]
             added = [k for k in keys if k not in active]
         if not removed and not added:
-            return
+            return False
         ing_by, eg_by = self._ing_by_slot, self._eg_by_slot
         # per slot, the masks that left and the masks that came: a slot whose union can only
         # have grown is OR-ed in place, one that may have lost bits is recomputed
@@ -261,6 +270,63 @@ class PolicyEngine:
                 in_iso |= c[0]
                 eg_iso |= c[1]
             self._in_iso, self._eg_iso = in_iso, eg_iso
+        return True
+
+    def _replace_one(self, policies: list) -> bool | None:
+        """The common step of a frozen cluster: one position of the last list holds a new
+        object of the same policy (a patch), or none does. Updates the slots as
+        :meth:`_update_policies` would and returns whether a slot's union or an isolation
+        mask may have changed; None (nothing done) for any other change."""
+        prev = self._prev
+        if prev is None or len(prev[0]) != len(policies):
+            return None
+        prev_pols, prev_keys = prev
+        changed = [i for i, same in enumerate(map(operator.is_, policies, prev_pols)) if not same]
+        if len(changed) != 1:
+            return None if changed else self._keep_list(policies, prev_keys)
+        i = changed[0]
+        pol = policies[i]
+        md = pol.get("metadata") or {}
+        old = prev_keys[i]
+        spec = pol.get("spec")
+        if old[2] == id(spec) and old[1] == md.get("name") and old[0] == md.get("namespace"):
+            return self._keep_list(policies, prev_keys)  # the same spec in a new object
+        k = (md.get("namespace"), md.get("name"), id(spec))
+        active = self._active
+        if k[:2] != old[:2] or k in active:
+            return None
+        memo = self._fmemo if self._fmemo is not None else self._memo
+        c = memo.get(k)
+        if c is None:
+            c = self._contribution(pol)
+            if len(memo) >= MEMO_MAX:
+                memo.clear()
+            memo[k] = c + (spec,)
+        oc = active.pop(old)
+        ing_delta: dict = {}
+        eg_delta: dict = {}
+        _move(self._ing_by_slot, ing_delta, old, oc[2], k, c[2])
+        _move(self._eg_by_slot, eg_delta, old, oc[3], k, c[3])
+        active[k] = c
+        if ing_delta:
+            _merge(self._ing_acc, self._ing_by_slot, ing_delta)
+        if eg_delta:
+            _merge(self._eg_acc, self._eg_by_slot, eg_delta)
+        iso = oc[0] != c[0] or oc[1] != c[1]
+        if iso:
+            in_iso = eg_iso = 0
+            for v in active.values():
+                in_iso |= v[0]
+                eg_iso |= v[1]
+            self._in_iso, self._eg_iso = in_iso, eg_iso
+        keys = list(prev_keys)
+        keys[i] = k
+        self._prev = (list(policies), keys)
+        return iso or bool(ing_delta) or bool(eg_delta)
+
+    def _keep_list(self, policies: list, keys: list) -> bool:
+        self._prev = (list(policies), keys)
+        return False
 
     def _contribution(self, pol: dict) -> tuple:
         """(pods isolated for ingress, for egress, {slot: peers its ingress rules admit},
