@@ -26,7 +26,8 @@ Rules implemented (Kubernetes documentation, "Network Policies"):
 * A Service's endpoints are the pods its selector matches in its namespace that have the
   target port; a probe succeeds iff the Service has endpoints and every one admits it.
 
-Pod sets are Python integers used as bit sets (:mod:`netarena_gym.k8s.grader_world`).
+Pod sets are Python integers used as bit sets (:mod:`netarena_gym.k8s.grader_world`); the
+slots and probe destinations come from :mod:`netarena_gym.k8s.grader_layout`.
 Evaluation is incremental: the engine keeps, per policy, what it contributes to every
 destination (pod, port, protocol) that a probe or DNS reaches, so a change to one policy
 recomputes that policy's contribution and the destinations it touches, not the cluster
@@ -41,11 +42,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from netarena_gym.k8s.grader_layout import Target, build_layout  # noqa: F401 (Target re-exported)
 from netarena_gym.k8s.grader_world import (  # noqa: F401 (select_pods re-exported)
     Namespaces, Pods, compile_policy, port_matches, select_pods, world, world_key)
 from netarena_gym.k8s.workload import Probe
 
-DNS_PORT = 53
 MEMO_MAX = 4096
 SHARED_WORLDS = 16
 #: world signature -> contributions of frozen clusters' policies, shared by the engines of a
@@ -66,13 +67,6 @@ class Cluster:
     policies: list
     version: object = None
     frozen: bool = False
-
-
-@dataclass
-class Target:
-    """A probe destination resolved to pods: [(pod index, port number)]; empty when the
-    Service is missing or has no endpoints."""
-    endpoints: list
 
 
 class PolicyEngine:
@@ -265,12 +259,16 @@ class PolicyEngine:
         _merge(self._ing_acc, ing_by, ing_delta)
         _merge(self._eg_acc, eg_by, eg_delta)
         if iso:
-            in_iso = eg_iso = 0
-            for c in active.values():
-                in_iso |= c[0]
-                eg_iso |= c[1]
-            self._in_iso, self._eg_iso = in_iso, eg_iso
+            self._isolation()
         return True
+
+    def _isolation(self) -> None:
+        """The pods isolated for ingress and for egress: the union over the active policies."""
+        in_iso = eg_iso = 0
+        for c in self._active.values():
+            in_iso |= c[0]
+            eg_iso |= c[1]
+        self._in_iso, self._eg_iso = in_iso, eg_iso
 
     def _replace_one(self, policies: list) -> bool | None:
         """The common step of a frozen cluster: one position of the last list holds a new
@@ -314,11 +312,7 @@ class PolicyEngine:
             _merge(self._eg_acc, self._eg_by_slot, eg_delta)
         iso = oc[0] != c[0] or oc[1] != c[1]
         if iso:
-            in_iso = eg_iso = 0
-            for v in active.values():
-                in_iso |= v[0]
-                eg_iso |= v[1]
-            self._in_iso, self._eg_iso = in_iso, eg_iso
+            self._isolation()
         keys = list(prev_keys)
         keys[i] = k
         self._prev = (list(policies), keys)
@@ -413,82 +407,9 @@ class PolicyEngine:
                 tuple(tuple(sorted(x.items())) for x in p.ports), tuple(n.bit_of.items()),
                 tuple(sorted(n.label_index.items())), self._layout[0])
 
-    # ------------------------------------------------------------------ layout
     def _build_layout(self, cluster: Cluster) -> tuple:
-        """(slots, slots by pod, per target its endpoint slots, DNS slots, per probe its
-        target row and source column, pod count)."""
-        pods = self.pods
-        src_of = {name: i for i, (name, ns) in enumerate(zip(pods.names, pods.ns))
-                  if ns == self.namespace}
-        services = {}
-        for sv in cluster.services:
-            md = sv.get("metadata") or {}
-            if (md.get("namespace") or "default") == self.namespace:
-                services[md.get("name")] = sv
-        slot_of: dict = {}
-
-        def slot(key):
-            if key not in slot_of:
-                slot_of[key] = len(slot_of)
-            return slot_of[key]
-
-        index: dict[tuple[str, int], int] = {}
-        targets: list = []
-        n = len(pods.names)
-        probe_target = np.empty(len(self.probes), dtype=np.intp)
-        probe_src = np.empty(len(self.probes), dtype=np.intp)
-        for k, pr in enumerate(self.probes):
-            key = (pr.service, pr.port)
-            if key not in index:
-                index[key] = len(targets)
-                eps = self._target(services.get(pr.service), pr.port).endpoints
-                targets.append(tuple(slot((d, num, "TCP")) for d, num in eps))
-            probe_target[k] = index[key]
-            probe_src[k] = src_of.get(pr.source, n)
-        missing = probe_src == n
-        probe_target[missing] = len(targets)  # the all-False row
-        dns_pods = select_pods({"matchLabels": self.dns_labels},
-                               pods.ns_mask.get(self.dns_namespace, 0), pods.label_index, pods.key_index)
-        dns_slots = []
-        while dns_pods:
-            low = dns_pods & -dns_pods
-            dns_slots.append(slot((low.bit_length() - 1, DNS_PORT, "UDP")))
-            dns_pods ^= low
-        slots = tuple(slot_of)
-        by_pod: dict = {}
-        for s, (d, _, _) in enumerate(slots):
-            by_pod.setdefault(d, []).append(s)
-        return slots, by_pod, targets, dns_slots, probe_target, probe_src, n
-
-    def _target(self, svc: dict | None, port: int) -> Target:
-        if svc is None:
-            return Target([])
-        spec = svc.get("spec") or {}
-        sp = None
-        for p in spec.get("ports") or ():
-            if p.get("port") == port and (p.get("protocol") or "TCP") == "TCP":
-                sp = p
-                break
-        sel = spec.get("selector")
-        if sp is None or not sel:
-            return Target([])
-        pods = self.pods
-        members = select_pods({"matchLabels": sel}, pods.ns_mask.get(self.namespace, 0),
-                              pods.label_index, pods.key_index)
-        tp = sp.get("targetPort", port)
-        eps = []
-        while members:
-            low = members & -members
-            i = low.bit_length() - 1
-            members ^= low
-            if isinstance(tp, str) and not tp.isdigit():
-                num = pods.ports[i].get((tp, "TCP"))
-                if num is None:
-                    continue  # this pod does not expose the named port: not an endpoint
-            else:
-                num = int(tp)
-            eps.append((i, num))
-        return Target(eps)
+        return build_layout(self.pods, cluster.services, self.probes, self.namespace,
+                            self.dns_labels, self.dns_namespace)
 
 
 def _shared_memo(signature: tuple) -> dict:
