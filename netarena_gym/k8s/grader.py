@@ -82,7 +82,11 @@ class PolicyEngine:
     one and updates only the slots the added or removed policies touch."""
 
     def __init__(self, probes: tuple[Probe, ...], namespace: str, *,
-                 dns_labels: dict | None = None, dns_namespace: str = "kube-system"):
+                 dns_labels: dict | None = None, dns_namespace: str = "kube-system",
+                 keep_starts: bool = False):
+        """``keep_starts``: keep the state of frozen policy lists that changed more than one
+        policy (episode starts, see :meth:`_save`), for an engine that sees them again."""
+        self.keep_starts = keep_starts
         self.probes = probes
         self.namespace = namespace
         self.dns_labels = dns_labels or {"k8s-app": "kube-dns"}
@@ -200,9 +204,10 @@ class PolicyEngine:
             done = self._replace_one(policies)
             if done is not None:
                 return done
-            if self._restore(policies):
-                return False
-            self._save_next = True
+            if self.keep_starts:
+                if self._restore(policies):
+                    return False
+                self._save_next = True
         diff = self._diff(policies) if frozen else None
         active = self._active
         if diff is not None:
