@@ -39,6 +39,9 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
+from functools import reduce
+from itertools import compress, repeat
+from operator import and_, or_, rshift, sub
 
 import numpy as np
 
@@ -155,6 +158,10 @@ class PolicyEngine:
             layout = self._build_layout(cluster)
             same = self._layout is not None and layout[0] == self._layout[0]
             self._layout = layout
+            self._dsts = tuple(d for d, _, _ in layout[0])  # per slot, its destination pod
+            # every destination has one endpoint (the usual app): their slots
+            self._single = (tuple(eps[0] for eps in layout[2])
+                            if all(len(eps) == 1 for eps in layout[2]) else None)
             if same:  # the slots stand: keep the policies' contributions
                 self._masks = self._table = None
                 self._by_masks = {}
@@ -293,7 +300,7 @@ class PolicyEngine:
         if prev is None or len(prev[0]) != len(policies):
             return None
         prev_pols, prev_keys = prev
-        changed = [i for i, same in enumerate(map(operator.is_, policies, prev_pols)) if not same]
+        changed = list(compress(range(len(policies)), map(operator.is_not, policies, prev_pols)))
         if len(changed) != 1:
             return None if changed else self._keep_list(policies, prev_keys)
         i = changed[0]
@@ -394,21 +401,20 @@ class PolicyEngine:
                 selected if egress is not None else 0, ing, eg)
 
     def _outcomes(self) -> np.ndarray:
-        slots, _, targets, dns_slots, probe_target, probe_src, npods = self._layout
-        everyone = self.pods.all
-        in_iso, not_eg_iso = self._in_iso, ~self._eg_iso
-        ing_acc, eg_acc = self._ing_acc, self._eg_acc
-        vals = [((ing_acc[s] if in_iso >> d & 1 else -1) & (not_eg_iso | eg_acc[s]) & everyone)
-                for s, (d, _, _) in enumerate(slots)]
-        dns = 0
-        for s in dns_slots:
-            dns |= vals[s]
-        masks = []
-        for eps in targets:
-            mask = dns if eps else 0
-            for s in eps:
-                mask &= vals[s]
-            masks.append(mask)
+        _, _, targets, dns_slots, probe_target, probe_src, npods = self._layout
+        # per slot s to pod d: the sources admitted, ((ingress union if d is isolated for
+        # ingress, else everyone) & (not egress-isolated | egress union) & every pod), in C
+        # (map over the slots): -1 | x is -1, so ((in_iso >> d & 1) - 1) | x picks the union
+        # for isolated pods and everyone for the others
+        vals = list(map(and_, map(and_, map(or_, self._ing_acc, map(
+            sub, map(and_, map(rshift, repeat(self._in_iso), self._dsts), repeat(1)), repeat(1))),
+            map(or_, repeat(~self._eg_iso), self._eg_acc)), repeat(self.pods.all)))
+        val = vals.__getitem__
+        dns = reduce(or_, map(val, dns_slots), 0)
+        if self._single is not None:
+            masks = list(map(and_, map(val, self._single), repeat(dns)))
+        else:
+            masks = [reduce(and_, map(val, eps), dns) if eps else 0 for eps in targets]
         key = tuple(masks)
         hit = self._by_masks.get(key)
         if hit is not None:
