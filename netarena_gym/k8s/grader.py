@@ -46,6 +46,7 @@ from operator import and_, or_, rshift, sub
 import numpy as np
 
 from netarena_gym.k8s.grader_layout import Target, build_layout  # noqa: F401 (Target re-exported)
+from netarena_gym.k8s.grader_slots import merge_delta, move_part
 from netarena_gym.k8s.grader_world import (  # noqa: F401 (select_pods re-exported)
     Namespaces, Pods, compile_policy, port_matches, select_pods, world, world_key)
 from netarena_gym.k8s.workload import Probe
@@ -268,17 +269,17 @@ class PolicyEngine:
             old = replaced.pop(k[:2], None)
             oc = None if old is None else active.pop(old)
             iso = iso or oc is None or oc[0] != c[0] or oc[1] != c[1]
-            _move(ing_by, ing_delta, old, None if oc is None else oc[2], k, c[2])
-            _move(eg_by, eg_delta, old, None if oc is None else oc[3], k, c[3])
+            move_part(ing_by, ing_delta, old, None if oc is None else oc[2], k, c[2])
+            move_part(eg_by, eg_delta, old, None if oc is None else oc[3], k, c[3])
             active[k] = c
         gone += replaced.values()
         for old in gone:
             iso = True
             oc = active.pop(old)
-            _move(ing_by, ing_delta, old, oc[2], None, None)
-            _move(eg_by, eg_delta, old, oc[3], None, None)
-        _merge(self._ing_acc, ing_by, ing_delta)
-        _merge(self._eg_acc, eg_by, eg_delta)
+            move_part(ing_by, ing_delta, old, oc[2], None, None)
+            move_part(eg_by, eg_delta, old, oc[3], None, None)
+        merge_delta(self._ing_acc, ing_by, ing_delta)
+        merge_delta(self._eg_acc, eg_by, eg_delta)
         if iso:
             self._isolation()
         return True
@@ -324,13 +325,13 @@ class PolicyEngine:
         oc = active.pop(old)
         ing_delta: dict = {}
         eg_delta: dict = {}
-        _move(self._ing_by_slot, ing_delta, old, oc[2], k, c[2])
-        _move(self._eg_by_slot, eg_delta, old, oc[3], k, c[3])
+        move_part(self._ing_by_slot, ing_delta, old, oc[2], k, c[2])
+        move_part(self._eg_by_slot, eg_delta, old, oc[3], k, c[3])
         active[k] = c
         if ing_delta:
-            _merge(self._ing_acc, self._ing_by_slot, ing_delta)
+            merge_delta(self._ing_acc, self._ing_by_slot, ing_delta)
         if eg_delta:
-            _merge(self._eg_acc, self._eg_by_slot, eg_delta)
+            merge_delta(self._eg_acc, self._eg_by_slot, eg_delta)
         iso = oc[0] != c[0] or oc[1] != c[1]
         if iso:
             self._isolation()
@@ -467,45 +468,6 @@ def _shared_memo(signature: tuple) -> dict:
             _SHARED_MEMOS.clear()
         memo = _SHARED_MEMOS[signature] = {}
     return memo
-
-
-def _move(by_slot: list, delta: dict, old, old_part: dict | None, new, new_part: dict | None) -> None:
-    """Replace policy ``old``'s masks per slot (``old_part``, None: none) by policy
-    ``new``'s (``new_part``) in ``by_slot``, noting in ``delta`` (slot -> [bits gone, bits
-    come]) what changed; equal parts only change the key."""
-    if old_part is not None and new_part is not None and old_part == new_part:
-        for s in new_part:
-            d = by_slot[s]
-            d[new] = d.pop(old)
-        return
-    if old_part:
-        for s, m in old_part.items():
-            del by_slot[s][old]
-            d = delta.get(s)
-            if d is None:
-                delta[s] = d = [0, 0]
-            d[0] |= m
-    if new_part:
-        for s, m in new_part.items():
-            by_slot[s][new] = m
-            d = delta.get(s)
-            if d is None:
-                delta[s] = d = [0, 0]
-            d[1] |= m
-
-
-def _merge(acc: list, by_slot: list, delta: dict) -> None:
-    """Bring the per-slot unions ``acc`` up to date after the changes in ``delta`` (slot ->
-    [bits of the removed masks, bits of the added masks]): a slot that lost no bit only
-    the removed masks held is OR-ed with the added ones, the others are recomputed."""
-    for s, (gone, came) in delta.items():
-        if gone & ~came:
-            m = 0
-            for v in by_slot[s].values():
-                m |= v
-            acc[s] = m
-        else:
-            acc[s] |= came
 
 
 def _services_key(services: list):
