@@ -176,27 +176,10 @@ def _decode_peer(p, path: str, keep_empty: bool = False) -> dict:
     return out
 
 
-_PEERS: dict = {}  # (peer repr, keep_empty) -> decoded peer (shared: never changed)
-_PEERS_VALID: dict = {}  # stored peer repr -> True when it has no validation error
-
-
-def _peer_shape(x, path: str, peer_key: str, i: int, keep_empty: bool) -> dict:
-    """``_decode_peer`` of peer ``i`` of a rule, kept per peer text (a decode error, with
-    its path, is raised afresh every time)."""
-    key = (repr(x), keep_empty)
-    hit = _PEERS.get(key)
-    if hit is None:
-        hit = _decode_peer(x, f"{path}.{peer_key}[{i}]", keep_empty)
-        if len(_PEERS) >= 4096:
-            _PEERS.clear()
-        _PEERS[key] = hit
-    return hit
-
-
 def decode_rule(r, path: str, peer_key: str, keep_empty: bool = False) -> dict:
     r = _map(r, path) or {}
     out = {}
-    peers = [_peer_shape(x, path, peer_key, i, keep_empty)
+    peers = [_decode_peer(x, f"{path}.{peer_key}[{i}]", keep_empty)
              for i, x in enumerate(_list(r.get(peer_key), f"{path}.{peer_key}"))]
     ports = [_decode_port(x, f"{path}.ports[{i}]")
              for i, x in enumerate(_list(r.get("ports"), path + ".ports"))]
@@ -429,15 +412,7 @@ def validate_rule(r: dict, base: str, peer_key: str, end_port: bool = True) -> l
     for j, p in enumerate(r.get("ports", ())):
         errs.extend(_validate_port(p, f"{base}.ports[{j}]", end_port))
     for j, peer in enumerate(r.get(peer_key, ())):
-        key = repr(peer)
-        if key not in _PEERS_VALID:  # a peer's errors depend on it alone (and the path)
-            found = _validate_peer(peer, f"{base}.{peer_key}[{j}]")
-            if found:
-                errs.extend(found)
-                continue
-            if len(_PEERS_VALID) >= 4096:
-                _PEERS_VALID.clear()
-            _PEERS_VALID[key] = True
+        errs.extend(_validate_peer(peer, f"{base}.{peer_key}[{j}]"))
     return errs
 
 
