@@ -37,7 +37,6 @@ DNS_SERVICE = {"apiVersion": "v1", "kind": "Service",
 
 
 SHARED_MAX = 4096  # manifests keyed by identity (the baseline's and shared ones)
-STORES_KEPT = 1024  # built stores kept per base cluster (by their shared manifests)
 
 
 def canonical_spec(manifest: dict) -> dict:
@@ -104,9 +103,6 @@ class BaseCluster:
         self._shared = {id(m): [m, None, None] for m in wl.shared_policy_manifests().values()}
         self._baseline = dict(self._shared)
         self._stored: dict = {}  # stored policy objects shared by stores (Store.insert_kept_policy)
-        #: ((name, id of a shared manifest) per policy, end_port) -> (the manifests, the
-        #: built store's (objects, rv, uid counter)), see build_store
-        self._stores: dict = {}
         #: fault list (repr) -> the faulty manifests, or None: what K8sGenerator.check found
         self.checked: dict = {}
         #: (id of a manifest, fault (repr)) -> (that manifest, the faulty one or None), see
@@ -147,27 +143,10 @@ class BaseCluster:
     def build_store(self, policies: dict[str, dict], *, end_port: bool = True) -> Store:
         """The simulator's API server: namespaces, pods, services, kube-dns and the given
         policies, created as ``kubectl apply`` would (with the last-applied annotation)."""
+        from netarena_gym.k8s.commands.kubectl import LAST_APPLIED, last_applied
         if self._snapshot is None:
             self._snapshot = self._workload_snapshot()
-        # manifests shared by identity (never changed) build the same store every time
-        shared = self._shared
-        key = (tuple((n, id(m)) for n, m in policies.items()), end_port)
-        hit = self._stores.get(key)
-        if hit is not None:
-            return self._store_from(hit[1], {}, end_port)
-        st = self._store_from(self._snapshot, policies, end_port)
-        if all(shared.get(id(m), (None,))[0] is m for m in policies.values()):
-            if len(self._stores) >= STORES_KEPT:
-                self._stores.clear()
-            self._stores[key] = (list(policies.values()),  # keeps the ids of the key alive
-                                 ({r: dict(items) for r, items in st.objects.items()}, st.rv, st._uid))
-        return st
-
-    def _store_from(self, snapshot: tuple, policies: dict, end_port: bool) -> Store:
-        """A new store holding ``snapshot``'s objects (objects, rv, uid counter), then
-        ``policies`` created."""
-        from netarena_gym.k8s.commands.kubectl import LAST_APPLIED, last_applied
-        objects, rv, uid = snapshot
+        objects, rv, uid = self._snapshot
         st = Store(end_port=end_port)
         for res, items in objects.items():  # shared objects: the store writes copies
             st.objects[res] = dict(items)

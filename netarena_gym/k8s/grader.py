@@ -86,11 +86,7 @@ class PolicyEngine:
     one and updates only the slots the added or removed policies touch."""
 
     def __init__(self, probes: tuple[Probe, ...], namespace: str, *,
-                 dns_labels: dict | None = None, dns_namespace: str = "kube-system",
-                 keep_starts: bool = False):
-        """``keep_starts``: keep the state of frozen policy lists that changed more than one
-        policy (episode starts, see :meth:`_save`), for an engine that sees them again."""
-        self.keep_starts = keep_starts
+                 dns_labels: dict | None = None, dns_namespace: str = "kube-system"):
         self.probes = probes
         self.namespace = namespace
         self.dns_labels = dns_labels or {"k8s-app": "kube-dns"}
@@ -212,10 +208,9 @@ class PolicyEngine:
             done = self._replace_one(policies)
             if done is not None:
                 return done
-            if self.keep_starts:
-                if self._restore(policies):
-                    return False
-                self._save_next = True
+            if self._restore(policies):
+                return False
+            self._save_next = True
         diff = self._diff(policies) if frozen else None
         active = self._active
         if diff is not None:

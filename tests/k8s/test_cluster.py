@@ -69,19 +69,3 @@ def test_engine_sees_workload_writes_between_policy_writes():
     sim.run({"command": "kubectl label networkpolicy adservice tier-"})
     fresh = PolicyEngine(sim.probe_set.probes, "default").evaluate(store_cluster(sim.store))
     assert (sim.observe() == fresh).all()
-
-
-def test_a_store_is_kept_only_for_shared_manifests():
-    """Stores are kept per shared manifests (never changed); a manifest the caller owns may
-    change between builds, and the next store shows the change."""
-    import copy
-    base = base_cluster("default", "full")
-    pols = copy.deepcopy(K8sGenerator(1).sample(np.random.default_rng(3)).policies)
-    name = next(iter(pols))
-    base.build_store(pols)
-    pols[name]["spec"] = {"podSelector": {"matchLabels": {"app": "changed"}}}
-    st = base.build_store(pols)
-    assert st.get("networkpolicies", "default", name)["spec"]["podSelector"] == \
-        {"matchLabels": {"app": "changed"}}
-    assert json.dumps(st.list("networkpolicies", None)) == \
-        json.dumps(_plain(base, pols).list("networkpolicies", None))

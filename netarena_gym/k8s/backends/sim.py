@@ -72,7 +72,7 @@ class SimBackend:
         self.probe_set = base.probe_set
         if self.engine is None or self.engine.probes != base.probe_set.probes \
                 or self.engine.namespace != self.namespace:
-            self.engine = PolicyEngine(base.probe_set.probes, self.namespace, keep_starts=True)
+            self.engine = PolicyEngine(base.probe_set.probes, self.namespace)
 
     def reset_to_baseline(self) -> None:
         if self.scenario is not None:
