@@ -52,7 +52,6 @@ from netarena_gym.k8s.grader_world import (  # noqa: F401 (select_pods re-export
 from netarena_gym.k8s.workload import Probe
 
 MEMO_MAX = 4096
-STARTS_KEPT = 1024  # states kept per engine for policy lists seen before (episode starts)
 SHARED_WORLDS = 16
 #: world signature -> contributions of frozen clusters' policies, shared by the engines of a
 #: process that see the same world (the generator's check and the simulator's engine)
@@ -119,8 +118,6 @@ class PolicyEngine:
         self._masks: list | None = None   # per target, the mask the table's row holds
         self._table: np.ndarray | None = None
         self._by_masks: dict = {}          # masks (tuple) -> outcome array
-        self._starts: dict = {}            # ids of a frozen policy list -> its state, see _save
-        self._save_next = False
         if self._layout is not None:
             n = len(self._layout[0])
             self._ing_by_slot = [{} for _ in range(n)]
@@ -162,7 +159,6 @@ class PolicyEngine:
             if same:  # the slots stand: keep the policies' contributions
                 self._masks = self._table = None
                 self._by_masks = {}
-                self._starts = {}
             else:
                 self._clear_policies()
             if frozen:
@@ -171,9 +167,7 @@ class PolicyEngine:
         self._keep = (cluster.pods, cluster.namespaces, cluster.services) if frozen else ()
         if self._update_policies(cluster.policies, frozen) or not stable:
             out = self._outcomes()
-            if self._save_next:
-                self._save(cluster.policies, out)
-        else:  # no slot's union and no isolation changed (or a kept state): the outcomes stand
+        else:  # no slot's union and no isolation changed: the outcomes stand
             out = self._result
         self._version = cluster.version
         self._result = out
@@ -208,9 +202,6 @@ class PolicyEngine:
             done = self._replace_one(policies)
             if done is not None:
                 return done
-            if self._restore(policies):
-                return False
-            self._save_next = True
         diff = self._diff(policies) if frozen else None
         active = self._active
         if diff is not None:
@@ -334,32 +325,6 @@ class PolicyEngine:
         keys[i] = k
         self._prev = (list(policies), keys)
         return iso or bool(ing_delta) or bool(eg_delta)
-
-    def _save(self, policies: list, out: np.ndarray) -> None:
-        """Keep the state this frozen policy list left (after a change of more than one
-        policy: an episode's start) with its outcomes, by the list's object ids (the entry
-        keeps the objects alive): a later list of the same objects restores it."""
-        self._save_next = False
-        if len(self._starts) >= STARTS_KEPT:
-            self._starts.clear()
-        self._starts[tuple(map(id, policies))] = (
-            list(policies), self._prev, dict(self._active), [dict(d) for d in self._ing_by_slot],
-            [dict(d) for d in self._eg_by_slot], list(self._ing_acc), list(self._eg_acc),
-            self._in_iso, self._eg_iso, out)
-
-    def _restore(self, policies: list) -> bool:
-        """Restore the state :meth:`_save` kept for this list of objects, its outcomes as
-        the last result; False when none is kept (the slots are recomputed)."""
-        hit = self._starts.get(tuple(map(id, policies)))
-        if hit is None:
-            return False
-        (_, self._prev, active, ing, eg, ing_acc, eg_acc, self._in_iso, self._eg_iso,
-         self._result) = hit
-        self._active = dict(active)
-        self._ing_by_slot = [dict(d) for d in ing]
-        self._eg_by_slot = [dict(d) for d in eg]
-        self._ing_acc, self._eg_acc = list(ing_acc), list(eg_acc)
-        return True
 
     def _keep_list(self, policies: list, keys: list) -> bool:
         self._prev = (list(policies), keys)

@@ -321,26 +321,3 @@ def test_a_policy_listed_twice_then_once_stays_counted():
     for version, pols in enumerate(lists):
         assert eng.evaluate(Cluster(NSS, PODS, SVCS, pols, version, frozen=True)).tolist() == run(
             [{**p, "metadata": dict(p["metadata"])} for p in pols])
-
-
-def test_a_start_seen_before_restores_its_state():
-    """Resets to scenarios played before (the same stored objects) restore the engine's
-    state for that start rather than recompute it; steps from there answer as an engine built
-    from scratch, however often the start comes back and whatever was played in between."""
-    import gymnasium as gym
-    import netarena_gym  # noqa: F401
-    env = gym.make("NetArena-K8sPolicy-v0", level=2, interface="discrete")
-    be = env.unwrapped.backend
-    rng = np.random.default_rng(5)
-    checked = 0
-    for ep in [0, 1, 0, 2, 1, 0, 0, 2, 1, 0]:
-        obs, info = env.reset(seed=ep)
-        for _ in range(6):
-            c = be.objects()
-            assert be.engine.evaluate(c).tolist() == _fresh(c, be.engine.probes, be.namespace)
-            checked += 1
-            valid = np.flatnonzero(info["action_mask"])
-            obs, r, term, trunc, info = env.step(int(valid[rng.integers(len(valid))]))
-            if term or trunc:
-                break
-    assert checked > 30
