@@ -15,6 +15,7 @@ Backends: ``"sim"`` (default, the in-memory API server and simulated kubectl) an
 """
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,7 @@ BACKENDS = ("sim", "kubernetes")
 LARGE_TEXT_CHARS = 4_000_000  # text observation and tool output limits with app="large"
 MAX_STDIN = 65536
 REPORTS_KEPT = 1024  # connectivity reports kept per outcome array
+_METADATA, _NAME = itemgetter("metadata"), itemgetter("name")
 
 
 class K8sPolicyEnv(NetArenaEnv):
@@ -214,7 +216,7 @@ class K8sPolicyEnv(NetArenaEnv):
         """The policies by name (kept while the backend answers the same objects)."""
         c = self.backend.objects()
         if self._by_name is None or self._by_name[0] is not c:
-            self._by_name = (c, {p["metadata"]["name"]: p for p in c.policies})
+            self._by_name = (c, dict(zip(map(_NAME, map(_METADATA, c.policies)), c.policies)))
         return self._by_name[1]
 
     def _fill_catalogue(self) -> None:

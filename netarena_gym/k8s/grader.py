@@ -26,7 +26,8 @@ Rules implemented (Kubernetes documentation, "Network Policies"):
 * A Service's endpoints are the pods its selector matches in its namespace that have the
   target port; a probe succeeds iff the Service has endpoints and every one admits it.
 
-Pod sets are Python integers used as bit sets (:mod:`netarena_gym.k8s.grader_world`).
+Pod sets are Python integers used as bit sets (:mod:`netarena_gym.k8s.grader_world`); the
+slots and probe destinations come from :mod:`netarena_gym.k8s.grader_layout`.
 Evaluation is incremental: the engine keeps, per policy, what it contributes to every
 destination (pod, port, protocol) that a probe or DNS reaches, so a change to one policy
 recomputes that policy's contribution and the destinations it touches, not the cluster
@@ -38,14 +39,18 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
+from functools import reduce
+from itertools import compress, repeat
+from operator import and_, or_, rshift, sub
 
 import numpy as np
 
+from netarena_gym.k8s.grader_layout import Target, build_layout  # noqa: F401 (Target re-exported)
+from netarena_gym.k8s.grader_slots import merge_delta, move_part
 from netarena_gym.k8s.grader_world import (  # noqa: F401 (select_pods re-exported)
     Namespaces, Pods, compile_policy, port_matches, select_pods, world, world_key)
 from netarena_gym.k8s.workload import Probe
 
-DNS_PORT = 53
 MEMO_MAX = 4096
 SHARED_WORLDS = 16
 #: world signature -> contributions of frozen clusters' policies, shared by the engines of a
@@ -66,13 +71,6 @@ class Cluster:
     policies: list
     version: object = None
     frozen: bool = False
-
-
-@dataclass
-class Target:
-    """A probe destination resolved to pods: [(pod index, port number)]; empty when the
-    Service is missing or has no endpoints."""
-    endpoints: list
 
 
 class PolicyEngine:
@@ -141,16 +139,23 @@ class PolicyEngine:
         else:
             wk = world_key(cluster)
             sk = None if wk is None else _services_key(cluster.services)
+        stable = self._result is not None  # the last result holds for unchanged slots
         if wk is None or wk != self._wkey:
+            stable = False
             self._wkey = wk
             self._skey = object()
             self._clear_world()
             self.pods, self._nss = world(cluster)
         if sk is None or sk != self._skey:
+            stable = False
             self._skey = sk
             layout = self._build_layout(cluster)
             same = self._layout is not None and layout[0] == self._layout[0]
             self._layout = layout
+            self._dsts = tuple(d for d, _, _ in layout[0])  # per slot, its destination pod
+            # every destination has one endpoint (the usual app): their slots
+            self._single = (tuple(eps[0] for eps in layout[2])
+                            if all(len(eps) == 1 for eps in layout[2]) else None)
             if same:  # the slots stand: keep the policies' contributions
                 self._masks = self._table = None
                 self._by_masks = {}
@@ -160,8 +165,10 @@ class PolicyEngine:
                 self._fmemo = _shared_memo(self._signature())
         # ids are keys only while the objects live (and the lists, kept, keep their ids)
         self._keep = (cluster.pods, cluster.namespaces, cluster.services) if frozen else ()
-        self._update_policies(cluster.policies, frozen)
-        out = self._outcomes()
+        if self._update_policies(cluster.policies, frozen) or not stable:
+            out = self._outcomes()
+        else:  # no slot's union and no isolation changed: the outcomes stand
+            out = self._result
         self._version = cluster.version
         self._result = out
         return out
@@ -191,6 +198,10 @@ class PolicyEngine:
         return list(removed), [k for k in new_keys if k in added], keys
 
     def _update_policies(self, policies: list, frozen: bool) -> None:
+        if frozen:
+            done = self._replace_one(policies)
+            if done is not None:
+                return done
         diff = self._diff(policies) if frozen else None
         active = self._active
         if diff is not None:
@@ -212,7 +223,7 @@ class PolicyEngine:
             removed = [k for k in active if k not in keys]
             added = [k for k in keys if k not in active]
         if not removed and not added:
-            return
+            return False
         ing_by, eg_by = self._ing_by_slot, self._eg_by_slot
         # per slot, the masks that left and the masks that came: a slot whose union can only
         # have grown is OR-ed in place, one that may have lost bits is recomputed
@@ -244,23 +255,80 @@ class PolicyEngine:
             old = replaced.pop(k[:2], None)
             oc = None if old is None else active.pop(old)
             iso = iso or oc is None or oc[0] != c[0] or oc[1] != c[1]
-            _move(ing_by, ing_delta, old, None if oc is None else oc[2], k, c[2])
-            _move(eg_by, eg_delta, old, None if oc is None else oc[3], k, c[3])
+            move_part(ing_by, ing_delta, old, None if oc is None else oc[2], k, c[2])
+            move_part(eg_by, eg_delta, old, None if oc is None else oc[3], k, c[3])
             active[k] = c
         gone += replaced.values()
         for old in gone:
             iso = True
             oc = active.pop(old)
-            _move(ing_by, ing_delta, old, oc[2], None, None)
-            _move(eg_by, eg_delta, old, oc[3], None, None)
-        _merge(self._ing_acc, ing_by, ing_delta)
-        _merge(self._eg_acc, eg_by, eg_delta)
+            move_part(ing_by, ing_delta, old, oc[2], None, None)
+            move_part(eg_by, eg_delta, old, oc[3], None, None)
+        merge_delta(self._ing_acc, ing_by, ing_delta)
+        merge_delta(self._eg_acc, eg_by, eg_delta)
         if iso:
-            in_iso = eg_iso = 0
-            for c in active.values():
-                in_iso |= c[0]
-                eg_iso |= c[1]
-            self._in_iso, self._eg_iso = in_iso, eg_iso
+            self._isolation()
+        return True
+
+    def _isolation(self) -> None:
+        """The pods isolated for ingress and for egress: the union over the active policies."""
+        in_iso = eg_iso = 0
+        for c in self._active.values():
+            in_iso |= c[0]
+            eg_iso |= c[1]
+        self._in_iso, self._eg_iso = in_iso, eg_iso
+
+    def _replace_one(self, policies: list) -> bool | None:
+        """The common step of a frozen cluster: one position of the last list holds a new
+        object of the same policy (a patch), or none does. Updates the slots as
+        :meth:`_update_policies` would and returns whether a slot's union or an isolation
+        mask may have changed; None (nothing done) for any other change."""
+        prev = self._prev
+        if prev is None or len(prev[0]) != len(policies):
+            return None
+        prev_pols, prev_keys = prev
+        changed = list(compress(range(len(policies)), map(operator.is_not, policies, prev_pols)))
+        if len(changed) != 1:
+            return None if changed else self._keep_list(policies, prev_keys)
+        i = changed[0]
+        pol = policies[i]
+        md = pol.get("metadata") or {}
+        old = prev_keys[i]
+        spec = pol.get("spec")
+        if old[2] == id(spec) and old[1] == md.get("name") and old[0] == md.get("namespace"):
+            return self._keep_list(policies, prev_keys)  # the same spec in a new object
+        k = (md.get("namespace"), md.get("name"), id(spec))
+        active = self._active
+        if k[:2] != old[:2] or k in active:
+            return None
+        memo = self._fmemo if self._fmemo is not None else self._memo
+        c = memo.get(k)
+        if c is None:
+            c = self._contribution(pol)
+            if len(memo) >= MEMO_MAX:
+                memo.clear()
+            memo[k] = c + (spec,)
+        oc = active.pop(old)
+        ing_delta: dict = {}
+        eg_delta: dict = {}
+        move_part(self._ing_by_slot, ing_delta, old, oc[2], k, c[2])
+        move_part(self._eg_by_slot, eg_delta, old, oc[3], k, c[3])
+        active[k] = c
+        if ing_delta:
+            merge_delta(self._ing_acc, self._ing_by_slot, ing_delta)
+        if eg_delta:
+            merge_delta(self._eg_acc, self._eg_by_slot, eg_delta)
+        iso = oc[0] != c[0] or oc[1] != c[1]
+        if iso:
+            self._isolation()
+        keys = list(prev_keys)
+        keys[i] = k
+        self._prev = (list(policies), keys)
+        return iso or bool(ing_delta) or bool(eg_delta)
+
+    def _keep_list(self, policies: list, keys: list) -> bool:
+        self._prev = (list(policies), keys)
+        return False
 
     def _contribution(self, pol: dict) -> tuple:
         """(pods isolated for ingress, for egress, {slot: peers its ingress rules admit},
@@ -294,21 +362,20 @@ class PolicyEngine:
                 selected if egress is not None else 0, ing, eg)
 
     def _outcomes(self) -> np.ndarray:
-        slots, _, targets, dns_slots, probe_target, probe_src, npods = self._layout
-        everyone = self.pods.all
-        in_iso, not_eg_iso = self._in_iso, ~self._eg_iso
-        ing_acc, eg_acc = self._ing_acc, self._eg_acc
-        vals = [((ing_acc[s] if in_iso >> d & 1 else -1) & (not_eg_iso | eg_acc[s]) & everyone)
-                for s, (d, _, _) in enumerate(slots)]
-        dns = 0
-        for s in dns_slots:
-            dns |= vals[s]
-        masks = []
-        for eps in targets:
-            mask = dns if eps else 0
-            for s in eps:
-                mask &= vals[s]
-            masks.append(mask)
+        _, _, targets, dns_slots, probe_target, probe_src, npods = self._layout
+        # per slot s to pod d: the sources admitted, ((ingress union if d is isolated for
+        # ingress, else everyone) & (not egress-isolated | egress union) & every pod), in C
+        # (map over the slots): -1 | x is -1, so ((in_iso >> d & 1) - 1) | x picks the union
+        # for isolated pods and everyone for the others
+        vals = list(map(and_, map(and_, map(or_, self._ing_acc, map(
+            sub, map(and_, map(rshift, repeat(self._in_iso), self._dsts), repeat(1)), repeat(1))),
+            map(or_, repeat(~self._eg_iso), self._eg_acc)), repeat(self.pods.all)))
+        val = vals.__getitem__
+        dns = reduce(or_, map(val, dns_slots), 0)
+        if self._single is not None:
+            masks = list(map(and_, map(val, self._single), repeat(dns)))
+        else:
+            masks = [reduce(and_, map(val, eps), dns) if eps else 0 for eps in targets]
         key = tuple(masks)
         hit = self._by_masks.get(key)
         if hit is not None:
@@ -347,82 +414,9 @@ class PolicyEngine:
                 tuple(tuple(sorted(x.items())) for x in p.ports), tuple(n.bit_of.items()),
                 tuple(sorted(n.label_index.items())), self._layout[0])
 
-    # ------------------------------------------------------------------ layout
     def _build_layout(self, cluster: Cluster) -> tuple:
-        """(slots, slots by pod, per target its endpoint slots, DNS slots, per probe its
-        target row and source column, pod count)."""
-        pods = self.pods
-        src_of = {name: i for i, (name, ns) in enumerate(zip(pods.names, pods.ns))
-                  if ns == self.namespace}
-        services = {}
-        for sv in cluster.services:
-            md = sv.get("metadata") or {}
-            if (md.get("namespace") or "default") == self.namespace:
-                services[md.get("name")] = sv
-        slot_of: dict = {}
-
-        def slot(key):
-            if key not in slot_of:
-                slot_of[key] = len(slot_of)
-            return slot_of[key]
-
-        index: dict[tuple[str, int], int] = {}
-        targets: list = []
-        n = len(pods.names)
-        probe_target = np.empty(len(self.probes), dtype=np.intp)
-        probe_src = np.empty(len(self.probes), dtype=np.intp)
-        for k, pr in enumerate(self.probes):
-            key = (pr.service, pr.port)
-            if key not in index:
-                index[key] = len(targets)
-                eps = self._target(services.get(pr.service), pr.port).endpoints
-                targets.append(tuple(slot((d, num, "TCP")) for d, num in eps))
-            probe_target[k] = index[key]
-            probe_src[k] = src_of.get(pr.source, n)
-        missing = probe_src == n
-        probe_target[missing] = len(targets)  # the all-False row
-        dns_pods = select_pods({"matchLabels": self.dns_labels},
-                               pods.ns_mask.get(self.dns_namespace, 0), pods.label_index, pods.key_index)
-        dns_slots = []
-        while dns_pods:
-            low = dns_pods & -dns_pods
-            dns_slots.append(slot((low.bit_length() - 1, DNS_PORT, "UDP")))
-            dns_pods ^= low
-        slots = tuple(slot_of)
-        by_pod: dict = {}
-        for s, (d, _, _) in enumerate(slots):
-            by_pod.setdefault(d, []).append(s)
-        return slots, by_pod, targets, dns_slots, probe_target, probe_src, n
-
-    def _target(self, svc: dict | None, port: int) -> Target:
-        if svc is None:
-            return Target([])
-        spec = svc.get("spec") or {}
-        sp = None
-        for p in spec.get("ports") or ():
-            if p.get("port") == port and (p.get("protocol") or "TCP") == "TCP":
-                sp = p
-                break
-        sel = spec.get("selector")
-        if sp is None or not sel:
-            return Target([])
-        pods = self.pods
-        members = select_pods({"matchLabels": sel}, pods.ns_mask.get(self.namespace, 0),
-                              pods.label_index, pods.key_index)
-        tp = sp.get("targetPort", port)
-        eps = []
-        while members:
-            low = members & -members
-            i = low.bit_length() - 1
-            members ^= low
-            if isinstance(tp, str) and not tp.isdigit():
-                num = pods.ports[i].get((tp, "TCP"))
-                if num is None:
-                    continue  # this pod does not expose the named port: not an endpoint
-            else:
-                num = int(tp)
-            eps.append((i, num))
-        return Target(eps)
+        return build_layout(self.pods, cluster.services, self.probes, self.namespace,
+                            self.dns_labels, self.dns_namespace)
 
 
 def _shared_memo(signature: tuple) -> dict:
@@ -434,45 +428,6 @@ def _shared_memo(signature: tuple) -> dict:
             _SHARED_MEMOS.clear()
         memo = _SHARED_MEMOS[signature] = {}
     return memo
-
-
-def _move(by_slot: list, delta: dict, old, old_part: dict | None, new, new_part: dict | None) -> None:
-    """Replace policy ``old``'s masks per slot (``old_part``, None: none) by policy
-    ``new``'s (``new_part``) in ``by_slot``, noting in ``delta`` (slot -> [bits gone, bits
-    come]) what changed; equal parts only change the key."""
-    if old_part is not None and new_part is not None and old_part == new_part:
-        for s in new_part:
-            d = by_slot[s]
-            d[new] = d.pop(old)
-        return
-    if old_part:
-        for s, m in old_part.items():
-            del by_slot[s][old]
-            d = delta.get(s)
-            if d is None:
-                delta[s] = d = [0, 0]
-            d[0] |= m
-    if new_part:
-        for s, m in new_part.items():
-            by_slot[s][new] = m
-            d = delta.get(s)
-            if d is None:
-                delta[s] = d = [0, 0]
-            d[1] |= m
-
-
-def _merge(acc: list, by_slot: list, delta: dict) -> None:
-    """Bring the per-slot unions ``acc`` up to date after the changes in ``delta`` (slot ->
-    [bits of the removed masks, bits of the added masks]): a slot that lost no bit only
-    the removed masks held is OR-ed with the added ones, the others are recomputed."""
-    for s, (gone, came) in delta.items():
-        if gone & ~came:
-            m = 0
-            for v in by_slot[s].values():
-                m |= v
-            acc[s] = m
-        else:
-            acc[s] |= came
 
 
 def _services_key(services: list):

@@ -15,8 +15,9 @@ import time
 import uuid
 from functools import lru_cache
 from netarena_gym.k8s.state_validation import (
-    DecodeError, FieldError, Invalid, apply_defaults, decode_spec, drop_empty, validate_metadata,
-    validate_name, validate_spec)
+    DecodeError, FieldError, Invalid, apply_defaults, decode_rule, decode_selector, decode_spec,
+    default_rule, drop_empty, drop_end_ports, validate_metadata, validate_name, validate_rule,
+    validate_spec)
 
 EPOCH = 1767225600  # 2026-01-01T00:00:00Z
 START_AGE = 600     # the workload is ten minutes old when the episode starts
@@ -80,12 +81,81 @@ def canonical_spec_parts(raw, end_port: bool = True) -> tuple:
     key = (repr(raw), end_port)
     hit = _SPEC_CACHE.get(key)
     if hit is None:
-        shape = apply_defaults(decode_spec(raw, end_port=end_port, keep_empty=True))
-        spec = drop_empty(shape)
-        hit = (shape, spec, tuple(validate_spec(spec, end_port=end_port)))
+        hit = _parts_by_rule(raw, end_port)
+        if hit is None:
+            shape = apply_defaults(decode_spec(raw, end_port=end_port, keep_empty=True))
+            spec = drop_empty(shape)
+            hit = (shape, spec, tuple(validate_spec(spec, end_port=end_port)))
         if len(_SPEC_CACHE) >= 4096:
             _SPEC_CACHE.clear()
         _SPEC_CACHE[key] = hit
+    return hit
+
+
+_RULE_CACHE: dict = {}  # (rule repr, direction, end_port) -> (shape, stored rule) or None
+_SPEC_FIELDS = frozenset({"podSelector", "ingress", "egress", "policyTypes"})
+_RULES = (("ingress", "from"), ("egress", "to"))
+
+
+def _parts_by_rule(raw, end_port: bool) -> tuple | None:
+    """:func:`canonical_spec_parts`' answer built from rules decoded one at a time and kept
+    per rule text (a patch changes one rule and leaves the others as they were stored), or
+    None where that does not apply: a raw spec that is not a plain map of the spec's
+    fields, a rule that does not decode or has validation errors (the whole spec is then
+    decoded as one, for the server's first error). A rule's decoding, defaults and
+    validity depend on nothing else in the spec; the answer equals the whole decoding's,
+    key order included."""
+    if type(raw) is not dict or not raw.keys() <= _SPEC_FIELDS:
+        return None
+    try:
+        shape = {"podSelector": decode_selector(raw.get("podSelector"), "spec.podSelector",
+                                                True) or {}}
+        stored_rules = {}
+        for key, peer_key in _RULES:
+            rules = raw.get(key)
+            if rules is None:
+                continue
+            if type(rules) is not list:
+                return None
+            parts = [_rule_parts(r, i, key, peer_key, end_port) for i, r in enumerate(rules)]
+            if None in parts:
+                return None
+            shape[key] = [p[0] for p in parts]
+            stored_rules[key] = [p[1] for p in parts]
+        types = raw.get("policyTypes")
+        if types is not None:
+            if type(types) is not list or not all(type(t) is str for t in types):
+                return None
+            if types:
+                shape["policyTypes"] = list(types)
+    except DecodeError:
+        return None
+    apply_defaults(shape)  # the rules' ports are defaulted already: this sets policyTypes
+    spec = {}
+    for k, v in shape.items():
+        if k == "podSelector":
+            spec[k] = drop_empty(v)
+        elif v:  # an empty list of rules is omitted
+            spec[k] = stored_rules[k] if k in stored_rules else v
+    rest = {"podSelector": spec["podSelector"], "policyTypes": spec["policyTypes"]}
+    return shape, spec, tuple(validate_spec(rest, end_port=end_port))
+
+
+def _rule_parts(rule, i: int, key: str, peer_key: str, end_port: bool) -> tuple | None:
+    """(shape, stored form) of rule ``i`` of ``key``, kept per rule text; None: the rule has
+    validation errors. Raises DecodeError (uncached) when it does not decode."""
+    rk = (repr(rule), key, end_port)
+    hit = _RULE_CACHE.get(rk, _RULE_CACHE)
+    if hit is _RULE_CACHE:
+        shape = decode_rule(rule, f"spec.{key}[{i}]", peer_key, keep_empty=True)
+        if not end_port:
+            drop_end_ports(shape)
+        default_rule(shape)
+        stored = drop_empty(shape)
+        hit = None if validate_rule(stored, f"spec.{key}[{i}]", peer_key, end_port) else (shape, stored)
+        if len(_RULE_CACHE) >= 4096:
+            _RULE_CACHE.clear()
+        _RULE_CACHE[rk] = hit
     return hit
 
 

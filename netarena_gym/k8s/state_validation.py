@@ -1,108 +1,18 @@
 """What the API server does to a NetworkPolicy on every write: decode into the typed object
 (unknown fields dropped, empty optional fields omitted, wrong JSON types rejected), apply
 the defaults (``protocol: TCP``; ``policyTypes`` from the rules), then validate with the
-server's messages (``pkg/apis/networking/validation``, label and name rules of apimachinery).
-Also the label checks ``kubectl label`` and ObjectMeta validation use.
+server's messages (``pkg/apis/networking/validation``, with the label and name rules of
+:mod:`netarena_gym.k8s.state_names`). Also the label checks ``kubectl label`` and ObjectMeta
+validation use.
 """
 from __future__ import annotations
 
 import ipaddress
 import operator
-import re
 from dataclasses import dataclass
-from functools import lru_cache
 
-# ------------------------------------------------------------------ apimachinery rules
-_QNAME = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_RX = re.compile("^" + _QNAME + "$")
-_LABEL_VALUE_RX = re.compile("^(" + _QNAME + ")?$")
-_DNS1123_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUB = _DNS1123_LABEL + "(\\." + _DNS1123_LABEL + ")*"
-_DNS1123_SUB_RX = re.compile("^" + _DNS1123_SUB + "$")
-_PORT_NAME_CHARS = re.compile("^[-a-z0-9]+$")
-_HAS_LETTER = re.compile("[a-z]")
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    ex = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {ex}regex used for validation is '{fmt}')"
-
-
-_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-              "end with an alphanumeric character")
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric "
-                    "characters, '-', '_' or '.', and must start and end with an "
-                    "alphanumeric character")
-_DNS_SUB_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                "characters, '-' or '.', and must start and end with an alphanumeric character")
-
-
-def dns1123_subdomain_errors(value: str) -> list[str]:
-    errs = []
-    if len(value) > 253:
-        errs.append("must be no more than 253 characters")
-    if not _DNS1123_SUB_RX.match(value):
-        errs.append(_regex_error(_DNS_SUB_MSG, _DNS1123_SUB, "example.com"))
-    return errs
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    return list(_qualified_name_errors(value))
-
-
-@lru_cache(maxsize=4096)
-def _qualified_name_errors(value: str) -> tuple[str, ...]:
-    errs = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix))
-    else:
-        return ("a qualified name " + _regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc")
-                + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",)
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
-    if not _QNAME_RX.match(name):
-        errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc"))
-    return tuple(errs)
-
-
-def label_value_errors(value: str) -> list[str]:
-    return list(_label_value_errors(value))
-
-
-@lru_cache(maxsize=4096)
-def _label_value_errors(value: str) -> tuple[str, ...]:
-    errs = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _LABEL_VALUE_RX.match(value):
-        errs.append(_regex_error(_LABEL_VALUE_MSG, "(" + _QNAME + ")?", "MyValue", "my_value", "12345"))
-    return tuple(errs)
-
-
-def port_name_errors(port: str) -> list[str]:
-    errs = []
-    if len(port) > 15:
-        errs.append("must be no more than 15 characters")
-    if not _PORT_NAME_CHARS.match(port):
-        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
-    if not _HAS_LETTER.search(port):
-        errs.append("must contain at least one letter or number (a-z, 0-9)")
-    if "--" in port:
-        errs.append("must not contain consecutive hyphens")
-    if port and (port[0] == "-" or port[-1] == "-"):
-        errs.append("must not begin or end with a hyphen")
-    return errs
+from netarena_gym.k8s.state_names import (  # noqa: F401 (label_value_errors re-exported)
+    dns1123_subdomain_errors, label_value_errors, port_name_errors, qualified_name_errors)
 
 
 # ------------------------------------------------------------------------ field errors
@@ -266,7 +176,7 @@ def _decode_peer(p, path: str, keep_empty: bool = False) -> dict:
     return out
 
 
-def _decode_rule(r, path: str, peer_key: str, keep_empty: bool = False) -> dict:
+def decode_rule(r, path: str, peer_key: str, keep_empty: bool = False) -> dict:
     r = _map(r, path) or {}
     out = {}
     peers = [_decode_peer(x, f"{path}.{peer_key}[{i}]", keep_empty)
@@ -287,7 +197,7 @@ def decode_spec(spec, *, end_port: bool = True, keep_empty: bool = False) -> dic
     spec = _map(spec, "spec") or {}
     out = {"podSelector": decode_selector(spec.get("podSelector"), "spec.podSelector", keep_empty) or {}}
     for key, peer_key in (("ingress", "from"), ("egress", "to")):
-        rules = [_decode_rule(x, f"spec.{key}[{i}]", peer_key, keep_empty)
+        rules = [decode_rule(x, f"spec.{key}[{i}]", peer_key, keep_empty)
                  for i, x in enumerate(_list(spec.get(key), "spec." + key))]
         if rules or (keep_empty and spec.get(key) is not None):
             out[key] = rules
@@ -297,9 +207,14 @@ def decode_spec(spec, *, end_port: bool = True, keep_empty: bool = False) -> dic
     if not end_port:
         for key in ("ingress", "egress"):
             for r in out.get(key, ()):
-                for p in r.get("ports", ()):
-                    p.pop("endPort", None)
+                drop_end_ports(r)
     return out
+
+
+def drop_end_ports(rule: dict) -> None:
+    """A decoded rule as a server without the endPort field keeps it (in place)."""
+    for p in rule.get("ports", ()):
+        p.pop("endPort", None)
 
 
 _SLICES_AND_MAPS = frozenset({"ingress", "egress", "policyTypes", "from", "to", "ports", "except",
@@ -331,16 +246,21 @@ def apply_defaults(spec: dict) -> dict:
     """SetDefaults_NetworkPolicy and SetDefaults_NetworkPolicyPort (in place)."""
     for key in ("ingress", "egress"):
         for r in spec.get(key, ()):
-            for p in r.get("ports", ()):
-                if "protocol" not in p:
-                    # keep the serialised key order of the server: port, protocol, endPort
-                    items = list(p.items())
-                    p.clear()
-                    p["protocol"] = "TCP"
-                    p.update(items)
+            default_rule(r)
     if not spec.get("policyTypes"):
         spec["policyTypes"] = ["Ingress"] + (["Egress"] if spec.get("egress") else [])
     return spec
+
+
+def default_rule(rule: dict) -> None:
+    """SetDefaults_NetworkPolicyPort on a decoded rule's ports (in place)."""
+    for p in rule.get("ports", ()):
+        if "protocol" not in p:
+            # keep the serialised key order of the server: port, protocol, endPort
+            items = list(p.items())
+            p.clear()
+            p["protocol"] = "TCP"
+            p.update(items)
 
 
 # -------------------------------------------------------------------------- validation
@@ -471,11 +391,7 @@ def validate_spec(spec: dict, *, end_port: bool = True) -> list[FieldError]:
     errs = validate_selector(spec.get("podSelector"), "spec.podSelector")
     for key, peer_key in (("ingress", "from"), ("egress", "to")):
         for i, r in enumerate(spec.get(key, ())):
-            base = f"spec.{key}[{i}]"
-            for j, p in enumerate(r.get("ports", ())):
-                errs.extend(_validate_port(p, f"{base}.ports[{j}]", end_port))
-            for j, peer in enumerate(r.get(peer_key, ())):
-                errs.extend(_validate_peer(peer, f"{base}.{peer_key}[{j}]"))
+            errs.extend(validate_rule(r, f"spec.{key}[{i}]", peer_key, end_port))
     types = spec.get("policyTypes") or []
     if len(types) > 2:
         shown = "[]networking.PolicyType{" + ", ".join(f'"{t}"' for t in types) + "}"
@@ -486,6 +402,17 @@ def validate_spec(spec: dict, *, end_port: bool = True) -> list[FieldError]:
         if t not in ("Ingress", "Egress"):
             errs.append(FieldError(f"spec.policyTypes[{i}]", "Unsupported value", t,
                                    'supported values: "Ingress", "Egress"'))
+    return errs
+
+
+def validate_rule(r: dict, base: str, peer_key: str, end_port: bool = True) -> list[FieldError]:
+    """The errors of one stored rule at ``base`` (e.g. ``spec.ingress[0]``); a rule's
+    errors depend on nothing else in the spec."""
+    errs = []
+    for j, p in enumerate(r.get("ports", ())):
+        errs.extend(_validate_port(p, f"{base}.ports[{j}]", end_port))
+    for j, peer in enumerate(r.get(peer_key, ())):
+        errs.extend(_validate_peer(peer, f"{base}.{peer_key}[{j}]"))
     return errs
 
 

@@ -3,7 +3,8 @@
 ``apply(scenario)`` builds the in-memory API server with the scenario's faulty policies;
 ``run({"command": ..., "stdin": ...})`` executes one agent command line (allow-list,
 shell, simulated kubectl; a JSON patch of one policy, what the discrete catalogue sends,
-is parsed once per command line and then applied directly, see ``executor.plan``); ``observe()`` evaluates the probe set with the policy engine
+is parsed once per command line and then applied directly, see ``executor.plan``; the
+catalogue's ``kubectl get networkpolicy NAME -o yaml`` is kept per stored policy); ``observe()`` evaluates the probe set with the policy engine
 (incremental, cached until an object changes; one engine across resets); ``objects()`` is the cluster as the engine reads it.
 
 The agent is held to the same RBAC as on a real cluster (:mod:`netarena_gym.k8s.rbac`):
@@ -11,6 +12,7 @@ reads the Role does not allow (another namespace, ``-A``, cluster-scoped kinds) 
 with the API server's ``Error from server (Forbidden)`` lines, exit status 1."""
 from __future__ import annotations
 
+import re
 from typing import Mapping
 
 import numpy as np
@@ -29,6 +31,7 @@ from netarena_gym.k8s.workload_large import workload_for
 
 PLAN_CACHE = 4096  # command lines whose plan a backend keeps
 _UNPLANNED = object()
+_READ_ONE = re.compile(r"kubectl get networkpolicy ([a-z0-9]([-a-z0-9]*[a-z0-9])?) -o yaml")
 _LONG = {v: k for k, v in {**VALUE_FLAGS, **BOOL_FLAGS}.items() if k.startswith("--")}
 
 
@@ -55,6 +58,7 @@ class SimBackend:
         self._cluster: Cluster | None = None
         self._workload = None  # (store token, workload version) of self._cluster
         self._plans: dict = {}  # (command, namespace) -> JsonPatchPlan | None (see executor.plan)
+        self._reads: dict = {}  # (command, namespace, id(policy)) -> (policy, result), see _read_one
 
     def apply(self, scenario: Scenario, prebuilt: dict | None = None) -> None:
         """``prebuilt``: the generator's policies for this scenario (else rebuilt from it)."""
@@ -86,7 +90,27 @@ class SimBackend:
             plan = self._plans[key] = executor.plan(command, "", self.namespace, self.verbs)
         if plan is not None and not stdin:
             return run_json_patch(self.kubectl, plan)
+        if not stdin:
+            m = _READ_ONE.fullmatch(command)
+            if m is not None:
+                return self._read_one(command, m.group(1))
         return executor.run(command, stdin, self.namespace, self.kubectl_as_agent, self.verbs)
+
+    def _read_one(self, command: str, name: str) -> CommandResult:
+        """``kubectl get networkpolicy NAME -o yaml`` (the catalogue's inspect): its answer
+        is a function of the stored policy alone (the object's text, or NotFound; refused
+        the same way every time), so it is kept per (line, namespace, object) and replayed
+        (stored objects are never changed in place)."""
+        obj = self.store.find("networkpolicies", self.namespace, name)
+        key = (command, self.namespace, id(obj))
+        hit = self._reads.get(key)
+        if hit is None or hit[0] is not obj:
+            res = executor.run(command, "", self.namespace, self.kubectl_as_agent, self.verbs)
+            if len(self._reads) >= PLAN_CACHE:
+                self._reads.clear()
+            hit = self._reads[key] = (obj, res)
+        res = hit[1]
+        return CommandResult(res.output, res.status, res.kind)
 
     def kubectl_as_agent(self, argv: list[str], stdin: str = "") -> CommandResult:
         """The simulated kubectl, with the agent's RBAC applied to its reads."""
