@@ -31,6 +31,9 @@ def needs_serial(item) -> bool:
             or any(item.get_closest_marker(m) is not None for m in SERIAL_MARKERS))
 
 
+# tryfirst: xdist's own hook reads the group marker to give the test its group, so the
+# marker must be on the item before that hook runs
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if needs_serial(item):

@@ -32,27 +32,34 @@ def test_no_section_without_skips(pytester):
     assert "by reason" not in result.stdout.str()
 
 
-def test_real_system_tests_share_one_xdist_group(pytester):
-    """Tests that drive Mininet, the API server or Ray get the one ``xdist_group`` (so
-    ``--dist loadgroup`` runs them on one worker); the rest get none."""
+def test_real_system_tests_share_one_xdist_worker(pytester, monkeypatch):
+    """Under ``-n 2 --dist loadgroup``, tests that drive Mininet, the API server or Ray (by
+    marker, or by file for the local-Ray files) all run on one worker; the others are
+    spread. The marker must be on the item before xdist's own collection hook reads it."""
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_group='''
-import pytest
-
-def group(request):
-    m = request.node.get_closest_marker("xdist_group")
-    return m.args[0] if m else None
-
+    record = """
+import os, pytest
+def log(kind):
+    with open(os.environ["WORKER_LOG"], "a") as f:
+        f.write(kind + " " + os.environ.get("PYTEST_XDIST_WORKER", "-") + "\\n")
+"""
+    pytester.makepyfile(test_group=record + """
+@pytest.mark.parametrize("i", range(4))
 @pytest.mark.mininet
-def test_mininet(request): assert group(request) == "real-systems"
+def test_mininet(i): log("real")
+@pytest.mark.parametrize("i", range(4))
 @pytest.mark.kubernetes
-def test_api_server(request): assert group(request) == "real-systems"
+def test_api_server(i): log("real")
 @pytest.mark.ray_cluster
-def test_ray(request): assert group(request) == "real-systems"
-def test_plain(request): assert group(request) is None
-''')
-    pytester.makepyfile(test_ray_pool="def test_pool(request):\n"
-                        "    assert request.node.get_closest_marker('xdist_group').args == "
-                        "('real-systems',)\n")
-    result = pytester.runpytest("-q", "-p", "no:xdist")
-    result.assert_outcomes(passed=5)
+def test_ray(): log("real")
+@pytest.mark.parametrize("i", range(12))
+def test_plain(i): log("plain")
+""", test_ray_pool=record + "def test_pool(): log('real')\n")
+    log = pytester.path / "workers.log"
+    monkeypatch.setenv("WORKER_LOG", str(log))
+    result = pytester.runpytest_subprocess("-q", "-n", "2", "--dist", "loadgroup",
+                                           "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=22)
+    seen = [line.split() for line in log.read_text().splitlines()]
+    real = {w for kind, w in seen if kind == "real"}
+    assert len([1 for kind, _ in seen if kind == "real"]) == 10 and len(real) == 1, seen
