@@ -5,6 +5,7 @@ renders to the text action an LLM would type, so both interfaces run the same co
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from netarena_gym.core.actions import Catalogue, CatalogueEntry
 from netarena_gym.core.ipv4 import int_to_ip
@@ -83,22 +84,12 @@ def fill(cat: Catalogue, lay: Layout, dims: Dims) -> None:
         cat.mask[:] = hit[1]
 
 
-_ENTRIES: dict[tuple, CatalogueEntry] = {}
-ENTRIES_MAX = 65536
-
-
+@lru_cache(maxsize=65536)
 def _entry(label: str, machine: str, command: str, group: str) -> CatalogueEntry:
     """The entry, made once per (label, machine, command, group): entries are immutable
     and shared (the memo above already hands one episode's to the next), and most recur
     across the layouts drawn at random (making one costs more than finding it)."""
-    key = (label, machine, command, group)
-    e = _ENTRIES.get(key)
-    if e is None:
-        if len(_ENTRIES) >= ENTRIES_MAX:
-            _ENTRIES.clear()
-        e = _ENTRIES[key] = CatalogueEntry(label, {"machine": machine, "command": command},
-                                           group)
-    return e
+    return CatalogueEntry(label, {"machine": machine, "command": command}, group)
 
 
 def _build(cat: Catalogue, lay: Layout, dims: Dims) -> None:
