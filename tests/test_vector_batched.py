@@ -198,3 +198,68 @@ def test_workers_option():
     assert default_workers(1) == 1 and 1 <= default_workers(64) <= 64
     with pytest.raises(InvalidConfig):
         make_vec("NetArena-Routing-v0", 2, workers=3)
+
+
+def test_step_infos_are_the_unstacked_sync_infos():
+    """``step_infos`` gives each env's own ``info`` dict (lean keys rebuilt from the column
+    pack plus the rest) and, under ``SameStep``, the final observation and info of each
+    env whose episode ended: what SyncVectorEnv's envs returned, env by env."""
+    def make():
+        return gym.make("NetArena-Routing-v0", interface="discrete", info="lean", max_steps=2)
+    n = 3
+    refs = [make() for _ in range(n)]
+    ours = NetArenaBatchedVectorEnv([make] * n, workers=2, autoreset_mode="SameStep")
+    try:
+        ours.reset(seed=4)
+        last = [env.reset(seed=4 + i) for i, env in enumerate(refs)]
+        ended = 0
+        for t in range(5):
+            acts = np.array([int(np.flatnonzero(info["action_mask"])[t % 2]) for _, info in last])
+            obs, rewards, terms, truncs, infos, finals = ours.step_infos(acts)
+            expect_finals = []
+            for i, env in enumerate(refs):
+                o, r, term, trunc, info = env.step(acts[i])
+                assert (rewards[i], terms[i], truncs[i]) == (r, term, trunc)
+                if term or trunc:
+                    expect_finals.append((i, o, info))
+                    o, info = env.reset()
+                assert_same({k: v[i] for k, v in obs.items()}, o, f"obs {i} at {t}")
+                assert_same(infos[i], info, f"info {i} at {t}")
+                last[i] = (o, info)
+            assert [f[0] for f in finals] == [f[0] for f in expect_finals]
+            for (_, o1, i1), (_, o2, i2) in zip(finals, expect_finals):
+                assert_same(o1, o2, "final obs")
+                assert_same(i1, i2, "final info")
+            ended += len(finals)
+        assert ended >= 6
+    finally:
+        ours.close()
+
+
+def _tag(env, factor):
+    """A picklable callable for ``apply``: the env's max_steps times ``factor``."""
+    return env.unwrapped.max_steps * factor
+
+
+def test_apply_runs_in_the_workers_of_the_envs_asked_for():
+    """``apply(fn, indices)`` runs ``fn`` on those envs only, in their order, across
+    workers; an error ``fn`` raises reaches the caller and leaves the env open;
+    out-of-range indices raise ``IndexError`` before anything is sent."""
+    import functools
+    from netarena_gym.vector.batched_worker import call_attr, get_attr, set_attr
+    envs = make_vec("NetArena-Routing-v0", 5, workers=2, interface="discrete")
+    try:
+        envs.apply(functools.partial(set_attr, name="probe_value", value=7), [4, 0])
+        assert envs.apply(functools.partial(get_attr, name="probe_value"), [0, 4]) == (7, 7)
+        with pytest.raises(AttributeError, match="probe_value"):  # the caller's error:
+            envs.apply(functools.partial(get_attr, name="probe_value"), [1])
+        assert not envs.closed  # the workers serve on
+        assert envs.apply(functools.partial(_tag, factor=2), [3, 1]) == (2 * 15, 2 * 15)
+        envs.reset(seed=0)
+        masks = envs.apply(functools.partial(call_attr, name="action_masks"), [2])
+        assert masks[0].dtype == np.bool_ and masks[0].any()
+        with pytest.raises(IndexError):
+            envs.apply(functools.partial(_tag, factor=1), [5])
+        assert not envs.closed
+    finally:
+        envs.close()

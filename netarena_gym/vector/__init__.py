@@ -24,7 +24,8 @@ decodes that buffer only once, when built, so with ``shared_memory=True`` it ret
 same padding at every step, never the env's text (give it ``shared_memory=False``).
 
 Parts: :mod:`~netarena_gym.vector.packing` (how ``info`` travels and is stacked),
-:mod:`~netarena_gym.vector.batched` (the batched env and its worker),
+:mod:`~netarena_gym.vector.batched` (the batched env),
+:mod:`~netarena_gym.vector.batched_worker` (its worker process),
 :mod:`~netarena_gym.vector.async_env` (:class:`NetArenaAsyncVectorEnv`, a subclass of
 Gymnasium's ``AsyncVectorEnv`` with the packed protocol, one env per worker, kept for
 ``max_concurrency`` and for code that needs Gymnasium's own class).

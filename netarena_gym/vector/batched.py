@@ -5,7 +5,8 @@ observations, rewards (float64), terminations and truncations (bool), the same s
 ``info`` (``_key`` masks and dtypes as ``VectorEnv._add_info`` makes them), the same
 autoreset modes (``NextStep``, ``SameStep`` with ``final_obs`` / ``final_info``,
 ``Disabled``) and ``options["reset_mask"]`` partial resets, and ``call``, ``get_attr``,
-``set_attr`` and ``render``. The envs run in ``workers`` processes as
+``set_attr`` and ``render``; beside them, :meth:`NetArenaBatchedVectorEnv.apply` runs a
+picklable callable on some envs in their workers. The envs run in ``workers`` processes as
 ``gymnasium.vector.AsyncVectorEnv``'s do, but each worker holds a contiguous slice of
 ``num_envs / workers`` envs and steps all of them per command, so one pipe round trip
 (which on a small VM costs as much as a short env step) is paid per worker per vector step,
@@ -31,8 +32,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
-import traceback
 from itertools import chain
 from typing import Any, Callable, Sequence
 
@@ -40,7 +39,6 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import logger
 from gymnasium.error import ClosedEnvironmentError
-from gymnasium.spaces.utils import is_space_dtype_shape_equiv
 from gymnasium.vector import VectorEnv
 from gymnasium.vector.utils import (CloudpickleWrapper, batch_differing_spaces, batch_space,
                                     concatenate, create_empty_array, create_shared_memory,
@@ -48,9 +46,9 @@ from gymnasium.vector.utils import (CloudpickleWrapper, batch_differing_spaces, 
 from gymnasium.vector.vector_env import AutoresetMode
 
 from netarena_gym.errors import InvalidConfig, NetArenaError
-from netarena_gym.vector.packing import (add_infos, column_infos, columns, copy_observations,
-                                         merge_columns, pack_info, shared_writer,
-                                         shares_memory, stack_columns)
+from netarena_gym.vector.batched_worker import batched_worker, check_spaces
+from netarena_gym.vector.packing import (add_infos, column_infos, copy_observations,
+                                         merge_columns, shares_memory, stack_columns)
 
 #: seconds the other workers get to close their envs after a worker's error
 CLOSE_AFTER_ERROR_S = 10.0
@@ -68,137 +66,6 @@ def slices(num_envs: int, workers: int) -> list[tuple[int, int]]:
     at most one)."""
     bounds = [w * num_envs // workers for w in range(workers + 1)]
     return list(zip(bounds, bounds[1:]))
-
-
-class _Envs:
-    """A worker's slice of envs and their autoreset state (see :func:`batched_worker`)."""
-
-    def __init__(self, envs: list[gym.Env], start: int, mode: AutoresetMode, write) -> None:
-        self.envs, self.start, self.mode, self.write = envs, start, mode, write
-        self.autoreset = [False] * len(envs)
-
-    def emit(self, obs: Any, j: int, out: list | None) -> None:
-        if out is None:
-            self.write(self.start + j, obs)
-        else:
-            out.append(obs)
-
-    def reset(self, calls: list) -> tuple:
-        """``calls``: per env, ``(seed, options)`` or None (not reset)."""
-        out = None if self.write else []
-        infos = []
-        for j, call in enumerate(calls):
-            if call is not None:
-                obs, info = self.envs[j].reset(seed=call[0], options=call[1])
-                self.autoreset[j] = False
-                self.emit(obs, j, out)
-                infos.append((j, info))
-            elif out is not None:
-                out.append(None)
-        return out, infos
-
-    def step(self, actions: Sequence) -> tuple:
-        out = None if self.write else []
-        rewards, terms, truncs, packs, rests, finals, infos = [], [], [], [], [], [], []
-        mode, auto = self.mode, self.autoreset
-        for j, (env, action) in enumerate(zip(self.envs, actions)):
-            if mode is AutoresetMode.NEXT_STEP and auto[j]:
-                obs, info = env.reset()
-                reward, term, trunc = 0.0, False, False
-            else:
-                obs, reward, term, trunc, info = env.step(action)
-                if mode is AutoresetMode.SAME_STEP and (term or trunc):
-                    finals.append((j, obs, info))
-                    obs, info = env.reset()
-            auto[j] = term or trunc
-            rewards.append(reward)
-            terms.append(term)
-            truncs.append(trunc)
-            packed, rest = pack_info(info)
-            packs.append(packed)
-            infos.append(info)
-            if rest:
-                rests.append((j, rest))
-            self.emit(obs, j, out)
-        col = columns(packs)
-        return (rewards, terms, truncs, out, col,
-                rests if col is not None else list(enumerate(infos)), finals)
-
-    def call(self, name: str, args: tuple, kwargs: dict) -> list:
-        if name in ("reset", "step", "close", "set_attr"):
-            raise ValueError(f"Trying to call function `{name}` with `call`, "
-                             f"use `{name}` directly instead.")
-        results = []
-        for env in self.envs:
-            attr = env.get_wrapper_attr(name)
-            results.append(attr(*args, **kwargs) if callable(attr) else attr)
-        return results
-
-    def set_attr(self, name: str, values: Sequence) -> None:
-        for env, value in zip(self.envs, values):
-            env.set_wrapper_attr(name, value)
-
-
-def check_spaces(envs: list[gym.Env], mode: Any, single_obs: gym.Space,
-                 single_act: gym.Space) -> None:
-    """Raise ``RuntimeError`` (as Gymnasium's vector envs do) when an env's spaces do not
-    batch with the vector env's single spaces."""
-    for env in envs:
-        same = (env.observation_space == single_obs if mode == "same"
-                else is_space_dtype_shape_equiv(env.observation_space, single_obs))
-        if not same:
-            raise RuntimeError(f"observation_mode={mode!r}, but a sub-environment's "
-                               f"observation space {env.observation_space} does not batch "
-                               f"with {single_obs}")
-        if env.action_space != single_act:
-            raise RuntimeError(f"a sub-environment's action space {env.action_space} differs "
-                               f"from the single action space {single_act}")
-
-
-def batched_worker(start: int, env_fns: CloudpickleWrapper, pipe, parent_pipe, shared_memory,
-                   num_envs: int, autoreset_mode: AutoresetMode, spaces_check: tuple) -> None:
-    """The worker process of :class:`NetArenaBatchedVectorEnv`: builds its envs (global
-    indices from ``start``), checks their spaces and replies ``(None, True)``, then serves
-    ``reset``, ``step`` (``step-array``: the actions as an array's bytes), ``call``,
-    ``set_attr`` and ``close``, each reply ``(data, True)``;
-    an error replies ``((start, type, message, traceback), False)`` and ends the worker."""
-    parent_pipe.close()
-    envs: list[gym.Env] = []
-    try:
-        envs = [fn() for fn in env_fns.fn]
-        check_spaces(envs, *spaces_check)
-        write = (shared_writer(spaces_check[1], shared_memory, num_envs)
-                 if shared_memory is not None else None)
-        held = _Envs(envs, start, autoreset_mode, write)
-        pipe.send((None, True))
-        while True:
-            command, data = pipe.recv()
-            if command == "step":
-                pipe.send((held.step(data), True))
-            elif command == "step-array":  # an array's bytes, dtype and shape
-                actions = np.frombuffer(data[0], dtype=data[1]).reshape(data[2])
-                pipe.send((held.step(actions), True))
-            elif command == "reset":
-                pipe.send((held.reset(data), True))
-            elif command == "call":
-                pipe.send((held.call(*data), True))
-            elif command == "set_attr":
-                pipe.send((held.set_attr(*data), True))
-            elif command == "close":
-                pipe.send((None, True))
-                break
-            else:
-                raise RuntimeError(f"Received unknown command `{command}`.")
-    except (KeyboardInterrupt, Exception):
-        etype, value, _ = sys.exc_info()
-        trace = traceback.format_exc()
-        try:
-            pipe.send(((start, etype, str(value), trace), False))
-        except Exception:  # an exception type that does not pickle
-            pipe.send(((start, NetArenaError, f"{etype.__name__}: {value}", trace), False))
-    finally:
-        for env in envs:
-            env.close()
 
 
 class NetArenaBatchedVectorEnv(VectorEnv):
@@ -323,6 +190,34 @@ class NetArenaBatchedVectorEnv(VectorEnv):
 
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict]:
         """As ``SyncVectorEnv.step``: one command per worker, one reply each."""
+        obs, rewards, terms, truncs, replies = self._step(actions)
+        return obs, rewards, terms, truncs, self._stack_infos(replies)
+
+    def step_infos(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray,
+                                                list[dict], list[tuple[int, Any, dict]]]:
+        """:meth:`step` with the infos unstacked: ``(obs, rewards, terminations,
+        truncations, infos, finals)``, ``infos`` one dict per env (what it returned; under
+        ``SameStep``, for an env whose episode ended, its reset's), ``finals`` the ``(index,
+        final observation, final info)`` of the envs whose episodes ended at this step under
+        ``SameStep`` (empty otherwise). What a caller that wants per-env dicts, such as
+        stable-baselines3's ``VecEnv``, reads without stacking and unstacking."""
+        obs, rewards, terms, truncs, replies = self._step(actions)
+        infos: list[dict] = []
+        finals: list[tuple[int, Any, dict]] = []
+        for (a, _), (_, _, _, _, col, env_infos, ends) in zip(self._slices, replies):
+            finals += [(a + j, o, info) for j, o, info in ends]
+            if col is None:
+                infos += [info for _, info in env_infos]
+                continue
+            lean = column_infos(col)
+            for j, rest in env_infos:
+                lean[j].update(rest)
+            infos += lean
+        return obs, rewards, terms, truncs, infos, finals
+
+    def _step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, list]:
+        """Send the actions, read the replies: observations, rewards, flags and the raw
+        replies (their infos not yet stacked)."""
         self._assert_is_running()
         if not (self._array_actions and hasattr(actions, "__getitem__")):
             actions = list(iterate(self.action_space, actions))
@@ -336,10 +231,9 @@ class NetArenaBatchedVectorEnv(VectorEnv):
         rewards = np.array(list(chain.from_iterable(r[0] for r in replies)), dtype=np.float64)
         terms = np.array(list(chain.from_iterable(r[1] for r in replies)), dtype=np.bool_)
         truncs = np.array(list(chain.from_iterable(r[2] for r in replies)), dtype=np.bool_)
-        infos = self._stack_infos(replies)
         if not self.shared_memory:
             self._env_obs = list(chain.from_iterable(r[3] for r in replies))
-        return self._read_observations(), rewards, terms, truncs, infos
+        return self._read_observations(), rewards, terms, truncs, replies
 
     def _stack_infos(self, replies: list[tuple]) -> dict:
         """The vector ``info`` of a step: the workers' lean columns stacked per key when
@@ -392,6 +286,37 @@ class NetArenaBatchedVectorEnv(VectorEnv):
                              f"{self.num_envs} environments.")
         self._ask("set_attr", [(name, list(values[a:b])) for a, b in self._slices])
 
+    def apply(self, fn: Callable[[gym.Env], Any],
+              indices: Sequence[int] | None = None) -> tuple[Any, ...]:
+        """``fn(env)`` in the worker of each env of ``indices`` (None: every env), in the
+        order of ``indices``; ``fn`` must pickle (a module-level function, or a
+        ``functools.partial`` of one, such as
+        :func:`~netarena_gym.vector.batched_worker.call_attr`). An error ``fn`` raises is
+        raised here, as its own type where that pickles, and the vector env stays open
+        (``fn`` is the caller's code, not the env's step)."""
+        self._assert_is_running()
+        order = list(range(self.num_envs)) if indices is None else [int(i) for i in indices]
+        if any(not 0 <= i < self.num_envs for i in order):
+            raise IndexError(f"env indices {order} out of range for {self.num_envs} envs")
+        asked: list[list[int]] = [[] for _ in self._slices]
+        owner = []
+        for i in order:
+            w = next(w for w, (a, b) in enumerate(self._slices) if a <= i < b)
+            owner.append((w, len(asked[w])))
+            asked[w].append(i - self._slices[w][0])
+        replies = self._ask_some("apply", {w: (fn, local) for w, local in enumerate(asked)
+                                           if local})
+        results = [replies[w][k] for w, k in owner]
+        for ok, value in results:
+            if not ok:
+                etype, message, _ = value
+                try:
+                    error = etype(message)
+                except Exception:
+                    error = NetArenaError(f"{etype.__name__}: {message}")
+                raise error
+        return tuple(value for _, value in results)
+
     def _ask(self, command: str, data: list) -> list:
         """Send ``(command, data[w])`` to each worker ``w`` and :meth:`_gather` the replies
         (a worker that is gone is found there, by its closed pipe)."""
@@ -402,11 +327,22 @@ class NetArenaBatchedVectorEnv(VectorEnv):
                 pass
         return self._gather()
 
-    def _gather(self) -> list:
-        """Every worker's reply, in order; raises a worker's error (after reading every
+    def _ask_some(self, command: str, data: dict[int, Any]) -> dict[int, Any]:
+        """Send ``(command, data[w])`` to the workers ``w`` of ``data`` only; their replies
+        by worker."""
+        for w, part in data.items():
+            try:
+                self.parent_pipes[w].send((command, part))
+            except (BrokenPipeError, OSError):
+                pass
+        return dict(zip(data, self._gather(list(data))))
+
+    def _gather(self, which: list[int] | None = None) -> list:
+        """Every worker's reply (of the workers ``which``; None: all), in order; raises a worker's error (after reading every
         reply, and closing this env) as Gymnasium's ``AsyncVectorEnv`` does."""
         replies, errors = [], []
-        for w, pipe in enumerate(self.parent_pipes):
+        for w in range(len(self.parent_pipes)) if which is None else which:
+            pipe = self.parent_pipes[w]
             try:
                 data, ok = pipe.recv()
             except (EOFError, OSError):
