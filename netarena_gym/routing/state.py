@@ -22,17 +22,15 @@ shares the immutable records). :func:`clear_shared` forgets what is shared.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from netarena_gym.core.ipv4 import mask_of
 # the records, re-exported: callers import every state name from this module
 from netarena_gym.routing.state_records import (BUILTIN_CHAINS, DEFAULT_SYSCTL,  # noqa: F401
                                                 DEFAULT_TABLE, LOCAL, MAIN, ROUTE_TYPES,
                                                 RULE_ACTIONS, TABLE_IDS, TABLE_NAMES, Address,
                                                 Interface, IptRule, Iptables, KERNEL_RULES,
-                                                LO_ADDRESS, LO_MAC, NeighEntry, Qdisc, Route,
-                                                Rule, natural_key, new_interface,
-                                                new_iptables)
+                                                LO_ADDRESS, LO_MAC, Lookup, NeighEntry, Qdisc,
+                                                Route, Rule, default_rules, natural_key,
+                                                new_interface, new_iptables)
 
 _MASKS = tuple(mask_of(n) for n in range(33))
 _new = object.__new__
@@ -485,20 +483,6 @@ class Node:
             for a in itf.addresses:
                 return a.ip
         return None
-
-
-@dataclass(slots=True)
-class Lookup:
-    """Result of a route lookup. ``kind``: local | unicast | blackhole | prohibit | unreachable."""
-    kind: str
-    dev: str | None = None
-    gateway: int | None = None
-    route: Route | None = None
-    rule: Rule | None = None
-
-
-def default_rules() -> list[Rule]:
-    return list(KERNEL_RULES)
 
 
 # the network of nodes, re-exported: callers import every state name from this module

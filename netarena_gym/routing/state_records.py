@@ -9,6 +9,7 @@ reachability engine compares to decide what changed. The behaviour that ties the
 ``new_interface`` and ``new_iptables`` make the records a build needs by setting their
 fields directly (the dataclass ``__init__`` costs twice as much); ``KERNEL_RULES`` and
 ``LO_ADDRESS`` are shared by every node, as records are replaced, never changed in place.
+``Lookup`` is the result of a route lookup (:meth:`~netarena_gym.routing.state.Node.lookup`).
 """
 from __future__ import annotations
 
@@ -261,3 +262,17 @@ KERNEL_RULES = (Rule(pref=0, table=LOCAL), Rule(pref=32766, table=MAIN),
                  Rule(pref=32767, table=DEFAULT_TABLE))
 """The kernel's three rules, shared by every node (rules are replaced, never changed in
 place, as :mod:`netarena_gym.routing.clone` relies on too)."""
+
+
+@dataclass(slots=True)
+class Lookup:
+    """Result of a route lookup. ``kind``: local | unicast | blackhole | prohibit | unreachable."""
+    kind: str
+    dev: str | None = None
+    gateway: int | None = None
+    route: Route | None = None
+    rule: Rule | None = None
+
+
+def default_rules() -> list[Rule]:
+    return list(KERNEL_RULES)
