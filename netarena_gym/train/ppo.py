@@ -33,6 +33,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from netarena_gym.errors import InvalidConfig
 from netarena_gym.train.common import evaluate, write_csv
 
 ALGOS = ("maskable_ppo", "ppo")
@@ -145,13 +146,29 @@ def make_env(env_id: str, level, *, env_kwargs: dict | None = None, history: boo
     return env
 
 
+#: the training vector envs (``make_vec_env``'s ``vec``): SB3's ``DummyVecEnv`` (every env in
+#: this process) and ``SubprocVecEnv`` (a process per env), and
+#: :class:`~netarena_gym.train.sb3_vec.BatchedSB3VecEnv` (the envs over ``workers``
+#: processes, several per process)
+VEC_ENVS = ("dummy", "subproc", "batched")
+
+
 def make_vec_env(env_id: str, level, n_envs: int, *, seed: int = 0,
                  env_kwargs: dict | None = None, history: bool = False,
                  drop: tuple[str, ...] = (), subproc: bool = False, curriculum=None,
-                 cost_penalty: bool = False, fault_shaping: float = 0.0):
+                 cost_penalty: bool = False, fault_shaping: float = 0.0,
+                 vec: str | None = None, workers: int | None = None):
     """``n_envs`` monitored envs; ``level`` is one level or a list of one level per env
-    (their spaces must agree); with a ``curriculum`` every env follows it instead."""
+    (their spaces must agree); with a ``curriculum`` every env follows it instead.
+    ``vec``: one of :data:`VEC_ENVS` (default ``"dummy"``, or ``"subproc"`` when
+    ``subproc``); ``workers``: the processes of ``"batched"`` (default: one per core)."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    vec = vec or ("subproc" if subproc else "dummy")
+    if vec not in VEC_ENVS:
+        raise InvalidConfig(f"vec={vec!r}: expected one of {', '.join(VEC_ENVS)}")
+    if workers is not None and vec != "batched":
+        raise InvalidConfig(f"workers= is for vec='batched', not {vec!r}")
 
     levels = list(level) if isinstance(level, (list, tuple)) else [level] * n_envs
     if len(levels) != n_envs:
@@ -165,10 +182,14 @@ def make_vec_env(env_id: str, level, n_envs: int, *, seed: int = 0,
                             monitor=True, curriculum=curriculum, cost_penalty=cost_penalty,
                             fault_shaping=fault_shaping)
         return _f
-    cls = SubprocVecEnv if subproc else DummyVecEnv
-    vec = cls([thunk(lvl) for lvl in levels])
-    vec.seed(seed)
-    return vec
+    fns = [thunk(lvl) for lvl in levels]
+    if vec == "batched":
+        from netarena_gym.train.sb3_vec import BatchedSB3VecEnv
+        venv = BatchedSB3VecEnv(fns, workers=workers)
+    else:
+        venv = (SubprocVecEnv if vec == "subproc" else DummyVecEnv)(fns)
+    venv.seed(seed)
+    return venv
 
 
 def check_same_spaces(env_id: str, levels: list, env_kwargs: dict | None = None) -> None:
@@ -350,7 +371,7 @@ def _callback_class():
 def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_envs: int = 8,
           seed: int = 0, hyper: dict | None = None, net_arch: list[int] | None = None,
           env_kwargs: dict | None = None, history: bool = True, drop: tuple[str, ...] = (),
-          subproc: bool = False,
+          subproc: bool = False, vec: str | None = None, workers: int | None = None,
           eval_every: int = 25_000, eval_episodes: int = 100, eval_seed: int = 0,
           on_record=None, progress_bar: bool = False, log_dir: str | Path | None = None,
           report_to: str = "none", checkpoint_dir: str | Path | None = None,
@@ -373,7 +394,9 @@ def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_e
     with a learned multiplier. ``policy``: one of :data:`POLICIES`. ``fault_shaping``:
     the weight of :class:`~netarena_gym.train.curriculum.FaultShaping` in training.
     ``stop_after_seconds``: end training early (at the next step) once this much wall
-    time has passed, evaluations included; the curve then ends with a point there."""
+    time has passed, evaluations included; the curve then ends with a point there.
+    ``vec`` and ``workers``: the training vector env (:func:`make_vec_env`; ``subproc=True``
+    is ``vec="subproc"``)."""
     import torch
     from stable_baselines3.common.callbacks import CallbackList
 
@@ -383,7 +406,8 @@ def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_e
     torch.set_num_threads(1)
     lagrangian = LagrangeConfig.coerce(lagrangian)
     vec = make_vec_env(env_id, level, n_envs, seed=seed + 7919, env_kwargs=env_kwargs,
-                       history=history, drop=drop, subproc=subproc, curriculum=curriculum,
+                       history=history, drop=drop, subproc=subproc, vec=vec, workers=workers,
+                       curriculum=curriculum,
                        cost_penalty=lagrangian is not None, fault_shaping=fault_shaping)
     state: dict = {"curve": [], "callbacks": {}}
     if resume_from is not None:

@@ -80,3 +80,21 @@ def test_report_to_a_missing_tracker_says_how_to_install_it(tmp_path, monkeypatc
     args = add_tracking_args(TrainParser(prog="t")).parse_args(["--report-to", "wandb"])
     with pytest.raises(DependencyNotInstalled, match="pip install wandb"):
         tracking(args, tmp_path)
+
+
+@requires_sb3
+def test_ppo_trains_on_the_batched_vec_env(tmp_path, capsys):
+    """``--vec batched --workers 2``: trains, saves and evaluates as with DummyVecEnv (the
+    config records it); ``--workers`` with another ``--vec`` is a usage error."""
+    from netarena_gym.train.cli import ppo
+    out = tmp_path / "run"
+    res = ppo.main(["--level", "1", "--timesteps", "512", "--n-envs", "4", "--vec", "batched",
+                    "--workers", "2", "--eval-every", "512", "--eval-episodes", "2",
+                    "--final-episodes", "2", "--out", str(out), "--quiet"])
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["vec"] == "batched" and cfg["workers"] == 2 and cfg["timesteps_done"] >= 512
+    assert json.loads((out / "eval.json").read_text())["1"]["episodes"] == 2 and res
+    with pytest.raises(SystemExit) as e:
+        ppo.main(["--workers", "2", "--out", str(tmp_path / "x")])
+    assert e.value.code == 2
+    assert "--workers is for --vec batched" in capsys.readouterr().err

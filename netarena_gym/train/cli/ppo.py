@@ -69,8 +69,12 @@ def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--algo", default="maskable_ppo", choices=("maskable_ppo", "ppo"))
     p.add_argument("--timesteps", type=int, default=200_000)
     p.add_argument("--n-envs", type=int, default=8)
-    p.add_argument("--vec", default="dummy", choices=("dummy", "subproc"),
-                   help="DummyVecEnv (best on few cores) or SubprocVecEnv")
+    p.add_argument("--vec", default="dummy", choices=("dummy", "subproc", "batched"),
+                   help="DummyVecEnv (all envs in this process), SubprocVecEnv (a process "
+                        "per env) or the batched env (the envs over --workers processes, "
+                        "several per process; same results as dummy)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes of --vec batched (default: one per core)")
     p.add_argument("--history", action=argparse.BooleanOptionalAction, default=True,
                    help="add the agent's own action history to the observation")
     p.add_argument("--observability", default="partial", choices=("partial", "full"))
@@ -141,6 +145,8 @@ def run(args: argparse.Namespace) -> dict:
     from netarena_gym.train.common import parse_overrides
     from netarena_gym.train.ppo import SB3Agent, evaluate, train, write_curve, write_json
 
+    if args.workers is not None and args.vec != "batched":
+        build_parser().error(f"--workers is for --vec batched, not --vec {args.vec}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
@@ -172,7 +178,7 @@ def run(args: argparse.Namespace) -> dict:
                         n_envs=args.n_envs, seed=args.seed, hyper=hyper, net_arch=net,
                         env_kwargs=env_kwargs or None, history=args.history,
                         drop=tuple(k for k in args.drop.split(",") if k),
-                        subproc=args.vec == "subproc", eval_every=args.eval_every,
+                        vec=args.vec, workers=args.workers, eval_every=args.eval_every,
                         eval_episodes=args.eval_episodes, eval_seed=args.eval_seed,
                         on_record=progress,
                         progress_bar=not args.quiet and (args.progress or sys.stderr.isatty()),
