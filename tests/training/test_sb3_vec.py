@@ -158,3 +158,29 @@ def test_close_ends_the_workers_and_bad_options_raise():
         make_vec_env(ROUTING, 1, 2, vec="ray")
     with pytest.raises(InvalidConfig, match="workers="):
         make_vec_env(ROUTING, 1, 2, vec="dummy", workers=2)
+
+
+def test_curriculum_and_lagrangian_reach_the_workers(tmp_path):
+    """``train(vec="batched")`` with a level curriculum (``env_method("set_mix")``) and the
+    Lagrangian cost (``env_method("set_multiplier")``) ends with the same parameters and
+    multiplier as on DummyVecEnv."""
+    import torch
+
+    from netarena_gym.train.curriculum import parse_curriculum
+    from netarena_gym.train.ppo import train
+    from netarena_gym.train.ppo_callbacks import read_checkpoint
+    out = {}
+    for vec in ("dummy", "batched"):
+        ckpt = tmp_path / vec
+        model, _ = train(env_id=ROUTING, level=2, timesteps=256, n_envs=2, vec=vec,
+                         curriculum=parse_curriculum(["1", "128=2"]), seed=3,
+                         lagrangian={"cost_limit": 0.0, "lr": 0.05}, eval_every=256,
+                         eval_episodes=1, checkpoint_dir=ckpt,
+                         hyper={"n_steps": 64, "batch_size": 64, "n_epochs": 1})
+        lam = read_checkpoint(ckpt / "checkpoint-256")["callbacks"]["lagrangian"]
+        out[vec] = (torch.nn.utils.parameters_to_vector(model.policy.parameters()).detach(),
+                    lam["multiplier"])
+    (p1, m1), (p2, m2) = out["dummy"], out["batched"]
+    # the second stage's level 2 and each new multiplier reached the workers' envs, or the
+    # rollouts (and so the parameters) would differ
+    assert torch.equal(p1, p2) and m1 == m2 > 0
