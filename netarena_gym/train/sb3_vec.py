@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from stable_baselines3.common.env_util import is_wrapped as sb3_is_wrapped
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
 from netarena_gym.vector.batched import NetArenaBatchedVectorEnv
@@ -45,7 +46,6 @@ MASK_KEY = "action_mask"
 
 def is_wrapped(env: gym.Env, wrapper_class: type) -> bool:
     """Whether ``wrapper_class`` wraps ``env`` (run in the worker)."""
-    from stable_baselines3.common.env_util import is_wrapped as sb3_is_wrapped
     return sb3_is_wrapped(env, wrapper_class)
 
 

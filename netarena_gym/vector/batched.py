@@ -309,27 +309,16 @@ class NetArenaBatchedVectorEnv(VectorEnv):
         results = [replies[w][k] for w, k in owner]
         for ok, value in results:
             if not ok:
-                etype, message, _ = value
-                try:
-                    error = etype(message)
-                except Exception:
-                    error = NetArenaError(f"{etype.__name__}: {message}")
-                raise error
+                raise worker_error(*value)
         return tuple(value for _, value in results)
 
     def _ask(self, command: str, data: list) -> list:
         """Send ``(command, data[w])`` to each worker ``w`` and :meth:`_gather` the replies
         (a worker that is gone is found there, by its closed pipe)."""
-        for pipe, part in zip(self.parent_pipes, data):
-            try:
-                pipe.send((command, part))
-            except (BrokenPipeError, OSError):
-                pass
-        return self._gather()
+        return list(self._ask_some(command, dict(enumerate(data))).values())
 
     def _ask_some(self, command: str, data: dict[int, Any]) -> dict[int, Any]:
-        """Send ``(command, data[w])`` to the workers ``w`` of ``data`` only; their replies
-        by worker."""
+        """:meth:`_ask` of the workers ``w`` of ``data`` only; their replies by worker."""
         for w, part in data.items():
             try:
                 self.parent_pipes[w].send((command, part))
@@ -338,8 +327,9 @@ class NetArenaBatchedVectorEnv(VectorEnv):
         return dict(zip(data, self._gather(list(data))))
 
     def _gather(self, which: list[int] | None = None) -> list:
-        """Every worker's reply (of the workers ``which``; None: all), in order; raises a worker's error (after reading every
-        reply, and closing this env) as Gymnasium's ``AsyncVectorEnv`` does."""
+        """The reply of every worker of ``which`` (None: all), in order; raises a worker's
+        error (after reading every reply, and closing this env) as Gymnasium's
+        ``AsyncVectorEnv`` does."""
         replies, errors = [], []
         for w in range(len(self.parent_pipes)) if which is None else which:
             pipe = self.parent_pipes[w]
@@ -360,11 +350,7 @@ class NetArenaBatchedVectorEnv(VectorEnv):
                 logger.error(f"Received the following error from the worker of envs from "
                              f"{start} - Shutting it down\n{trace}")
             _, etype, message, _ = errors[-1]
-            try:
-                error = etype(message)
-            except Exception:
-                error = NetArenaError(f"{etype.__name__}: {message}")
-            raise error
+            raise worker_error(etype, message)
         return replies
 
     def _assert_is_running(self) -> None:
@@ -402,6 +388,15 @@ class NetArenaBatchedVectorEnv(VectorEnv):
             self.close(terminate=True)
 
 
+def worker_error(etype: type, message: str) -> Exception:
+    """A worker's error rebuilt here: ``etype(message)``, or a
+    :class:`~netarena_gym.errors.NetArenaError` naming the type where that cannot be built."""
+    try:
+        return etype(message)
+    except Exception:
+        return NetArenaError(f"{etype.__name__}: {message}")
+
+
 def check_reset_mask(mask: Any, n: int) -> np.ndarray:
     """``options["reset_mask"]`` checked as Gymnasium's vector envs check it."""
     if not isinstance(mask, np.ndarray):
@@ -417,4 +412,4 @@ def check_reset_mask(mask: Any, n: int) -> np.ndarray:
 
 
 __all__ = ["NetArenaBatchedVectorEnv", "batched_worker", "default_workers", "slices",
-           "check_spaces", "check_reset_mask"]
+           "check_spaces", "check_reset_mask", "worker_error"]

@@ -97,32 +97,28 @@ class WorkerEnvs:
         return (rewards, terms, truncs, out, col,
                 rests if col is not None else list(enumerate(infos)), finals)
 
-    def targets(self, local: Sequence[int] | None) -> list[gym.Env]:
-        """The envs at the worker-local indices ``local`` (None: all of them)."""
-        return self.envs if local is None else [self.envs[j] for j in local]
-
-    def call(self, name: str, args: tuple, kwargs: dict,
-             local: Sequence[int] | None = None) -> list:
+    def call(self, name: str, args: tuple, kwargs: dict) -> list:
         if name in ("reset", "step", "close", "set_attr"):
             raise ValueError(f"Trying to call function `{name}` with `call`, "
                              f"use `{name}` directly instead.")
-        return [call_attr(env, name, args, kwargs) for env in self.targets(local)]
+        return [call_attr(env, name, args, kwargs) for env in self.envs]
 
-    def set_attr(self, name: str, values: Sequence, local: Sequence[int] | None = None) -> None:
-        for env, value in zip(self.targets(local), values):
+    def set_attr(self, name: str, values: Sequence) -> None:
+        for env, value in zip(self.envs, values):
             set_attr(env, name, value)
 
-    def apply(self, fn: Callable[[gym.Env], Any], local: Sequence[int] | None = None) -> list:
-        """``(True, fn(env))`` for each env of ``local`` (``fn`` came through the pipe: a
-        picklable callable, such as a module-level function or a ``functools.partial`` of
-        one); ``(False, (type, message, traceback))`` where ``fn`` raised: the error is
-        the caller's (an attribute the env lacks, say), so the worker serves on."""
+    def apply(self, fn: Callable[[gym.Env], Any], local: Sequence[int]) -> list:
+        """``(True, fn(env))`` for each env of the worker-local indices ``local`` (``fn``
+        came through the pipe: a picklable callable, such as a module-level function or a
+        ``functools.partial`` of one); ``(False, (type, message))`` where ``fn`` raised:
+        the error is the caller's (an attribute the env lacks, say), so the worker serves
+        on."""
         out = []
-        for env in self.targets(local):
+        for env in (self.envs[j] for j in local):
             try:
                 out.append((True, fn(env)))
             except Exception as e:  # noqa: BLE001 - returned to the caller, raised there
-                out.append((False, (type(e), str(e), traceback.format_exc())))
+                out.append((False, (type(e), str(e))))
         return out
 
 
