@@ -272,7 +272,7 @@ class _GymnasiumShim:
         return self.env.reset(seed=seed)
 
     def step(self, a):
-        return self.env.step(a)
+        return self.env.step(int(a))  # NASim asserts a plain int (a sample is numpy)
 
 
 def row(figure: str, value: float, unit: str, goal: tuple[str, float] | None = None) -> dict:

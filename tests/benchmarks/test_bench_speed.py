@@ -50,3 +50,26 @@ def test_vector_text_rows_read_the_envs_text():
         finally:
             v.close()
     assert bench_speed.vector_speedup("CartPole-v1", {}, 0.3)[0] > 0
+
+
+class _IntOnly:
+    """An env that, as NASim's flat action space does, accepts only a plain ``int``."""
+
+    def __init__(self):
+        from gymnasium import spaces
+        self.action_space = spaces.Discrete(3)
+        self.steps = 0
+
+    def reset(self, seed=None):
+        return 0, {}
+
+    def step(self, a):
+        assert type(a) is int, f"{a!r} is not a plain int"
+        self.steps += 1
+        return 0, 0.0, self.steps % 5 == 0, False, {}
+
+
+def test_nasim_shim_hands_the_env_plain_ints():
+    env = _IntOnly()
+    rate, step_rate = bench_speed.throughput(bench_speed._GymnasiumShim(env), 0.05, warmup=1)
+    assert env.steps > 0 and rate > 0 and step_rate >= rate
