@@ -138,8 +138,19 @@ def throughput(env, seconds: float, seed: int = 0, warmup: int = 30) -> tuple[fl
 
 def masked_choice(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One uniformly random valid index per row of ``masks`` (a row without one gives 0),
-    in one numpy call for the whole batch."""
-    return (rng.random(masks.shape) * masks).argmax(axis=1)
+    for the whole batch at once: the valid entries of all rows in one ``flatnonzero``,
+    then one uniform draw per row among its own. Its cost grows with the valid entries,
+    not with a random number per entry (at 64 routers a batch of 32 masks has 1M entries:
+    the agent's choice cost the main process more than the vector env did)."""
+    n, width = masks.shape
+    valid = masks != 0  # bool: flatnonzero reads it twice as fast as int8
+    flat = np.flatnonzero(valid)
+    counts = np.count_nonzero(valid, axis=1)
+    pick = np.cumsum(counts) - counts + (rng.random(n) * counts).astype(np.int64)
+    out = np.zeros(n, dtype=np.int64)
+    has = counts > 0
+    out[has] = flat[pick[has]] % width
+    return out
 
 
 def _proc_cpu(pids: list[int]) -> float:

@@ -73,3 +73,12 @@ def test_nasim_shim_hands_the_env_plain_ints():
     env = _IntOnly()
     rate, step_rate = bench_speed.throughput(bench_speed._GymnasiumShim(env), 0.05, warmup=1)
     assert env.steps > 0 and rate > 0 and step_rate >= rate
+
+
+def test_masked_choice_gives_0_for_a_row_without_a_valid_entry_and_reads_bool_masks():
+    masks = np.zeros((3, 5), dtype=bool)
+    masks[0, 4] = True
+    masks[2, [0, 3]] = True
+    rng = np.random.default_rng(1)
+    picks = np.array([bench_speed.masked_choice(masks, rng) for _ in range(200)])
+    assert set(picks[:, 0]) == {4} and set(picks[:, 1]) == {0} and set(picks[:, 2]) == {0, 3}
