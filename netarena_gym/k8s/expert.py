@@ -100,29 +100,31 @@ class PlanMemo:
         md = o.get("metadata") or {}
         key = (o.get("kind"), md.get("namespace"), md.get("name"), md.get("resourceVersion"))
         hit = self._objs.get(key)
-        if hit is not None and hit == o:
+        if hit is not None and (hit is o or hit == o):
             return hit
         if len(self._objs) >= self.MAX:
             self._objs.clear()
         self._objs[key] = o
         return o
 
-    def engine(self, probes: tuple, ns: str) -> PolicyEngine:
-        eng = self._engines.get((probes, ns))
+    def engine(self, key: tuple, ns: str) -> PolicyEngine:
+        """The engine over the probes of ``key`` (see :func:`_probe_key`; the key, not the
+        probes, is hashed: a few names instead of every probe)."""
+        eng = self._engines.get((key, ns))
         if eng is None:
             if len(self._engines) >= 16:
                 self._engines.clear()
-            eng = self._engines[(probes, ns)] = PolicyEngine(probes, ns)
+            eng = self._engines[(key, ns)] = PolicyEngine(_probe_grid(*key), ns)
         return eng
 
-    def index(self, probes: tuple) -> dict:
-        """(source, service, port) -> position in ``probes``."""
-        hit = self._index.get(probes)
+    def index(self, key: tuple) -> dict:
+        """(source, service, port) -> position in the probes of ``key``."""
+        hit = self._index.get(key)
         if hit is None:
             if len(self._index) >= 16:
                 self._index.clear()
-            hit = self._index[probes] = {(p.source, p.service, p.port): i
-                                         for i, p in enumerate(probes)}
+            hit = self._index[key] = {(p.source, p.service, p.port): i
+                                      for i, p in enumerate(_probe_grid(*key))}
         return hit
 
     def dns_pod(self) -> dict:
@@ -142,7 +144,8 @@ def _items(objs: dict) -> tuple[list, list, list]:
     return pols, pods, svcs
 
 
-def _probes(pods: list, svcs: list) -> tuple[Probe, ...]:
+def _probe_key(pods: list, svcs: list) -> tuple[tuple, tuple]:
+    """(source pod names, (Service, port) targets): what the probe grid is made of."""
     targets = []
     for s in svcs:
         if (s.get("spec") or {}).get("type") == "LoadBalancer":
@@ -150,7 +153,7 @@ def _probes(pods: list, svcs: list) -> tuple[Probe, ...]:
         for sp in (s.get("spec") or {}).get("ports") or ():
             if (sp.get("protocol") or "TCP") == "TCP":
                 targets.append((s["metadata"]["name"], int(sp["port"])))
-    return _probe_grid(tuple(p["metadata"]["name"] for p in pods), tuple(targets))
+    return tuple(p["metadata"]["name"] for p in pods), tuple(targets)
 
 
 @lru_cache(maxsize=64)
@@ -175,7 +178,11 @@ def _target_port(app: str, pods: list, svcs: list) -> int | None:
     return None
 
 
-def _desired(app: str, sources: list[str], all_sources: list[str], port: int | None) -> dict:
+@lru_cache(maxsize=4096)
+def _desired(app: str, sources: tuple[str, ...], all_sources: tuple[str, ...],
+             port: int | None) -> dict:
+    """The intended spec of ``app``'s policy; memoised, so the same intent gives the same
+    object (which :func:`_norm_of` finds by identity): the result is shared, never change it."""
     spec = {"podSelector": {"matchLabels": {"app": app}}}
     if port is None:  # no Service: only egress matters (the loadgenerator)
         spec["policyTypes"] = ["Egress"]
@@ -208,8 +215,9 @@ def plan(objs: dict, seen: frozenset, memo: PlanMemo | None = None) -> list[tupl
     if not pods:
         return []
     ns = pods[0]["metadata"].get("namespace", "default")
-    probes = _probes(pods, svcs)
-    engine = memo.engine(probes, ns)
+    key = _probe_key(pods, svcs)
+    probes = _probe_grid(*key)
+    engine = memo.engine(key, ns)
     base = [o for o in pods] + [memo.dns_pod()]
 
     def run(policies: list) -> np.ndarray:
@@ -218,7 +226,7 @@ def plan(objs: dict, seen: frozenset, memo: PlanMemo | None = None) -> list[tupl
         return engine.evaluate(Cluster([], base, svcs, policies, None, frozen=True)).copy()
 
     actual = run(pols)
-    index = memo.index(probes)
+    index = memo.index(key)
     expected = actual.copy()
     for src, svc, port, exp in seen:
         i = index.get((src, svc, port))
@@ -234,7 +242,7 @@ def plan(objs: dict, seen: frozenset, memo: PlanMemo | None = None) -> list[tupl
         port = _target_port(app, pods, svcs)
         sources = wanted.get(app, [])
         others = [a for a in apps if a != app]
-        want = _desired(app, sources, others, port)
+        want = _desired(app, tuple(sources), tuple(others), port)
         cur = by_name.get(app)
         if cur is not None and _same(cur.get("spec") or {}, want):
             continue
@@ -297,8 +305,8 @@ def _apply_cmd(app: str, spec: dict) -> str:
 def _report(probes, out, expected) -> frozenset:
     """The mismatches expected after this step, over the expert's probes (a superset of
     the env's)."""
-    return frozenset((p.source, p.service, p.port, bool(expected[i]))
-                     for i, p in enumerate(probes) if out[i] != expected[i])
+    return frozenset((probes[i].source, probes[i].service, probes[i].port, bool(expected[i]))
+                     for i in np.flatnonzero(out != expected).tolist())
 
 
 def _norm(spec: dict) -> tuple:
@@ -340,18 +348,21 @@ def _freeze(v):
     return (t.__name__, v)
 
 
-_NORMS: dict = {}
+_NORMS: dict = {}   # id(spec) -> (spec, its norm); the entry holds the spec, so its id stays its own
 
 
 def _norm_of(spec: dict) -> tuple:
-    """:func:`_norm`, memoised by the spec's text (specs repeat across decisions)."""
-    key = repr(spec)
-    hit = _NORMS.get(key)
-    if hit is None:
-        if len(_NORMS) >= 4096:
-            _NORMS.clear()
-        hit = _NORMS[key] = _norm(spec)
-    return hit
+    """:func:`_norm`, memoised by the spec object: the specs compared repeat across
+    decisions as the same objects (listed objects through :meth:`PlanMemo.same`, intended
+    ones through :func:`_desired`), and nothing changes a spec once it is read or made."""
+    hit = _NORMS.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    if len(_NORMS) >= 4096:
+        _NORMS.clear()
+    norm = _norm(spec)
+    _NORMS[id(spec)] = (spec, norm)
+    return norm
 
 
 def _same(a: dict, b: dict) -> bool:
