@@ -30,6 +30,9 @@ from netarena_gym.k8s.grader import Cluster, PolicyEngine
 from netarena_gym.k8s.workload import Probe
 
 INSPECT = "kubectl get networkpolicies,pods,services -o json"
+# how kubectl get -o json (4-space indent) opens, separates and closes the items of a List
+_ITEMS_OPEN, _ITEMS_CLOSE, _ITEMS_EMPTY = '\n    "items": [\n', "\n    ]", '\n    "items": []'
+_ITEM_HEAD, _ITEM_CUT, _ITEM_TAIL = "        {\n", "\n        },\n", "\n        }"
 _MISMATCH = re.compile(r"^Mismatch: (\S+) (?:->|→) ([^:\s]+):(\d+) \(Expected: (True|False), "
                        r"Actual: (True|False)\)$", re.M)
 
@@ -61,7 +64,7 @@ class K8sExpert:
             return {"command": INSPECT}
         if self.predicted is None:  # the output of INSPECT is in this observation
             try:
-                objs = json.loads(last_output(observation))
+                objs = self.memo.load(last_output(observation))
             except json.JSONDecodeError:
                 return {"command": INSPECT}
             self.plan = plan(objs, seen, self.memo)
@@ -94,6 +97,44 @@ class PlanMemo:
         self._engines: dict = {}
         self._dns: dict = {}
         self._index: dict = {}
+        self._texts: dict = {}
+
+    def load(self, text: str):
+        """``json.loads(text)``, for a List as ``kubectl get -o json`` prints it (4-space
+        indent) with each item's text parsed once: pods and Services repeat across
+        listings, and parsing them again was most of a plan's time. The items are cut where
+        one ends and the next begins at the list's own depth; JSON strings hold no raw
+        newline, so the cut cannot fall inside a value. Any other text is parsed whole."""
+        start = text.find(_ITEMS_OPEN)
+        end = text.find(_ITEMS_CLOSE, start + 1)
+        if start < 0 or end < 0 or not text.startswith("{"):
+            return json.loads(text)
+        try:
+            top = json.loads(text[:start] + _ITEMS_EMPTY + text[end + len(_ITEMS_CLOSE):])
+        except json.JSONDecodeError:
+            return json.loads(text)
+        if not isinstance(top, dict) or top.get("items") != []:
+            return json.loads(text)
+        body = text[start + len(_ITEMS_OPEN):end]
+        items = []
+        for part in (body.split(_ITEM_CUT) if body.strip() else ()):
+            hit = self._texts.get(part)
+            if hit is None:
+                chunk = part
+                if not chunk.startswith(_ITEM_HEAD):
+                    chunk = _ITEM_HEAD + chunk
+                if not chunk.endswith(_ITEM_TAIL):
+                    chunk += _ITEM_TAIL
+                try:
+                    hit = json.loads(chunk)
+                except json.JSONDecodeError:
+                    return json.loads(text)
+                if len(self._texts) >= self.MAX:
+                    self._texts.clear()
+                self._texts[part] = hit
+            items.append(hit)
+        top["items"] = items
+        return top
 
     def same(self, o: dict) -> dict:
         """``o``, or the equal object listed before under the same kind, namespace and name."""

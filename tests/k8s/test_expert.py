@@ -48,3 +48,40 @@ def test_expert_is_perfect_on_the_large_app(level):
     failures = [r.scenario for r in results if not (r.correct and r.safe)]
     assert not failures, failures[:3]
     assert all(r.scenario["params"]["app"] == "large" for r in results)
+
+
+def _listings():
+    """Texts of kubectl get -o json as the agent sees them: Lists of several kinds, one
+    kind, no items, and one object (not a List)."""
+    from netarena_gym.k8s.expert import INSPECT, last_output
+    env = gym.make(ENV_ID, level=2)
+    env.reset(seed=11)
+    cmds = [INSPECT, "kubectl get pods -o json", "kubectl get pods -l app=none -o json",
+            "kubectl get service frontend -o json", INSPECT]
+    return [last_output(env.step({"command": c})[0]) for c in cmds]
+
+
+def test_plan_memo_load_parses_as_json_loads():
+    import json
+    from netarena_gym.k8s.expert import PlanMemo
+    memo = PlanMemo()
+    texts = _listings()
+    assert '"items": []' in texts[2] and '"items"' not in texts[3]
+    for t in texts + [json.dumps(json.loads(texts[0]))]:   # and a compact text, parsed whole
+        assert memo.load(t) == json.loads(t)
+    first, again = memo.load(texts[0])["items"], memo.load(texts[4])["items"]
+    assert all(a is b for a, b in zip(first, again))   # an item's text is parsed once
+
+
+def test_plan_memo_load_cuts_only_between_items():
+    """A value holding the text of an item boundary (escaped, as JSON strings hold
+    newlines) stays one value; broken text fails as json.loads fails."""
+    import json
+    from netarena_gym.k8s.expert import PlanMemo
+    tricky = {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""},
+              "items": [{"kind": "Pod", "metadata": {"name": "a\n        },\n        {\n"}},
+                        {"kind": "Pod", "metadata": {"name": "b"}}]}
+    text = json.dumps(tricky, indent=4, sort_keys=True)
+    assert PlanMemo().load(text) == tricky
+    with pytest.raises(json.JSONDecodeError):
+        PlanMemo().load(text[:-40])
