@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from netarena_gym.agents.episode import play_episode
+from netarena_gym.errors import NetArenaError
 
 Target = tuple[str, float]
 
@@ -50,11 +51,18 @@ def reset_ms(env, n: int = 200, clock=time.perf_counter) -> float:
 def decision_ms(env, agent, episodes: int = 100, clock=None) -> float:
     """Mean milliseconds an agent takes per decision over ``episodes`` episodes: the
     episode loop's wall-clock ``agent_seconds``, or with ``clock`` (e.g.
-    ``time.process_time``) the agent's ``act`` timed on that clock."""
+    ``time.process_time``) the agent's ``act`` timed on that clock. An episode that
+    records an error (a missing sandbox, an agent that raised) raises
+    :class:`~netarena_gym.errors.NetArenaError` with its message: the time of decisions
+    that never ran is no figure."""
     secs = decisions = 0
     timed = agent if clock is None else _Timed(agent, clock)
     for i in range(episodes):
         r = play_episode(env, timed, seed=i)
+        if r.errors:
+            e = r.errors[0]
+            raise NetArenaError(f"episode seed={i} failed in the {e['where']} at step "
+                                f"{e['step']}: {e['type']}: {e['message']}")
         secs += r.agent_seconds if clock is None else 0.0
         decisions += r.steps
     if clock is not None:

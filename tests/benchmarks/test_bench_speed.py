@@ -82,3 +82,13 @@ def test_masked_choice_gives_0_for_a_row_without_a_valid_entry_and_reads_bool_ma
     rng = np.random.default_rng(1)
     picks = np.array([bench_speed.masked_choice(masks, rng) for _ in range(200)])
     assert set(picks[:, 0]) == {4} and set(picks[:, 1]) == {0} and set(picks[:, 2]) == {0, 3}
+
+
+def test_an_expert_that_cannot_run_here_is_a_skipped_row(monkeypatch):
+    def fail(*a, **k):
+        raise bench_speed.NetArenaError("bwrap not found on PATH")
+    monkeypatch.setattr(bench_speed.benchkit, "decision_ms", fail)
+    table = bench_speed.measure(0.05, 2, 1, 0.1, only=("expert",))["table"]
+    rows = [r for r in table if r["figure"].startswith("expert ")]
+    assert rows and all(r["value"] is None and "bwrap" in r["skipped"] for r in rows)
+    assert "skipped: bwrap not found on PATH" in bench_speed.markdown(table)
