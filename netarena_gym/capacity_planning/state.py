@@ -22,7 +22,7 @@ from threading import Lock
 from typing import Any, Hashable, Iterable, Iterator
 
 from netarena_gym.capacity_planning.kinds import kinds_of, primary_kind
-from netarena_gym.capacity_planning.subtree import TRAVERSED, Sub, compute_sub
+from netarena_gym.capacity_planning.subtree import TRAVERSED, Sub, compute_sub, compute_subs
 from netarena_gym.capacity_planning.topology import Topology, TopologySpec, generate
 
 Key = Hashable
@@ -51,8 +51,7 @@ class BaseGraph:
             self.by_name.setdefault(attrs.get("name"), []).append(k)
         self.facts: dict = {}  # per-base caches kept by other modules (e.g. base violations)
         self.memo: dict = {}
-        for k in nodes:
-            compute_sub(k, self.out.__getitem__, nodes.get, self.memo.get, self.memo.__setitem__)
+        compute_subs(nodes, self.out.__getitem__, nodes.get, self.memo.get, self.memo.__setitem__)
 
     @classmethod
     def from_topology(cls, topology: Topology, scheme: str = "kind_name",

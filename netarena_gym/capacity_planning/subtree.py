@@ -62,12 +62,22 @@ def port_capacity(attrs: dict | None) -> int:
     return int(v)
 
 
+_NONE = frozenset()
+
+
 def compute_sub(key, out_of, attrs_of, cached, store, disjoint=None) -> Sub:
     """Iterative post-order computation of ``Sub`` for ``key`` and any uncached descendant.
     ``cached(k)`` returns a Sub or None; cycles (only an agent can make them) are cut.
     ``disjoint(k)`` says that k's children's subtrees are known to be disjoint (and free of
     k): its capacity adds up from theirs without making its descendants."""
-    stack = [(key, None)]  # (node, None: to expand | its children: to finish)
+    compute_subs((key,), out_of, attrs_of, cached, store, disjoint)
+    return cached(key)
+
+
+def compute_subs(keys, out_of, attrs_of, cached, store, disjoint=None) -> None:
+    """:func:`compute_sub` for every key of ``keys`` in one walk (a base graph's every
+    node: one stack instead of one per node)."""
+    stack = [(k, None) for k in reversed(list(keys))]  # (node, None: to expand | its children)
     pop, push = stack.pop, stack.append
     visiting: set = set()
     while stack:
@@ -76,6 +86,9 @@ def compute_sub(key, out_of, attrs_of, cached, store, disjoint=None) -> Sub:
             continue
         if kids is None:
             kids = [c for c, t in out_of(k).items() if t in TRAVERSED and c != k]
+            if not kids:  # a leaf (most nodes are ports): nothing beneath it
+                store(k, Sub(_NONE, port_capacity(attrs_of(k)), ((), ())))
+                continue
             visiting.add(k)
             push((k, kids))
             for c in kids:
@@ -101,4 +114,3 @@ def compute_sub(key, out_of, attrs_of, cached, store, disjoint=None) -> Sub:
             cap = sum(port_capacity(attrs_of(d)) for d in desc)
         store(k, Sub(desc, cap + port_capacity(attrs_of(k)), parts))
         visiting.discard(k)
-    return cached(key)
