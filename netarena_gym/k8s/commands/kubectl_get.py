@@ -124,8 +124,10 @@ def get(k, inv: Invocation, stdin: str) -> CommandResult:
                            "\n\t\t(netarena: not shown)\n")
         elif single:
             text = _printed(doc, out_fmt)
+        elif out_fmt == "json":
+            text = printers.list_json([_printed(o, "json") for o in items])
         else:
-            text = printers.to_yaml(doc) if out_fmt == "yaml" else printers.to_json(doc)
+            text = printers.to_yaml(doc)
         return CommandResult(text + err_text, status, kind)
     if out_fmt == "name":
         text = "".join(printers.qualified(r, o["metadata"]["name"]) + "\n"

@@ -186,6 +186,22 @@ def as_list(items: list[dict]) -> dict:
     return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
 
 
+_LIST_HEAD = '{\n    "apiVersion": "v1",\n    "items": [\n'
+_LIST_TAIL = '\n    ],\n    "kind": "List",\n    "metadata": {\n        "resourceVersion": ""\n    }\n}\n'
+_ITEM_INDENT = " " * 8
+
+
+def list_json(item_texts: list[str]) -> str:
+    """``to_json(as_list(items))`` made from each item's own :func:`to_json` text, which a
+    caller can keep per object: the items, indented to the list's depth. JSON text holds
+    no raw newline inside a string, so every newline starts a line to indent."""
+    if not item_texts:
+        return to_json(as_list([]))
+    nl = "\n" + _ITEM_INDENT
+    body = ",\n".join(_ITEM_INDENT + t.rstrip("\n").replace("\n", nl) for t in item_texts)
+    return _LIST_HEAD + body + _LIST_TAIL
+
+
 _BOOLISH = {"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True", "TRUE",
             "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF", "~", "null",
             "Null", "NULL", ""}

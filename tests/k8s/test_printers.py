@@ -1,0 +1,33 @@
+"""netarena_gym.k8s.commands.printers: a List's JSON made from its items' kept texts is
+the List's JSON."""
+import json
+import shlex
+
+import pytest
+
+from netarena_gym.core.scenario import Scenario
+from netarena_gym.k8s.backends.sim import SimBackend
+from netarena_gym.k8s.commands import printers
+
+ODD = [
+    {},
+    {"kind": "Pod", "metadata": {"name": "a\n        },\n        {", "labels": {"é": "ü\u2028x"}}},
+    {"kind": "Service", "spec": {"ports": [], "selector": {}, "x": [[], [{}], 1.5, None, True]}},
+]
+
+
+@pytest.mark.parametrize("items", [[], ODD[:1], ODD, ODD[1:] * 3])
+def test_list_json_is_to_json_of_the_list(items):
+    texts = [printers.to_json(o) for o in items]
+    assert printers.list_json(texts) == printers.to_json(printers.as_list(items))
+    assert json.loads(printers.list_json(texts))["items"] == items
+
+
+def test_kubectl_get_lists_print_as_json_dumps_would():
+    b = SimBackend(end_port=False)
+    b.apply(Scenario(task="k8s", level=1, params={"namespace": "exp", "probes": "full"}, faults=()))
+    for cmd in ("kubectl get networkpolicies,pods,services -o json", "kubectl get pods -o json",
+                "kubectl get pods -l app=none -o json", "kubectl get svc -A -o json"):
+        r = b.kubectl.run(shlex.split(cmd))
+        assert r.status == 0 and r.output.startswith("{")
+        assert r.output == printers.to_json(json.loads(r.output))
