@@ -1,5 +1,5 @@
-"""netarena_gym.k8s.commands.printers: a List's JSON made from its items' kept texts is
-the List's JSON."""
+"""netarena_gym.k8s.commands.printers: a List's JSON or YAML made from its items' kept
+texts is the List's JSON or YAML."""
 import json
 import shlex
 
@@ -13,6 +13,8 @@ ODD = [
     {},
     {"kind": "Pod", "metadata": {"name": "a\n        },\n        {", "labels": {"é": "ü\u2028x"}}},
     {"kind": "Service", "spec": {"ports": [], "selector": {}, "x": [[], [{}], 1.5, None, True]}},
+    {"kind": "ConfigMap", "data": {"a": "one\n\n  two\n", "b": "x\ny", "c": ["- a", "k: v"]}},
+    [1, {"a": []}],
 ]
 
 
@@ -21,9 +23,11 @@ def test_list_json_is_to_json_of_the_list(items):
     texts = [printers.to_json(o) for o in items]
     assert printers.list_json(texts) == printers.to_json(printers.as_list(items))
     assert json.loads(printers.list_json(texts))["items"] == items
+    texts = [printers.to_yaml(o) for o in items]
+    assert printers.list_yaml(texts) == printers.to_yaml(printers.as_list(items))
 
 
-def test_kubectl_get_lists_print_as_json_dumps_would():
+def test_kubectl_get_lists_print_as_the_whole_list_would():
     b = SimBackend(end_port=False)
     b.apply(Scenario(task="k8s", level=1, params={"namespace": "exp", "probes": "full"}, faults=()))
     for cmd in ("kubectl get networkpolicies,pods,services -o json", "kubectl get pods -o json",
@@ -31,3 +35,5 @@ def test_kubectl_get_lists_print_as_json_dumps_would():
         r = b.kubectl.run(shlex.split(cmd))
         assert r.status == 0 and r.output.startswith("{")
         assert r.output == printers.to_json(json.loads(r.output))
+        y = b.kubectl.run(shlex.split(cmd.replace("-o json", "-o yaml")))
+        assert y.status == 0 and y.output == printers.to_yaml(json.loads(r.output))

@@ -124,10 +124,9 @@ def get(k, inv: Invocation, stdin: str) -> CommandResult:
                            "\n\t\t(netarena: not shown)\n")
         elif single:
             text = _printed(doc, out_fmt)
-        elif out_fmt == "json":
-            text = printers.list_json([_printed(o, "json") for o in items])
         else:
-            text = printers.to_yaml(doc)
+            texts = [_printed(o, out_fmt) for o in items]
+            text = printers.list_json(texts) if out_fmt == "json" else printers.list_yaml(texts)
         return CommandResult(text + err_text, status, kind)
     if out_fmt == "name":
         text = "".join(printers.qualified(r, o["metadata"]["name"]) + "\n"

@@ -284,6 +284,25 @@ def to_yaml(obj) -> str:
     return "\n".join(lines) + "\n"
 
 
+# a List's YAML around its items (the items indentless under ``items:``, as kubectl prints)
+_YAML_HEAD, _YAML_TAIL = to_yaml(as_list([{"_": 0}])).split("- _: 0\n")
+
+
+def list_yaml(item_texts: list[str]) -> str:
+    """``to_yaml(as_list(items))`` made from each item's own :func:`to_yaml` text: each
+    item as a sequence entry, its lines indented by two (the blank lines of a block
+    scalar stay blank, as :func:`to_yaml` leaves them)."""
+    if not item_texts:
+        return to_yaml(as_list([]))
+    out = [_YAML_HEAD]
+    for t in item_texts:
+        lines = t.rstrip("\n").split("\n")
+        out.append("- " + lines[0] + "\n")
+        out.extend(("  " + x + "\n") if x else "\n" for x in lines[1:])
+    out.append(_YAML_TAIL)
+    return "".join(out)
+
+
 # ------------------------------------------------------------------------ describe
 def _multiline(title: str, m: dict | None, skip=()) -> list[str]:
     items = [(k, v) for k, v in sorted((m or {}).items()) if k not in skip]
