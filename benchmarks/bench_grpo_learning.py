@@ -4,26 +4,29 @@ make a model better at the task on held-out scenarios?
 What it does, exactly:
 
 * **Model.** A tiny ``Qwen3ForCausalLM`` built in the run (``netarena_gym.train.tiny``; no
-  hub download) whose tokenizer has one token per action of the task's discrete catalogue,
-  rendered as a whole tool call: ``<tool_call>{"name": "act", "arguments": {"action":
-  "r0: flush filters"}}</tool_call>``. The labels are those the training scenarios offer
+  hub download) whose tokenizer has one token per action of the task's discrete catalogue:
+  the body of its tool call, ``{"name": "act", "arguments": {"action": "r0: flush
+  filters"}}``, written between the ``<tool_call>`` and ``</tool_call>`` control tokens (a
+  call is three tokens; transformers >= 5.13 parses a call only between those ids). The
+  labels are those the training scenarios offer
   (``netarena_gym.train.tools.catalogue_labels``).
 * **Constrained format, single turn.** The prompt is what a GRPO rollout sees (the task's
   system prompt, the ``act`` tool's schema, the scenario's first observation, rendered by
-  the chat template). Generation is one token (``max_completion_length=1``) and every
-  token but the catalogue's tool calls is suppressed (``generation_kwargs.suppress_tokens``),
-  so the policy is a distribution over the catalogue's actions given the observation.
+  the chat template). Generation is one call (``max_completion_length=3``), constrained by
+  ``generate``'s ``prefix_allowed_tokens_fn`` to ``<tool_call>``, one catalogue body,
+  ``</tool_call>`` (``tiny.constrain_to_catalogue``), so the policy is a distribution over
+  the catalogue's actions given the observation (the body token after ``<tool_call>``).
   TRL parses the tool call and runs it (``environment_factory`` =
   ``tools.make_catalogue_factory``: the label is rendered to the episode's text action
   by the env's catalogue, one ``env.step`` on the text interface); the tool's answer no
-  longer fits the one-token budget, so TRL ends the rollout there (its documented
+  longer fits the three-token budget, so TRL ends the rollout there (its documented
   rollback). So one rollout = one env step of a fresh scenario.
 * **Reward.** The env's own episode reward (``get_reward``: the sum of
   ``info["reward_components"]``: success 1, step -0.01, invalid, failed, ...). Correctness
   of the rollout is logged as a weight-0 reward column.
 * **Held-out evaluation.** Scenarios with seeds 0..N-1 (training seeds start at
   1,000,000). For each, the model's distribution over the catalogue is computed with the
-  same prompt; the action is *sampled* from it (the policy GRPO trains; torch generator
+  same prompt and ``<tool_call>``; the action is *sampled* from it (the policy GRPO trains; torch generator
   seeded) and played; correctness is ``info["correct"]`` after that step. Wilson 95%
   intervals (``netarena_gym.core.stats``). The greedy (argmax) correctness is reported too.
 
@@ -81,10 +84,11 @@ COLLAPSE = dict(learning_rate=3e-2, scale_rewards="group", temperature=1.0, beta
 
 
 def build(env_id: str, level: int, out: Path, seed: int, env_cls):
-    """(model path, tokenizer, labels, command token ids). The tokenizer is trained on the
-    rendered prompts of training scenarios only (never the held-out ones)."""
+    """(model path, tokenizer, labels, the token ids of each label's call). The tokenizer
+    is trained on the rendered prompts of training scenarios only (never the held-out
+    ones)."""
     from transformers import AutoTokenizer
-    from netarena_gym.train.tiny import build_catalogue_model, tool_call_text
+    from netarena_gym.train.tiny import build_catalogue_model, catalogue_call_ids
     from netarena_gym.train.tools import catalogue_labels
     labels = catalogue_labels(env_id, level=level,
                               seeds=range(TRAIN_SEED_BASE, TRAIN_SEED_BASE + 50))
@@ -92,12 +96,12 @@ def build(env_id: str, level: int, out: Path, seed: int, env_cls):
                                  corpus_seeds=range(TRAIN_SEED_BASE, TRAIN_SEED_BASE + 300),
                                  hidden_size=64, layers=2, heads=4, kv_heads=2, seed=seed)
     tok = AutoTokenizer.from_pretrained(str(path), padding_side="left")
-    ids = [tok.convert_tokens_to_ids(tool_call_text("act", {"action": x})) for x in labels]
-    assert len(set(ids)) == len(ids) and all(i is not None for i in ids)
-    return path, tok, labels, ids
+    calls = [catalogue_call_ids(tok, x) for x in labels]
+    assert len({c[1] for c in calls}) == len(calls)
+    return path, tok, labels, calls
 
 
-def evaluate(model, tok, env_cls, cmd_ids, labels, *, env_id: str, level: int,
+def evaluate(model, tok, env_cls, calls, labels, *, env_id: str, level: int,
              episodes: int, seed: int) -> dict:
     """Held-out correctness of the policy (sampled, and greedy), as described above."""
     import torch
@@ -108,10 +112,11 @@ def evaluate(model, tok, env_cls, cmd_ids, labels, *, env_id: str, level: int,
     env = env_cls()
     sampled = greedy = 0
     chosen: dict[str, int] = {}
-    ids_t = torch.tensor(cmd_ids)
+    ids_t = torch.tensor([c[1] for c in calls])
     for r in catalogue_rows(env_cls, episodes, level=level, seed_base=0):
         text = prompt_text(tok, env, r)
-        enc = tok(text, add_special_tokens=False, return_tensors="pt")
+        ids = tok(text, add_special_tokens=False)["input_ids"] + calls[0][:1]  # <tool_call>
+        enc = {"input_ids": torch.tensor([ids])}
         with torch.no_grad():
             logits = model(**enc).logits[0, -1, ids_t].float()
         probs = torch.softmax(logits, -1)
@@ -134,23 +139,21 @@ def evaluate(model, tok, env_cls, cmd_ids, labels, *, env_id: str, level: int,
             "top_actions": [[k, v / episodes] for k, v in top]}
 
 
-def train(path, tok, env_cls, cmd_ids, *, env_id, level, mode, settings, seed, out: Path):
+def train(path, tok, env_cls, labels, *, env_id, level, mode, settings, seed, out: Path):
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from datasets import Dataset
     from trl import GRPOConfig, GRPOTrainer
     from netarena_gym.train.grpo import metric_reward_funcs, reward_weights
-    from netarena_gym.train.tiny import catalogue_rows
+    from netarena_gym.train.tiny import CALL_TOKENS, catalogue_rows, constrain_to_catalogue
     m = MODES[mode]
-    keep = set(cmd_ids)
-    suppress = [i for i in range(len(tok)) if i not in keep]
     n_rows = m["scenarios"] * m["steps"]
     cfg = GRPOConfig(
         output_dir=str(out / "run"), use_cpu=True, bf16=False, seed=seed,
         gradient_checkpointing=False,
         per_device_train_batch_size=m["scenarios"] * m["generations"],
         gradient_accumulation_steps=1, num_generations=m["generations"],
-        max_completion_length=1, max_tool_calling_iterations=1, max_steps=m["steps"],
-        generation_kwargs={"suppress_tokens": suppress}, logging_steps=1,
+        max_completion_length=CALL_TOKENS, max_tool_calling_iterations=1,
+        max_steps=m["steps"], logging_steps=1,
         save_strategy="no", report_to="none", reward_weights=reward_weights({}),
         chat_template_kwargs={"enable_thinking": False}, **settings)
     trainer = GRPOTrainer(model=str(path), processing_class=tok, args=cfg,
@@ -159,6 +162,7 @@ def train(path, tok, env_cls, cmd_ids, *, env_id, level, mode, settings, seed, o
                               catalogue_rows(env_cls, n_rows, level=level,
                                              seed_base=TRAIN_SEED_BASE)),
                           environment_factory=env_cls)
+    constrain_to_catalogue(trainer.model, tok, labels)
     trainer.train()
     hist = [h for h in trainer.state.log_history if "reward" in h]
     return trainer, hist
@@ -196,18 +200,18 @@ def main(argv=None) -> dict:
     env_id = TASKS[args.task]
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="bench-grpo-"))
     env_cls = make_catalogue_factory(env_id, default_level=args.level)
-    path, tok, labels, cmd_ids = build(env_id, args.level, out, args.seed, env_cls)
+    path, tok, labels, calls = build(env_id, args.level, out, args.seed, env_cls)
     from transformers import AutoModelForCausalLM
     ev = dict(env_id=env_id, level=args.level, episodes=MODES[mode]["eval_episodes"],
               seed=args.seed)
-    before = evaluate(AutoModelForCausalLM.from_pretrained(str(path)), tok, env_cls, cmd_ids,
+    before = evaluate(AutoModelForCausalLM.from_pretrained(str(path)), tok, env_cls, calls,
                       labels, **ev)
     print(f"untrained: {json.dumps(before)}", flush=True)
     t1 = time.perf_counter()
-    trainer, hist = train(path, tok, env_cls, cmd_ids, env_id=env_id, level=args.level,
+    trainer, hist = train(path, tok, env_cls, labels, env_id=env_id, level=args.level,
                           mode=mode, settings=settings, seed=args.seed, out=out)
     train_s = time.perf_counter() - t1
-    after = evaluate(trainer.model, tok, env_cls, cmd_ids, labels, **ev)
+    after = evaluate(trainer.model, tok, env_cls, calls, labels, **ev)
     print(f"trained: {json.dumps(after)}", flush=True)
     result = {
         "task": args.task, "env": env_id, "level": args.level, "mode": mode,

@@ -49,8 +49,9 @@ def build_tokenizer(env_ids: list[str] | None = None, *, vocab_size: int = 600,
                     corpus: list[str] | None = None, across_words: bool = False):
     """A byte-level BPE ``PreTrainedTokenizerFast`` with Qwen3's control tokens and template.
 
-    ``extra_tokens`` become single (non-special) tokens, e.g. whole tool calls, so a model
-    can choose a tool call in one token (see ``benchmarks/bench_grpo_learning.py``).
+    ``extra_tokens`` become single (non-special) tokens, e.g. the bodies of tool calls, so a
+    model can choose a tool call in one token between the call's control tokens (see
+    :func:`build_catalogue_model` and ``benchmarks/bench_grpo_learning.py``).
     ``corpus`` replaces the default training text (the expert's conversations);
     ``across_words`` lets merges span spaces and punctuation, so text that repeats in the
     corpus (a system prompt, a tool schema, rows of a pingall) becomes few, long tokens
@@ -105,10 +106,49 @@ def build_tiny_model(out_dir: str | Path, env_ids: list[str] | None = None, *,
     return out
 
 
+CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
+
+
+def tool_call_body(name: str, arguments: dict) -> str:
+    """What a Qwen3 tool call holds between its ``<tool_call>`` and ``</tool_call>`` tokens."""
+    return "\n" + json.dumps({"name": name, "arguments": arguments}) + "\n"
+
+
 def tool_call_text(name: str, arguments: dict) -> str:
     """A Qwen3 tool call as the model writes it."""
-    return ("<tool_call>\n" + json.dumps({"name": name, "arguments": arguments})
-            + "\n</tool_call>")
+    return CALL_OPEN + tool_call_body(name, arguments) + CALL_CLOSE
+
+
+CALL_TOKENS = 3
+"""Tokens of one catalogue call of :func:`build_catalogue_model`'s model."""
+
+
+def catalogue_call_ids(tok, label: str) -> list[int]:
+    """The token ids of the catalogue call ``act(label)`` for a model of
+    :func:`build_catalogue_model`: ``<tool_call>``, the call's body, ``</tool_call>``."""
+    ids = [tok.convert_tokens_to_ids(t) for t in
+           (CALL_OPEN, tool_call_body("act", {"action": label}), CALL_CLOSE)]
+    if any(i is None or i == tok.unk_token_id for i in ids):
+        raise KeyError(f"{label!r} is not one of this tokenizer's catalogue calls")
+    return ids
+
+
+def constrain_to_catalogue(model, tok, labels: list[str]) -> None:
+    """Make ``model.generate`` write only catalogue calls: ``<tool_call>``, the body of one
+    of ``labels``' calls, ``</tool_call>``, then the end of the message, through
+    ``generate``'s ``prefix_allowed_tokens_fn`` (the tokens allowed at each position)."""
+    calls = [catalogue_call_ids(tok, x) for x in labels]
+    steps = [[calls[0][0]], [c[1] for c in calls], [calls[0][2]], [tok.eos_token_id]]
+    generate = model.generate
+
+    def constrained(*args, **kw):
+        ids = kw.get("input_ids", args[0] if args else None)
+        start = ids.shape[-1]
+
+        def allowed(batch_id, sent):
+            return steps[min(sent.shape[-1] - start, len(steps) - 1)]
+        return generate(*args, prefix_allowed_tokens_fn=allowed, **kw)
+    model.generate = constrained
 
 
 def catalogue_rows(env_cls, n: int, *, level=1, seed_base: int) -> list[dict]:
@@ -134,8 +174,12 @@ def prompt_text(tok, env, row: dict) -> str:
 def build_catalogue_model(out_dir: str | Path, env_cls, labels: list[str], *, level=1,
                           corpus_seeds=range(1_000_000, 1_000_300), vocab_size: int = 2000,
                           **model_kw) -> Path:
-    """A tiny model that can call each catalogue action of ``labels`` in one token
-    (``tool_call_text("act", {"action": label})``). Its tokenizer is trained on the prompts
+    """A tiny model that can call each catalogue action of ``labels`` in three tokens
+    (:func:`catalogue_call_ids`): the ``<tool_call>`` control token, one token for the
+    call's body (``tool_call_body("act", {"action": label})``), ``</tool_call>``. The
+    control tokens are the model's own ids, as a real Qwen3 writes them: response parsers
+    of transformers >= 5.13 find a call only between those ids, never in the spelling of
+    an ordinary token. Its tokenizer is trained on the prompts
     of the ``corpus_seeds`` scenarios with merges across words, so a routing level-1
     prompt is ~100 tokens instead of ~1,100; pass training seeds only."""
     template = build_tokenizer([env_cls._env_id], vocab_size=300, corpus=["x"])
@@ -144,7 +188,7 @@ def build_catalogue_model(out_dir: str | Path, env_cls, labels: list[str], *, le
     corpus = [prompt_text(template, env, r)
               for r in catalogue_rows(env_cls, len(seeds), level=level, seed_base=seeds[0])]
     return build_tiny_model(out_dir, [env_cls._env_id], vocab_size=vocab_size,
-                            extra_tokens=[tool_call_text("act", {"action": x}) for x in labels],
+                            extra_tokens=[tool_call_body("act", {"action": x}) for x in labels],
                             corpus=corpus, across_words=True, **model_kw)
 
 

@@ -10,6 +10,7 @@ import pytest
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.train.tools import RoutingTools
 from netarena_gym.train import tools
+from netarena_gym.train.tiny import CALL_TOKENS
 
 from .conftest import expert_reply, load_script, requires_llm, scripted_generate
 
@@ -198,10 +199,11 @@ def test_training_env_and_eval_share_the_tool_call_limit():
 
 
 # ------------------------------------------------------------------ direction tests
-# A tiny model that calls each routing level-1 catalogue action in one token; one GRPO
-# rollout = one tool call = one env step (max_completion_length=1: TRL runs the call and
-# ends the rollout, as benchmarks/bench_grpo_learning.py does). Completions are scripted,
-# the rewards are the env's.
+# A tiny model that calls each routing level-1 catalogue action in three tokens
+# (<tool_call>, the call's body, </tool_call>); one GRPO rollout = one tool call = one env
+# step (max_completion_length=CALL_TOKENS: TRL runs the call and ends the rollout, as
+# benchmarks/bench_grpo_learning.py does). Completions are scripted, the rewards are the
+# env's.
 
 GOOD, BAD = "r0: flush filters", "r0: inspect"
 
@@ -246,7 +248,7 @@ def _trainer(env_cls, path, rows, *, batch, lr=0.0, optim="adamw_torch"):
     tok = AutoTokenizer.from_pretrained(str(path), padding_side="left")
     cfg = GRPOConfig(output_dir=str(path.parent / "run"), use_cpu=True, bf16=False,
                      per_device_train_batch_size=batch, num_generations=2, max_steps=1,
-                     max_completion_length=1, max_tool_calling_iterations=1,
+                     max_completion_length=CALL_TOKENS, max_tool_calling_iterations=1,
                      learning_rate=lr, optim=optim, beta=0.0, report_to="none",
                      save_strategy="no", logging_steps=1, reward_weights=reward_weights({}),
                      log_completions=True, num_completions_to_print=0,
@@ -258,24 +260,27 @@ def _trainer(env_cls, path, rows, *, batch, lr=0.0, optim="adamw_torch"):
 
 
 def _scripted(choose):
-    """``model.generate`` that appends one token per row: ``choose(i, input_ids_row)``."""
+    """``model.generate`` that appends one catalogue call per row: the token ids
+    ``choose(i, input_ids_row)`` returns."""
     import torch
     seen = []
 
     def generate(*args, **kw):
         ids = kw.get("input_ids", args[0] if args else None)
         seen.append(ids.clone())
-        picks = torch.tensor([[choose(i, row)] for i, row in enumerate(ids)])
+        picks = torch.tensor([choose(i, row) for i, row in enumerate(ids)])
         return torch.cat([ids, picks.to(ids.device)], dim=1)
     generate.seen = seen
     return generate
 
 
-def _logp(model, prompt_ids, token):
+def _logp(model, prompt_ids, call):
+    """log p of the body of ``call`` (its ids) after the prompt and ``<tool_call>``."""
     import torch
     with torch.no_grad():
-        logits = model(input_ids=prompt_ids[None]).logits[0, -1].float()
-    return float(torch.log_softmax(logits, -1)[token])
+        ctx = torch.cat([prompt_ids, torch.tensor(call[:1])])
+        logits = model(input_ids=ctx[None]).logits[0, -1].float()
+    return float(torch.log_softmax(logits, -1)[call[1]])
 
 
 def test_one_grpo_step_raises_the_rewarded_call_and_lowers_the_penalised_one(catalogue):
@@ -285,13 +290,12 @@ def test_one_grpo_step_raises_the_rewarded_call_and_lowers_the_penalised_one(cat
     makes both asserts fail."""
     from unittest.mock import patch
     from transformers import AutoModelForCausalLM
-    from netarena_gym.train.tiny import catalogue_rows, tool_call_text
+    from netarena_gym.train.tiny import catalogue_call_ids, catalogue_rows
     env_cls, labels, path = catalogue
     (seed,) = _seeds(env_cls, True)
     trainer, tok = _trainer(env_cls, path, catalogue_rows(env_cls, 1, seed_base=seed),
                             batch=2, lr=0.5, optim="sgd")
-    good, bad = (tok.convert_tokens_to_ids(tool_call_text("act", {"action": x}))
-                 for x in (GOOD, BAD))
+    good, bad = (catalogue_call_ids(tok, x) for x in (GOOD, BAD))
     gen = _scripted(lambda i, row: good if i % 2 == 0 else bad)
     with patch.object(trainer.model, "generate", side_effect=gen):
         trainer.train()
@@ -315,7 +319,7 @@ def test_each_rollout_is_scored_by_its_own_env(catalogue):
     not solve), so the four env rewards differ. Every logged reward equals a fresh replay
     of that rollout's own scenario and action; correctness likewise."""
     from unittest.mock import patch
-    from netarena_gym.train.tiny import catalogue_rows, tool_call_text
+    from netarena_gym.train.tiny import catalogue_call_ids, catalogue_rows
     env_cls, labels, path = catalogue
     (s1,) = _seeds(env_cls, True)
     (s2,) = _seeds(env_cls, False)
@@ -323,8 +327,7 @@ def test_each_rollout_is_scored_by_its_own_env(catalogue):
     masked_seed = next(s for s in (s1, s2) if _replay(env_cls, s, masked)[0] < -0.05)
     rows = catalogue_rows(env_cls, 1, seed_base=s1) + catalogue_rows(env_cls, 1, seed_base=s2)
     trainer, tok = _trainer(env_cls, path, rows, batch=4)
-    tid = {x: tok.convert_tokens_to_ids(tool_call_text("act", {"action": x}))
-           for x in (GOOD, BAD, masked)}
+    tid = {x: catalogue_call_ids(tok, x) for x in (GOOD, BAD, masked)}
     obs = {}
     for s in (s1, s2):
         e = env_cls()
