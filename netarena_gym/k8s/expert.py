@@ -32,7 +32,7 @@ from netarena_gym.k8s.workload import Probe
 INSPECT = "kubectl get networkpolicies,pods,services -o json"
 # how kubectl get -o json (4-space indent) opens, separates and closes the items of a List
 _ITEMS_OPEN, _ITEMS_CLOSE, _ITEMS_EMPTY = '\n    "items": [\n', "\n    ]", '\n    "items": []'
-_ITEM_HEAD, _ITEM_CUT, _ITEM_TAIL = "        {\n", "\n        },\n", "\n        }"
+_ITEM_CUT, _ITEM_TAIL = "\n        },\n", "\n        }"
 _MISMATCH = re.compile(r"^Mismatch: (\S+) (?:->|→) ([^:\s]+):(\d+) \(Expected: (True|False), "
                        r"Actual: (True|False)\)$", re.M)
 
@@ -119,14 +119,9 @@ class PlanMemo:
         items = []
         for part in (body.split(_ITEM_CUT) if body.strip() else ()):
             hit = self._texts.get(part)
-            if hit is None:
-                chunk = part
-                if not chunk.startswith(_ITEM_HEAD):
-                    chunk = _ITEM_HEAD + chunk
-                if not chunk.endswith(_ITEM_TAIL):
-                    chunk += _ITEM_TAIL
+            if hit is None:  # every item but the last lost its closing brace to the cut
                 try:
-                    hit = json.loads(chunk)
+                    hit = json.loads(part if part.endswith(_ITEM_TAIL) else part + _ITEM_TAIL)
                 except json.JSONDecodeError:
                     return json.loads(text)
                 if len(self._texts) >= self.MAX:

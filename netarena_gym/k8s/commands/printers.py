@@ -186,9 +186,9 @@ def as_list(items: list[dict]) -> dict:
     return {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
 
 
-_LIST_HEAD = '{\n    "apiVersion": "v1",\n    "items": [\n'
-_LIST_TAIL = '\n    ],\n    "kind": "List",\n    "metadata": {\n        "resourceVersion": ""\n    }\n}\n'
+# a List's JSON around its items, as :func:`to_json` prints it, and the items' indent
 _ITEM_INDENT = " " * 8
+_LIST_HEAD, _LIST_TAIL = to_json(as_list([0])).split(_ITEM_INDENT + "0")
 
 
 def list_json(item_texts: list[str]) -> str:
