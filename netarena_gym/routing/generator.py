@@ -71,6 +71,14 @@ class LevelConfig:
     def max_dims(self) -> tuple[int, int, int]:
         return self.routers[1], self.subnets[1], self.hosts[1]
 
+    @property
+    def fixed_topology(self) -> bool:
+        """Whether every draw gives the same topology: fixed router, subnet and host
+        counts, and a fixed way of linking the routers (a named shape, or at most two
+        routers, whose tree has one form)."""
+        fixed = all(lo == hi for lo, hi in (self.routers, self.subnets, self.hosts))
+        return fixed and (self.shape is not None or self.routers[1] <= 2)
+
 
 LEVELS: dict = {
     1: LevelConfig(routers=(1, 1), subnets=(2, 8), hosts=(1, 4), faults=(1, 1), distinct_types=True),
@@ -195,8 +203,12 @@ class RoutingGenerator:
         return self.generate(draw_seed(rng), category=category)
 
     def build(self, scenario: Scenario):
+        """The simulator state of ``scenario``; with a fixed topology
+        (:attr:`LevelConfig.fixed_topology`, outside ``compat``) the pristine network and its
+        probes are kept from the first reset on, since every later one reuses them."""
         from netarena_gym.routing.backends.sim import SimState
-        return SimState.build(scenario, probe_timeout=self.probe_timeout)
+        recurring = self.level != "compat" and self.cfg.fixed_topology
+        return SimState.build(scenario, probe_timeout=self.probe_timeout, recurring=recurring)
 
     # --------------------------------------------------------------- drawing
     def _draw(self, rng, seed) -> Scenario:

@@ -305,14 +305,18 @@ def build_network_fresh(spec: TopologySpec, *, labels: bool = True) -> tuple[Net
     return net, lay
 
 
-def build_network(spec: TopologySpec, *, labels: bool = True) -> tuple[Network, Layout]:
+def build_network(spec: TopologySpec, *, labels: bool = True,
+                  recurring: bool = False) -> tuple[Network, Layout]:
     """The healthy network for ``spec`` (``labels``: router interface aliases), the same as
     :func:`build_network_fresh` builds: from the second time a spec is seen, a copy
     (:mod:`netarena_gym.routing.clone`) of its pristine network, kept (:func:`is_kept`).
     What is seen once is only noted: networks drawn at random (levels 1-3) rarely repeat,
-    and kept networks they would not reuse cost the garbage collector more than a build."""
+    and kept networks they would not reuse cost the garbage collector more than a build.
+    ``recurring``: the spec will be asked for again (a fixed topology), so it is kept from
+    this first time on."""
     lay = layout_of(spec)
-    whole = _kept(_NETWORKS, (spec, labels), lambda: build_network_fresh(spec, labels=labels)[0])
+    whole = _kept(_NETWORKS, (spec, labels), lambda: build_network_fresh(spec, labels=labels)[0],
+                  recurring)
     if whole is not None:
         return clone_network(whole), lay
     return build_network_fresh(spec, labels=labels)
@@ -327,25 +331,26 @@ MAX_KEPT = 64  # networks kept or noted (least recently used out first)
 _NETWORKS: dict[tuple, Network | None] = {}  # (spec, labels) -> pristine network, None: seen once
 
 
-def _kept(kept: dict, key, make) -> Network | None:
+def _kept(kept: dict, key, make, recurring: bool = False) -> Network | None:
     """The pristine network kept under ``key``, made (``make()``) the second time the
-    key is asked for; None the first time."""
+    key is asked for (``recurring``: the first); None the first time."""
     net = kept.get(key)
     if net is not None:
         kept[key] = kept.pop(key)  # the most recently used go out last
         return net
-    if key in kept:
+    if key in kept or recurring:
         net = make()
         if not clonable(net):
             return None
+        kept.pop(key, None)
         kept[key] = net
         for node in net.nodes.values():
             node.fingerprint()  # shared by every copy until the copy changes
-        return net
-    kept[key] = None
+    else:
+        kept[key] = None
     if len(kept) > MAX_KEPT:
         _release(kept.pop(next(iter(kept))))
-    return None
+    return net
 
 
 def _release(net: Network | None) -> None:

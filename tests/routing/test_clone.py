@@ -101,7 +101,8 @@ def inject_through_the_shell(net, switches, router_key, faults, timeout_s, missi
 def from_nothing(monkeypatch):
     """Build every episode's network, and inject its faults, through the old path."""
     def use():
-        monkeypatch.setattr(sim, "build_network", build_network_fresh)
+        monkeypatch.setattr(sim, "build_network", lambda spec, *, labels=True, recurring=False:
+                            build_network_fresh(spec, labels=labels))
         monkeypatch.setattr(sim, "inject", inject_through_the_shell)
     return use
 

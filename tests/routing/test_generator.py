@@ -97,3 +97,43 @@ def test_layout_addressing_plan():
     assert lay.subnets[3].hosts == ("h5",)
     routes = {(n >> 8 & 255, p): (d, g) for n, p, d, g in lay.intended_routes("r0")}
     assert routes[(4, 24)] == ("r0-eth3", (172 << 24) | (16 << 16) | 2)
+
+
+@pytest.mark.parametrize("level,topology,fixed", [
+    (1, None, False), (3, None, False),
+    (1, {"routers": 1, "subnets": 3, "hosts": 2}, True),
+    (3, {"routers": 3, "subnets": 2, "hosts": 2}, False),  # the router tree is drawn
+    (3, {"shape": "ring", "routers": 6, "subnets": 2, "hosts": 2}, True),
+    (3, {"shape": "ring", "routers": 6, "subnets": [1, 2], "hosts": 2}, False),
+])
+def test_fixed_topology_means_every_draw_builds_the_same_network(level, topology, fixed):
+    g = RoutingGenerator(level, topology=topology)
+    assert g.cfg.fixed_topology is fixed
+    specs = {json.dumps(g.generate(seed).scenario.params["topology"]) for seed in range(12)}
+    assert (len(specs) == 1) is fixed
+
+
+def test_a_fixed_shape_keeps_its_pristine_probes_from_the_first_reset():
+    """A fixed topology starts every episode, the first included, from its pristine
+    probes; the first episode of a topology drawn at random sizes does not (it may never
+    be drawn again), its second does. Both give the same matrices as a build without."""
+    from netarena_gym.routing import pristine
+    from netarena_gym.routing.backends.sim import SimState
+    from netarena_gym.routing import topology
+    pristine.clear()
+    topology.clear()
+    fixed = RoutingGenerator(3, topology={"shape": "tree", "routers": 6, "subnets": 2,
+                                          "hosts": 1})
+    first = fixed.generate(0)
+    assert first.state.oracle.pairs.base is not None
+    drawn = RoutingGenerator(3, topology={"shape": "tree", "routers": 6, "subnets": [1, 3],
+                                          "hosts": [1, 2]})
+    once = drawn.generate(1)
+    assert once.state.oracle.pairs.base is None  # a first sighting: only noted
+    assert drawn.build(once.scenario).oracle.pairs.base is not None  # the second
+    for gen in (first, once):
+        pristine.clear()
+        topology.clear()
+        plain = SimState.build(gen.scenario)  # a first sighting: no base, every probe walked
+        assert plain.oracle.pairs.base is None
+        assert (plain.oracle.matrix() == gen.state.oracle.matrix()).all()

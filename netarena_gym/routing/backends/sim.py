@@ -32,16 +32,19 @@ class SimState:
     @classmethod
     def build(cls, scenario: Scenario, *, probe_timeout: float = 0.2,
               command_timeout: float = 10.0, labels: bool | None = None,
-              missing_programs: frozenset[str] = frozenset()) -> "SimState":
+              missing_programs: frozenset[str] = frozenset(),
+              recurring: bool = False) -> "SimState":
         """``labels``: interface aliases (None: :func:`~netarena_gym.routing.topology.labels_for`
-        the scenario's level); ``missing_programs``: tools absent from the image."""
+        the scenario's level); ``missing_programs``: tools absent from the image;
+        ``recurring``: the topology will be drawn again (a fixed one), so its pristine
+        network and probes are kept from this first sighting on."""
         labels = labels_for(scenario.level, labels)
         spec = TopologySpec.from_dict(scenario.params["topology"])
-        net, lay = build_network(spec, labels=labels)
+        net, lay = build_network(spec, labels=labels, recurring=recurring)
         switches = frozenset(s.switch for s in lay.subnets)
         log = inject(net, switches, (spec, labels) if is_kept(spec, labels) else None,
                      scenario.faults, command_timeout, frozenset(missing_programs))
-        base = pristine.base_for(spec, labels, probe_timeout)
+        base = pristine.base_for(spec, labels, probe_timeout, recurring=recurring)
         return cls(net, lay, ReachabilityOracle(net, probe_timeout, base=base), switches, log,
                    labels)
 
