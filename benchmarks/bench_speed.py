@@ -64,6 +64,11 @@ ENVS = {
     # issue 14's scale goal: a step here costs <= 10x a step at L1 (see goals below)
     "routing_discrete_tree64": ("NetArena-Routing-v0", {"level": 3, "interface": "discrete",
                                                         "topology": ROUTING_64}, None),
+    "routing_discrete_ring64": ("NetArena-Routing-v0", {
+        "level": 3, "interface": "discrete", "topology": {**ROUTING_64, "shape": "ring"}}, None),
+    "routing_discrete_leafspine64": ("NetArena-Routing-v0", {
+        "level": 3, "interface": "discrete", "topology": {**ROUTING_64, "shape": "leaf-spine"}},
+        None),
     "k8s_discrete_L1": ("NetArena-K8sPolicy-v0", {"level": 1, "interface": "discrete"}, 0.20),
     "k8s_text_L1": ("NetArena-K8sPolicy-v0", {"level": 1, "interface": "text"}, None),
     "capacity_discrete_L1": ("NetArena-CapacityPlanning-v0", {"level": 1, "interface": "discrete"}, 0.30),
@@ -72,6 +77,10 @@ ENVS = {
 RESETS = {
     "routing": ("NetArena-Routing-v0", {}, {1: 1.0, 3: 3.0}),
     "routing_tree64": ("NetArena-Routing-v0", {"topology": ROUTING_64}, {3: 100.0}),
+    "routing_ring64": ("NetArena-Routing-v0", {"topology": {**ROUTING_64, "shape": "ring"}},
+                       {3: 100.0}),
+    "routing_leafspine64": ("NetArena-Routing-v0",
+                            {"topology": {**ROUTING_64, "shape": "leaf-spine"}}, {3: 100.0}),
     "k8s": ("NetArena-K8sPolicy-v0", {}, {1: 1.0, 2: 1.0}),
     "capacity": ("NetArena-CapacityPlanning-v0", {"interface": "text"}, {1: 2.0, 2: 2.0, 3: 2.0, 4: 2.0}),
 }
@@ -79,6 +88,7 @@ EXPERTS = {"routing": "NetArena-Routing-v0", "k8s": "NetArena-K8sPolicy-v0",
            "capacity": "NetArena-CapacityPlanning-v0"}
 EXPERT_GOAL_MS = 1.0
 STEP_64_GOAL = 10.0  # a random step at 64 routers costs at most this many L1 steps
+SHAPES_64 = ("tree", "ring", "leafspine")  # the ENVS and RESETS rows at 64 routers
 # vector envs: these ENVS entries, 2 workers with shared memory / one env, info="lean";
 # make_vec batches VECTOR_ENVS envs over the 2 workers (one round trip per worker per step)
 VECTOR = ("k8s_discrete_L1", "capacity_discrete_L1", "routing_discrete_L1",
@@ -318,9 +328,10 @@ def measure(secs: float, n_reset: int, n_expert: int, vector_secs: float,
             rows.append(row(f"{name} (resets included)", with_resets / cart, "x CartPole",
                             None if goal is None else (">=", goal)))
             rows.append(row(f"{name} (step only)", step_only / cart, "x CartPole"))
-        slow = envs["routing_discrete_L1"][1] / envs["routing_discrete_tree64"][1]
-        rows.append(row("routing step at 64 routers (tree) / step at L1, step only", slow, "x",
-                        ("<=", STEP_64_GOAL)))
+        for shape in SHAPES_64:
+            slow = envs["routing_discrete_L1"][1] / envs[f"routing_discrete_{shape}64"][1]
+            rows.append(row(f"routing step at 64 routers ({shape}) / step at L1, step only",
+                            slow, "x", ("<=", STEP_64_GOAL)))
     if "reset" in only:
         for task, (env_id, kw, levels) in RESETS.items():
             for level, goal in levels.items():
