@@ -16,7 +16,9 @@ Our rules (:func:`violations`) give one record per violation:
 
 Safety is relative: a change is safe when it introduces no violation the graph did not
 already have (:func:`new_violations`). Every rule is local (a node, its edges and its
-neighbours' kinds), so checking the touched nodes and their neighbours is exact.
+neighbours' kinds), so checking the touched nodes and their neighbours is exact. A base
+graph is checked once per process: :func:`base_clean` clears a well-formed clean base (every
+generated one) in one walk over its nodes and edges; any other is evaluated rule by rule.
 
 :func:`upstream_verdict` reproduces upstream NetArena's checker (its six checks in order,
 first failure wins, substring tests on types; of capacities, only 0 and a missing
@@ -152,19 +154,88 @@ class _Everything(Scope):
         self.near = ()
 
 
+def all_violations(view) -> set[tuple]:
+    """Every violation of a whole graph, rule by rule."""
+    return violations(view, _Everything(view))
+
+
+def upstream_all(view) -> tuple[bool, str]:
+    """Upstream's verdict on a whole graph, check by check."""
+    return _upstream(view, _Everything(view))
+
+
 def base_violations(base) -> frozenset:
-    """Every violation of a base graph (computed once per base; generated bases have none)."""
+    """Every violation of a base graph (computed once per base; generated bases have none:
+    :func:`base_clean` says so in one walk, and only a base it cannot clear is evaluated
+    rule by rule)."""
     v = base.facts.get("violations")
     if v is None:
-        v = base.facts["violations"] = frozenset(violations(base, _Everything(base)))
+        v = base.facts["violations"] = (frozenset() if base_clean(base)
+                                        else frozenset(all_violations(base)))
     return v
 
 
 def base_upstream_ok(base) -> bool:
+    """Whether a base graph passes upstream's checker (once per base, as
+    :func:`base_violations`)."""
     v = base.facts.get("upstream_ok")
     if v is None:
-        v = base.facts["upstream_ok"] = _upstream(base, _Everything(base))[0]
+        v = base.facts["upstream_ok"] = base_clean(base) or upstream_all(base)[0]
     return v
+
+
+def base_clean(base) -> bool:
+    """Whether a base graph (a :class:`~netarena_gym.capacity_planning.state.BaseGraph`)
+    is free of every violation of ours and passes upstream's checker, in one walk over
+    its nodes and one over its edges (once per base). Sound, not exact: it clears only
+    well-formed graphs (every ``type`` a non-empty list of known kinds as plain strings,
+    every edge type exactly RK_CONTAINS or RK_CONTROLS), on which our rules imply
+    upstream's; False says the rules must be evaluated one by one."""
+    v = base.facts.get("clean")
+    if v is None:
+        v = base.facts["clean"] = _clean(base.nodes, base.out, base.inn)
+    return v
+
+
+def _clean(nodes: dict, out: dict, inn: dict) -> bool:
+    kinds: dict = {}  # node -> its ``type`` list (what kinds_of returns for it)
+    for k, a in nodes.items():
+        t = a.get("type")
+        if type(t) is not list or not t or type(a.get("name")) is not str:
+            return False  # bad_type, or a form left to the rule-by-rule walk
+        for x in t:
+            if type(x) is not str or x not in KIND_SET:
+                return False
+        if not out[k] and not inn[k]:
+            return False  # isolated
+        if PORT in t and not valid_capacity(a.get(CAPACITY)):
+            return False  # port_capacity (implies upstream's missing or zero capacity)
+        kinds[k] = t
+    in_switch: set = set()  # nodes a packet switch contains
+    for a, kids in out.items():
+        if not kids:
+            continue
+        ka = kinds[a]
+        switch = SWITCH in ka
+        port = False  # whether switch ``a`` contains a port
+        for z, t in kids.items():
+            if type(t) is not str:
+                return False
+            kz = kinds[z]
+            if t == CONTAINS:
+                if not may_contain(ka, kz):
+                    return False  # hierarchy
+                if switch:
+                    if PORT in kz:
+                        port = True
+                        if z in in_switch:
+                            return False  # port_parents
+                    in_switch.add(z)
+            elif t != CONTROLS or not may_control(ka, kz):
+                return False  # bad_edge_type, hierarchy
+        if switch and not port:
+            return False  # switch_without_port (implies upstream's)
+    return True
 
 
 def new_violations(graph: Graph, diff: Diff | None = None, extra: Iterable[tuple] = (),
@@ -220,7 +291,7 @@ def upstream_verdict(graph: Graph, diff: Diff | None = None,
     ``graph`` a change can affect. Exact when the base passes (every generated base does);
     otherwise the whole graph is checked."""
     if not base_upstream_ok(graph.base):
-        return _upstream(graph, _Everything(graph))
+        return upstream_all(graph)
     diff = graph.net_diff() if diff is None else diff
     return _upstream(graph, scope or Scope(graph.base, graph, diff))
 
