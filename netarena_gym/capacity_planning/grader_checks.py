@@ -79,15 +79,20 @@ class Scope:
 
 
 def _kinds_reader(view, changed):
-    """``Scope.kinds`` on ``view`` as a one-argument function (the checks' inner loops)."""
+    """``Scope.kinds`` on ``view`` as a one-argument function (the checks' inner loops);
+    the kinds of a node read from its attributes are read once."""
     attrs, one = view.attrs, _ONE.get
+    read: dict = {}
 
     def kinds(k):
         if type(k) is tuple and k not in changed:
             ks = one(k[0])
             if ks is not None:
                 return ks
-        return kinds_of(attrs(k))
+        ks = read.get(k)
+        if ks is None:
+            ks = read[k] = kinds_of(attrs(k))
+        return ks
     return kinds
 
 
@@ -102,14 +107,12 @@ def violations(view, scope: Scope) -> set[tuple]:
         a = attrs(k)
         if a is None:
             continue
+        ks = kinds(k)  # stored under the key its attributes imply when unchanged
         if k in changed:
-            ks = kinds_of(a)
             if not ks or any(x not in KIND_SET for x in ks) or not isinstance(a.get("name"), str):
                 add(("bad_type", k))
             if PORT in ks and not valid_capacity(a.get(CAPACITY)):
                 add(("port_capacity", k))
-        else:  # stored under the key its attributes imply: the key's kind
-            ks = kinds(k)
         kids = children(k)
         if not kids and not parents(k):
             add(("isolated", k))
@@ -126,8 +129,8 @@ def violations(view, scope: Scope) -> set[tuple]:
             if PORT in ks and _switch_parents(parents(k), kinds) > 1:
                 add(("port_parents", k))
     for a, z in scope.edges:
-        t = children(a).get(z) if attrs(a) is not None else None
-        if t is None:
+        t = children(a).get(z)
+        if t is None or attrs(a) is None:
             continue
         if t == CONTAINS:
             if not may_contain(kinds(a), kinds(z)):
@@ -312,15 +315,15 @@ def _upstream(graph, scope) -> tuple[bool, str]:
         t = a.get("type")
         items = [t] if isinstance(t, str) else t
         return not t or not isinstance(items, (list, tuple)) or any(x not in KINDS for x in items)
-    bad = [k for k in scope.changed if attrs(k) is not None and bad_type(attrs(k))]
+    changed = [(k, a) for k in scope.changed if (a := attrs(k)) is not None]
+    bad = [k for k, a in changed if bad_type(a)]
     if bad:
         return _first(bad, lambda k: f"Node {describe(k)} has an invalid type {attrs(k).get('type')!r}")
     edges = []  # (a, z, type) of the edges in scope that exist
     for a, z in scope.edges:
-        if attrs(a) is not None:
-            t = children(a).get(z, _NO_EDGE)
-            if t is not _NO_EDGE:
-                edges.append((a, z, t))
+        t = children(a).get(z, _NO_EDGE)
+        if t is not _NO_EDGE and attrs(a) is not None:
+            edges.append((a, z, t))
     bad = [(a, z) for a, z, t in edges
            if not isinstance(t, str) or not (CONTAINS in t or CONTROLS in t)]
     if bad:
@@ -339,21 +342,21 @@ def _upstream(graph, scope) -> tuple[bool, str]:
             bad.append((a, z))
     if bad:
         return _first(bad, lambda e: f"Invalid hierarchy: {describe(e[0])} cannot contain {describe(e[1])}")
-    live = [k for k in scope.touched if attrs(k) is not None]
-    bad = [k for k in live if not children(k) and not graph.parents(k)]
+    live = [(k, a) for k in scope.touched if (a := attrs(k)) is not None]
+    parents = graph.parents
+    bad = [k for k, _ in live if not children(k) and not parents(k)]
     if bad:
         return _first(bad, lambda k: f"Found isolated node {describe(k)}")
-    for k in scope.changed:  # upstream reads the attribute: a port without one fails too
-        a = attrs(k)
-        if a is not None and _has(a.get("type"), PORT) and (CAPACITY not in a or a[CAPACITY] == 0):
+    for k, a in changed:  # upstream reads the attribute: a port without one fails too
+        if _has(a.get("type"), PORT) and (CAPACITY not in a or a[CAPACITY] == 0):
             bad.append(k)
     if bad:
         return _first(bad, lambda k: f"Port {describe(k)} has no {CAPACITY} attribute"
                       if CAPACITY not in attrs(k) else f"Port {describe(k)} has zero capacity")
-    for group in (live, scope.near):  # the touched nodes first, then their neighbours
-        for k in group:
-            a = attrs(k)
-            if a is not None and _has(a.get("type"), SWITCH) and not any(
+    near = [(k, a) for k in scope.near if (a := attrs(k)) is not None]
+    for group in (live, near):  # the touched nodes first, then their neighbours
+        for k, a in group:
+            if _has(a.get("type"), SWITCH) and not any(
                     _has(attrs(z).get("type"), PORT) for z in children(k)):
                 bad.append(k)
         if bad:
