@@ -16,7 +16,9 @@ Our rules (:func:`violations`) give one record per violation:
 
 Safety is relative: a change is safe when it introduces no violation the graph did not
 already have (:func:`new_violations`). Every rule is local (a node, its edges and its
-neighbours' kinds), so checking the touched nodes and their neighbours is exact.
+neighbours' kinds), so checking the touched nodes and their neighbours is exact. A base
+graph is checked once per process: :func:`base_clean` clears a well-formed clean base (every
+generated one) in one walk over its nodes and edges; any other is evaluated rule by rule.
 
 :func:`upstream_verdict` reproduces upstream NetArena's checker (its six checks in order,
 first failure wins, substring tests on types; of capacities, only 0 and a missing
@@ -77,15 +79,20 @@ class Scope:
 
 
 def _kinds_reader(view, changed):
-    """``Scope.kinds`` on ``view`` as a one-argument function (the checks' inner loops)."""
+    """``Scope.kinds`` on ``view`` as a one-argument function (the checks' inner loops);
+    the kinds of a node read from its attributes are read once."""
     attrs, one = view.attrs, _ONE.get
+    read: dict = {}
 
     def kinds(k):
         if type(k) is tuple and k not in changed:
             ks = one(k[0])
             if ks is not None:
                 return ks
-        return kinds_of(attrs(k))
+        ks = read.get(k)
+        if ks is None:
+            ks = read[k] = kinds_of(attrs(k))
+        return ks
     return kinds
 
 
@@ -100,14 +107,12 @@ def violations(view, scope: Scope) -> set[tuple]:
         a = attrs(k)
         if a is None:
             continue
+        ks = kinds(k)  # stored under the key its attributes imply when unchanged
         if k in changed:
-            ks = kinds_of(a)
             if not ks or any(x not in KIND_SET for x in ks) or not isinstance(a.get("name"), str):
                 add(("bad_type", k))
             if PORT in ks and not valid_capacity(a.get(CAPACITY)):
                 add(("port_capacity", k))
-        else:  # stored under the key its attributes imply: the key's kind
-            ks = kinds(k)
         kids = children(k)
         if not kids and not parents(k):
             add(("isolated", k))
@@ -124,8 +129,8 @@ def violations(view, scope: Scope) -> set[tuple]:
             if PORT in ks and _switch_parents(parents(k), kinds) > 1:
                 add(("port_parents", k))
     for a, z in scope.edges:
-        t = children(a).get(z) if attrs(a) is not None else None
-        if t is None:
+        t = children(a).get(z)
+        if t is None or attrs(a) is None:
             continue
         if t == CONTAINS:
             if not may_contain(kinds(a), kinds(z)):
@@ -152,19 +157,88 @@ class _Everything(Scope):
         self.near = ()
 
 
+def all_violations(view) -> set[tuple]:
+    """Every violation of a whole graph, rule by rule."""
+    return violations(view, _Everything(view))
+
+
+def upstream_all(view) -> tuple[bool, str]:
+    """Upstream's verdict on a whole graph, check by check."""
+    return _upstream(view, _Everything(view))
+
+
 def base_violations(base) -> frozenset:
-    """Every violation of a base graph (computed once per base; generated bases have none)."""
+    """Every violation of a base graph (computed once per base; generated bases have none:
+    :func:`base_clean` says so in one walk, and only a base it cannot clear is evaluated
+    rule by rule)."""
     v = base.facts.get("violations")
     if v is None:
-        v = base.facts["violations"] = frozenset(violations(base, _Everything(base)))
+        v = base.facts["violations"] = (frozenset() if base_clean(base)
+                                        else frozenset(all_violations(base)))
     return v
 
 
 def base_upstream_ok(base) -> bool:
+    """Whether a base graph passes upstream's checker (once per base, as
+    :func:`base_violations`)."""
     v = base.facts.get("upstream_ok")
     if v is None:
-        v = base.facts["upstream_ok"] = _upstream(base, _Everything(base))[0]
+        v = base.facts["upstream_ok"] = base_clean(base) or upstream_all(base)[0]
     return v
+
+
+def base_clean(base) -> bool:
+    """Whether a base graph (a :class:`~netarena_gym.capacity_planning.state.BaseGraph`)
+    is free of every violation of ours and passes upstream's checker, in one walk over
+    its nodes and one over its edges (once per base). Sound, not exact: it clears only
+    well-formed graphs (every ``type`` a non-empty list of known kinds as plain strings,
+    every edge type exactly RK_CONTAINS or RK_CONTROLS), on which our rules imply
+    upstream's; False says the rules must be evaluated one by one."""
+    v = base.facts.get("clean")
+    if v is None:
+        v = base.facts["clean"] = _clean(base.nodes, base.out, base.inn)
+    return v
+
+
+def _clean(nodes: dict, out: dict, inn: dict) -> bool:
+    kinds: dict = {}  # node -> its ``type`` list (what kinds_of returns for it)
+    for k, a in nodes.items():
+        t = a.get("type")
+        if type(t) is not list or not t or type(a.get("name")) is not str:
+            return False  # bad_type, or a form left to the rule-by-rule walk
+        for x in t:
+            if type(x) is not str or x not in KIND_SET:
+                return False
+        if not out[k] and not inn[k]:
+            return False  # isolated
+        if PORT in t and not valid_capacity(a.get(CAPACITY)):
+            return False  # port_capacity (implies upstream's missing or zero capacity)
+        kinds[k] = t
+    in_switch: set = set()  # nodes a packet switch contains
+    for a, kids in out.items():
+        if not kids:
+            continue
+        ka = kinds[a]
+        switch = SWITCH in ka
+        port = False  # whether switch ``a`` contains a port
+        for z, t in kids.items():
+            if type(t) is not str:
+                return False
+            kz = kinds[z]
+            if t == CONTAINS:
+                if not may_contain(ka, kz):
+                    return False  # hierarchy
+                if switch:
+                    if PORT in kz:
+                        port = True
+                        if z in in_switch:
+                            return False  # port_parents
+                    in_switch.add(z)
+            elif t != CONTROLS or not may_control(ka, kz):
+                return False  # bad_edge_type, hierarchy
+        if switch and not port:
+            return False  # switch_without_port (implies upstream's)
+    return True
 
 
 def new_violations(graph: Graph, diff: Diff | None = None, extra: Iterable[tuple] = (),
@@ -220,7 +294,7 @@ def upstream_verdict(graph: Graph, diff: Diff | None = None,
     ``graph`` a change can affect. Exact when the base passes (every generated base does);
     otherwise the whole graph is checked."""
     if not base_upstream_ok(graph.base):
-        return _upstream(graph, _Everything(graph))
+        return upstream_all(graph)
     diff = graph.net_diff() if diff is None else diff
     return _upstream(graph, scope or Scope(graph.base, graph, diff))
 
@@ -241,15 +315,15 @@ def _upstream(graph, scope) -> tuple[bool, str]:
         t = a.get("type")
         items = [t] if isinstance(t, str) else t
         return not t or not isinstance(items, (list, tuple)) or any(x not in KINDS for x in items)
-    bad = [k for k in scope.changed if attrs(k) is not None and bad_type(attrs(k))]
+    changed = [(k, a) for k in scope.changed if (a := attrs(k)) is not None]
+    bad = [k for k, a in changed if bad_type(a)]
     if bad:
         return _first(bad, lambda k: f"Node {describe(k)} has an invalid type {attrs(k).get('type')!r}")
     edges = []  # (a, z, type) of the edges in scope that exist
     for a, z in scope.edges:
-        if attrs(a) is not None:
-            t = children(a).get(z, _NO_EDGE)
-            if t is not _NO_EDGE:
-                edges.append((a, z, t))
+        t = children(a).get(z, _NO_EDGE)
+        if t is not _NO_EDGE and attrs(a) is not None:
+            edges.append((a, z, t))
     bad = [(a, z) for a, z, t in edges
            if not isinstance(t, str) or not (CONTAINS in t or CONTROLS in t)]
     if bad:
@@ -268,21 +342,21 @@ def _upstream(graph, scope) -> tuple[bool, str]:
             bad.append((a, z))
     if bad:
         return _first(bad, lambda e: f"Invalid hierarchy: {describe(e[0])} cannot contain {describe(e[1])}")
-    live = [k for k in scope.touched if attrs(k) is not None]
-    bad = [k for k in live if not children(k) and not graph.parents(k)]
+    live = [(k, a) for k in scope.touched if (a := attrs(k)) is not None]
+    parents = graph.parents
+    bad = [k for k, _ in live if not children(k) and not parents(k)]
     if bad:
         return _first(bad, lambda k: f"Found isolated node {describe(k)}")
-    for k in scope.changed:  # upstream reads the attribute: a port without one fails too
-        a = attrs(k)
-        if a is not None and _has(a.get("type"), PORT) and (CAPACITY not in a or a[CAPACITY] == 0):
+    for k, a in changed:  # upstream reads the attribute: a port without one fails too
+        if _has(a.get("type"), PORT) and (CAPACITY not in a or a[CAPACITY] == 0):
             bad.append(k)
     if bad:
         return _first(bad, lambda k: f"Port {describe(k)} has no {CAPACITY} attribute"
                       if CAPACITY not in attrs(k) else f"Port {describe(k)} has zero capacity")
-    for group in (live, scope.near):  # the touched nodes first, then their neighbours
-        for k in group:
-            a = attrs(k)
-            if a is not None and _has(a.get("type"), SWITCH) and not any(
+    near = [(k, a) for k in scope.near if (a := attrs(k)) is not None]
+    for group in (live, near):  # the touched nodes first, then their neighbours
+        for k, a in group:
+            if _has(a.get("type"), SWITCH) and not any(
                     _has(attrs(z).get("type"), PORT) for z in children(k)):
                 bad.append(k)
         if bad:

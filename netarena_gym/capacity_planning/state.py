@@ -24,6 +24,7 @@ from typing import Any, Hashable, Iterable, Iterator
 from netarena_gym.capacity_planning.kinds import kinds_of, primary_kind
 from netarena_gym.capacity_planning.subtree import TRAVERSED, Sub, compute_sub, compute_subs
 from netarena_gym.capacity_planning.topology import Topology, TopologySpec, generate
+from netarena_gym.core.collector import paused_gc
 
 Key = Hashable
 _MISS = object()
@@ -85,14 +86,18 @@ CACHE_SIZE = 16
 
 
 def base_graph(spec: TopologySpec, scheme: str = "kind_name") -> BaseGraph:
-    """The base graph of a generated topology (built once per process, LRU-cached)."""
+    """The base graph of a generated topology (built once per process, LRU-cached). The
+    build makes tens of thousands of objects that all live on: it runs with the cyclic
+    garbage collector paused (:func:`~netarena_gym.core.collector.paused_gc`), which would
+    otherwise pass over them, and over the whole heap, many times."""
     key = (spec.key(), scheme)
     with _CACHE_LOCK:
         g = _CACHE.get(key)
         if g is not None:
             _CACHE.move_to_end(key)
             return g
-    g = BaseGraph.from_topology(generate(spec), scheme, spec)
+    with paused_gc():
+        g = BaseGraph.from_topology(generate(spec), scheme, spec)
     with _CACHE_LOCK:
         _CACHE[key] = g
         while len(_CACHE) > CACHE_SIZE:

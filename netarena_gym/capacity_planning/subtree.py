@@ -54,7 +54,13 @@ class Sub:
 
 
 def port_capacity(attrs: dict | None) -> int:
-    if attrs is None or PORT not in kinds_of(attrs):
+    if attrs is None:
+        return 0
+    t = attrs.get("type")
+    if type(t) is list and len(t) == 1:  # the usual form, one kind: what kinds_of gives
+        if t[0] != PORT:
+            return 0
+    elif PORT not in kinds_of(attrs):
         return 0
     v = attrs.get(CAPACITY)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
@@ -77,25 +83,32 @@ def compute_sub(key, out_of, attrs_of, cached, store, disjoint=None) -> Sub:
 def compute_subs(keys, out_of, attrs_of, cached, store, disjoint=None) -> None:
     """:func:`compute_sub` for every key of ``keys`` in one walk (a base graph's every
     node: one stack instead of one per node)."""
-    stack = [(k, None) for k in reversed(list(keys))]  # (node, None: to expand | its children)
+    # (node, None: to expand | (its children, their Subs, all cached when expanded))
+    stack = [(k, None) for k in reversed(list(keys))]
     pop, push = stack.pop, stack.append
     visiting: set = set()
     while stack:
-        k, kids = pop()
+        k, todo = pop()
         if cached(k) is not None:
             continue
-        if kids is None:
+        if todo is None:
             kids = [c for c, t in out_of(k).items() if t in TRAVERSED and c != k]
             if not kids:  # a leaf (most nodes are ports): nothing beneath it
                 store(k, Sub(_NONE, port_capacity(attrs_of(k)), ((), ())))
                 continue
-            visiting.add(k)
-            push((k, kids))
-            for c in kids:
-                if c not in visiting and cached(c) is None:
-                    push((c, None))
-            continue
-        subs = [s for s in map(cached, kids) if s is not None]
+            subs = list(map(cached, kids))  # one look-up per child
+            if None in subs:  # children to compute first: k comes back after them
+                visiting.add(k)
+                push((k, (kids, subs)))
+                for c, s in zip(kids, subs):
+                    if s is None and c not in visiting:
+                        push((c, None))
+                continue
+        else:
+            kids, subs = todo
+            subs = [s if s is not None else cached(c) for c, s in zip(kids, subs)]
+            if None in subs:  # a cycle cut: a child being computed further up
+                subs = [s for s in subs if s is not None]
         if disjoint is not None and len(subs) == len(kids) and disjoint(k):
             store(k, Sub(None, sum(s.capacity for s in subs) + port_capacity(attrs_of(k)),
                          (kids, subs)))

@@ -124,7 +124,8 @@ class Topology:
             nodes: dict = {}
             for e in self.entities:
                 attrs = {"name": e.name, "type": [e.kind]}
-                attrs.update(_plain(e.flat_attrs()))
+                if e.blocks:  # most entities (chassis, control points, ...) have none
+                    attrs.update(_plain(e.flat_attrs()))
                 nodes[(e.kind, e.name)] = attrs
             edges = {(r.a, r.z): r.kind for r in self.relationships}
             return nodes, edges
@@ -146,6 +147,9 @@ class Topology:
 
 def _plain(v):
     """Attribute values as plain Python data (enum identifiers become ``str``)."""
+    t = type(v)
+    if t is int or t is str:  # most values (Ident, a str subclass, is not)
+        return v
     if isinstance(v, dict):
         return {k: _plain(x) for k, x in v.items()}
     if isinstance(v, list):
@@ -322,7 +326,7 @@ def generate(spec: TopologySpec | None = None) -> Topology:
               for c in range(1, n + 1)]
         blocks.append((SPINEBLOCK, sp, f"{sp}rack", f"{sp}.dom", sw))
     n_switches = sum(len(b[4]) for b in blocks)
-    caps = _draw_capacities(spec, n_switches)
+    caps = _draw_capacities(spec, n_switches).tolist()  # Python ints: one conversion
     overrides = dict(spec.overrides)
     ports_of = range(1, spec.ports_per_switch + 1)
 
@@ -370,7 +374,7 @@ def _block_members(block, spec, caps, k, overrides, ports_of, ents, rels) -> int
     for name, _ in sw:
         for p in ports_of:
             pname = f"{name}.p{p}"
-            cap = overrides.get(pname, int(caps[k]))
+            cap = overrides.get(pname, caps[k])
             ents.append(Entity(PORT, pname, {ATTR_BLOCK[PORT]: {CAPACITY: cap}}))
             k += 1
     for name, _ in sw:

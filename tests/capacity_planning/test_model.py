@@ -151,3 +151,30 @@ def test_untouched_means_every_node_pristine(g):
     assert not g.untouched and not g.pristine(port) and not g.pristine(sw)
     g.reset()
     assert g.untouched and all(map(g.pristine, keys))
+
+
+def test_base_graph_builds_with_the_collector_paused_and_restores_it(monkeypatch):
+    """The build runs with the cyclic collector off, and leaves it as it found it."""
+    import gc
+
+    from netarena_gym.capacity_planning import state
+
+    seen = []
+    real = state.BaseGraph.from_topology
+
+    def spy(*a, **kw):
+        seen.append(gc.isenabled())
+        return real(*a, **kw)
+    monkeypatch.setattr(state.BaseGraph, "from_topology", spy)
+    small = dict(superblocks=1, aggs_per_superblock=1, spineblocks=1, agg_switches=(1, 1),
+                 spine_switches=(1, 1), ports_per_switch=1)
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        state.base_graph(TopologySpec(**small, capacity_seed=4242))
+        assert seen == [False] and gc.isenabled()
+        gc.disable()
+        state.base_graph(TopologySpec(**small, capacity_seed=4243))
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
