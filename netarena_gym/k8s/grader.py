@@ -152,6 +152,11 @@ class PolicyEngine:
             layout = self._build_layout(cluster)
             same = self._layout is not None and layout[0] == self._layout[0]
             self._layout = layout
+            # per probe its source's bit, and a row per target plus the no-probe row (zero),
+            # for pod sets that fit an int64 (see _outcomes)
+            self._bitsel = np.left_shift(np.int64(1), layout[5].astype(np.int64)) \
+                if layout[6] < 63 else None
+            self._rows = np.zeros(len(layout[2]) + 1, dtype=np.int64)
             self._dsts = tuple(d for d, _, _ in layout[0])  # per slot, its destination pod
             # every destination has one endpoint (the usual app): their slots
             self._single = (tuple(eps[0] for eps in layout[2])
@@ -381,9 +386,9 @@ class PolicyEngine:
         if hit is not None:
             return hit  # outcomes seen before (arrays are never changed in place)
         if npods < 63:  # masks fit an int64: test each probe's source bit in its target's mask
-            rows = np.array(masks + [0], dtype=np.int64)  # last row: no probe
-            out = ((rows[probe_target] >> probe_src) & 1).astype(bool)
-            return self._remember(key, out)
+            rows = self._rows
+            rows[:-1] = masks  # the last row (no probe) stays 0
+            return self._remember(key, (rows[probe_target] & self._bitsel).astype(bool))
         nbytes = (npods + 8) // 8
         if self._table is None:
             self._table = np.zeros((len(masks) + 1, npods + 1), dtype=bool)  # last row/col: no probe

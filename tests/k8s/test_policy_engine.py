@@ -321,3 +321,35 @@ def test_a_policy_listed_twice_then_once_stays_counted():
     for version, pols in enumerate(lists):
         assert eng.evaluate(Cluster(NSS, PODS, SVCS, pols, version, frozen=True)).tolist() == run(
             [{**p, "metadata": dict(p["metadata"])} for p in pols])
+
+
+def test_outcomes_equal_each_probes_source_bit_in_its_targets_mask():
+    """The outcomes of an engine over small pod sets (one int64 row per target, each
+    probe's source bit selected) are, probe by probe, the source's bit in its target's
+    mask (the definition), over random catalogue edits; probes of the no-probe row fail."""
+    import gymnasium as gym
+    import netarena_gym  # noqa: F401
+    from functools import reduce
+    from operator import and_, or_
+    env = gym.make("NetArena-K8sPolicy-v0", level=2, interface="discrete")
+    be = env.unwrapped.backend
+    rng = np.random.default_rng(5)
+    obs, info = env.reset(seed=3)
+    for _ in range(40):
+        eng = be.engine
+        out = eng.evaluate(be.objects())
+        _, _, targets, dns_slots, probe_target, probe_src, npods = eng._layout
+        assert npods < 63
+        # per slot: the ingress union if its pod is isolated for ingress (else everyone),
+        # and the sources not isolated for egress or admitted by the egress union
+        vals = [(acc if eng._in_iso >> d & 1 else -1) & (~eng._eg_iso | eg) & eng.pods.all
+                for acc, eg, d in zip(eng._ing_acc, eng._eg_acc, eng._dsts)]
+        dns = reduce(or_, (vals[s] for s in dns_slots), 0)
+        masks = [reduce(and_, (vals[s] for s in eps), dns) if eps else 0 for eps in targets]
+        want = [t < len(masks) and bool(masks[t] >> int(s) & 1)
+                for t, s in zip(probe_target, probe_src)]
+        assert out.tolist() == want
+        valid = np.flatnonzero(info["action_mask"])
+        obs, r, term, trunc, info = env.step(int(valid[rng.integers(len(valid))]))
+        if term or trunc:
+            obs, info = env.reset(seed=int(rng.integers(1000)))
