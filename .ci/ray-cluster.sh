@@ -12,7 +12,12 @@
 # dashboard agent, 52365) are PORT+1..PORT+3, so two clusters with their own NETARENA_RAY_PORT
 # and NETARENA_RAY_DIR run side by side; NETARENA_RAY_NODES=1 starts the head only. stop
 # does not use `ray stop` (it would stop every Ray node on the machine): it signals, by PID,
-# only the processes whose command line names one of our two temp dirs (TERM, then KILL).
+# only this cluster's processes (TERM, then KILL): those whose command line names one of our
+# two temp dirs, those Ray started with our token path in their environment (the Ray client
+# server's command line names neither dir), and every descendant of either (the raylet starts
+# its dashboard and runtime-env agents with a clean environment and renames them
+# `ray::DashboardAgent`). Each is recorded with its start time, so a PID freed and reused
+# before the KILL pass is left alone.
 set -euo pipefail
 DIR=${NETARENA_RAY_DIR:-/tmp/netarena-ray-$(id -u)}
 PORT=${NETARENA_RAY_PORT:-6390}
@@ -24,14 +29,6 @@ auth() {
   export RAY_AUTH_MODE=token RAY_AUTH_TOKEN_PATH="$DIR/auth_token"
 }
 
-record() {  # the PIDs of node $1's processes: those whose command line names its temp dir
-  for p in /proc/[0-9]*; do
-    if { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "$DIR/$1"; then
-      echo "${p#/proc/}"
-    fi
-  done >"$DIR/$1.pids"
-}
-
 start() {
   mkdir -p "$DIR/head" "$DIR/b"
   chmod 700 "$DIR"
@@ -41,38 +38,60 @@ start() {
   ray start --head --node-ip-address=127.0.0.1 --port="$PORT" --num-cpus="$CPUS" \
     --resources='{"netarena_root": 1}' --temp-dir="$DIR/head" --include-dashboard=false \
     --ray-client-server-port=$((PORT + 1)) --dashboard-agent-listen-port=$((PORT + 2)) \
-    --disable-usage-stats >"$DIR/head.log" 2>&1 || { record head; stop; cat "$DIR/head.log" >&2; exit 1; }
-  record head
+    --disable-usage-stats >"$DIR/head.log" 2>&1 || { stop; cat "$DIR/head.log" >&2; exit 1; }
   if [ "${NETARENA_RAY_NODES:-2}" != 1 ]; then
     ray start --address="127.0.0.1:$PORT" --node-ip-address=127.0.0.1 --num-cpus="$CPUS" \
       --resources='{"worker_b": 1}' --temp-dir="$DIR/b" --disable-usage-stats \
       --dashboard-agent-listen-port=$((PORT + 3)) \
-      >"$DIR/b.log" 2>&1 || { record b; stop; cat "$DIR/b.log" >&2; exit 1; }
-    record b
+      >"$DIR/b.log" 2>&1 || { stop; cat "$DIR/b.log" >&2; exit 1; }
   fi
   echo "export NETARENA_RAY_ADDRESS=127.0.0.1:$PORT RAY_AUTH_MODE=token RAY_AUTH_TOKEN_PATH=$DIR/auth_token"
 }
 
+ours() {  # "PID STARTTIME" of every process of this cluster (see the header)
+  local seeds all kids pid t
+  # command lines naming a node's temp dir; environments with our token path and the
+  # RAY_CLIENT_MODE Ray sets for its own processes (this script and the shell that runs it
+  # carry the token path only); one grep over /proc each (-z: one argument or variable a line)
+  # (a process gone while grep reads /proc is an error it reports by its exit status only)
+  seeds=$( {
+    grep -lzF -e "$DIR/head" -e "$DIR/b" /proc/[0-9]*/cmdline 2>/dev/null || true
+    { grep -lzFx -- "RAY_AUTH_TOKEN_PATH=$DIR/auth_token" /proc/[0-9]*/environ 2>/dev/null ||
+        true; } | xargs -r grep -lz '^RAY_CLIENT_MODE=' 2>/dev/null || true
+  } | cut -d/ -f3 | { grep -vx -- "$$" || true; } | tr '\n' ' ')
+  all=$(ps -e -o pid=,ppid=)
+  kids=$seeds
+  while [ -n "${kids// /}" ]; do  # descendants, breadth first
+    kids=$(awk -v ps=" $kids " 'index(ps, " " $2 " ") {print $1}' <<<"$all" | tr '\n' ' ')
+    seeds="$seeds $kids"
+  done
+  for pid in $(tr ' ' '\n' <<<"$seeds" | sort -un); do
+    # field 22 of /proc/PID/stat, counted after the ")" that ends the command name
+    t=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f20) && [ -n "$t" ] &&
+      echo "$pid $t"
+  done
+}
+
+signal_ours() {  # $1: signal; $2: file of "PID STARTTIME" lines, each signalled if still the same
+  local pid t now
+  while read -r pid t; do
+    now=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f20) || continue
+    [ "$now" = "$t" ] && kill "-$1" "$pid" 2>/dev/null || true
+  done <"$2"
+}
+
 stop() {
-  record head; record b  # again: the nodes' worker processes started since
-  for d in b head; do
-    [ -f "$DIR/$d.pids" ] || continue
-    while read -r pid; do
-      if { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -q -- "$DIR/$d"; then
-        kill -TERM "$pid" 2>/dev/null || true
-      fi
-    done <"$DIR/$d.pids"
+  [ -d "$DIR" ] || return 0
+  ours >"$DIR/stop.pids"
+  signal_ours TERM "$DIR/stop.pids"
+  local i
+  for i in 1 2 3 4 5 6 7 8 9 10; do  # up to 5 s for a clean exit
+    [ -z "$(ours)" ] && break
+    sleep 0.5
   done
-  sleep 5
-  for d in b head; do
-    [ -f "$DIR/$d.pids" ] || continue
-    while read -r pid; do  # still ours? (a PID freed since may have been reused)
-      if { tr '\0' ' ' <"/proc/$pid/cmdline"; } 2>/dev/null | grep -q -- "$DIR/$d"; then
-        kill -KILL "$pid" 2>/dev/null || true
-      fi
-    done <"$DIR/$d.pids"
-    rm -f "$DIR/$d.pids"
-  done
+  ours >>"$DIR/stop.pids"  # and any started since (a worker the raylet was starting)
+  signal_ours KILL "$DIR/stop.pids"
+  rm -f "$DIR/stop.pids"
 }
 
 case "${1:-}" in
