@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import netarena_gym  # noqa: F401
-from netarena_gym.core.env import StepDeadline, StepTimeout, decode_index
+from netarena_gym.core.env import StepDeadline, StepTimeout, decode_index, sanitize
 from netarena_gym.core.actions import ActionError
 
 
@@ -78,3 +78,33 @@ def test_deadline_leaves_another_alarm_handler_alone():
         assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     finally:
         signal.signal(signal.SIGALRM, old)
+
+
+def _sanitize_by_definition(text: str, limit: int) -> str:
+    """sanitize() as its docstring defines it: every character outside printable ASCII,
+    newline and tab becomes "?", then the head and tail of an over-long text are kept."""
+    text = "".join(c if c in "\n\t" or " " <= c <= "~" else "?" for c in text)
+    if len(text) > limit:
+        cut = "\n[... output truncated ...]\n"
+        keep = (limit - len(cut)) // 2
+        text = text[:keep] + cut + text[len(text) - (limit - len(cut) - keep):]
+    return text
+
+
+@pytest.mark.parametrize("text", [
+    "", "plain text\n\twith tabs ~", "".join(map(chr, range(128))), "caf\u00e9 \u2028 \x7f",
+    "bell\x07", "\r\n", "\x00", "emoji \U0001f600 end", "x" * 5000 + "\x1b[31m" + "y" * 5000])
+def test_sanitize_keeps_printable_ascii_and_replaces_the_rest(text):
+    assert sanitize(text, 2000) == _sanitize_by_definition(text, 2000)
+
+
+def test_sanitize_matches_its_definition_on_random_text():
+    rng = np.random.default_rng(7)
+    alphabet = [chr(c) for c in range(0, 0x82)] + ["\u00e9", "\u2028", "\U0001f600"]
+    for _ in range(300):
+        n = int(rng.integers(0, 120))
+        picks = rng.integers(0, len(alphabet), n)
+        # mostly printable, as real output is, with a few others mixed in
+        text = "".join(alphabet[i] if rng.random() < 0.1 else chr(0x20 + i % 95) for i in picks)
+        limit = int(rng.integers(40, 200))
+        assert sanitize(text, limit) == _sanitize_by_definition(text, limit)
