@@ -116,14 +116,16 @@ def _check_links(n: int, links) -> None:
         if key in seen:
             raise ValueError(f"link {ln!r} given twice")
         seen.add(key)
+    adj: dict[int, list[int]] = {}
+    for a, b in links:
+        adj.setdefault(a, []).append(b)
+        adj.setdefault(b, []).append(a)
     reach, todo = {0}, [0]
-    while todo:
-        cur = todo.pop()
-        for a, b in links:
-            for x, y in ((a, b), (b, a)):
-                if x == cur and y not in reach:
-                    reach.add(y)
-                    todo.append(y)
+    while todo:  # one pass over the links, not one per router reached
+        for y in adj.get(todo.pop(), ()):
+            if y not in reach:
+                reach.add(y)
+                todo.append(y)
     if len(reach) != n:
         raise ValueError("the links must connect every router")
 

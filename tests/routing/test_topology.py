@@ -126,3 +126,13 @@ def test_the_direct_build_is_what_the_node_api_builds():
         for labels in (True, False):
             assert dump(build_network_fresh(spec, labels=labels)[0]) == \
                 dump(build_through_the_node_api(spec, labels)), spec
+
+
+def test_links_must_connect_every_router_in_any_listing_order():
+    hosts = ((1,),) * 4
+    TopologySpec(hosts=hosts, links=((3, 2), (2, 1), (1, 0)))  # a chain listed from its far end
+    TopologySpec(hosts=hosts, links=((0, 3), (3, 1), (1, 2)))
+    with pytest.raises(ValueError, match="connect every router"):
+        TopologySpec(hosts=hosts, links=((0, 1), (2, 3)))  # two islands
+    with pytest.raises(ValueError, match="connect every router"):
+        TopologySpec(hosts=hosts, links=((1, 2), (2, 3), (3, 1)))  # r0 left out of a cycle
