@@ -52,13 +52,14 @@ ours() {  # "PID STARTTIME" of every process of this cluster (see the header)
   local seeds all kids pid t
   # command lines naming a node's temp dir; environments with our token path and the
   # RAY_CLIENT_MODE Ray sets for its own processes (this script and the shell that runs it
-  # carry the token path only); one grep over /proc each (-z: one argument or variable a line)
+  # carry the token path only, and are left out whatever they carry); one grep over /proc
+  # each (-z: one argument or variable a line)
   # (a process gone while grep reads /proc is an error it reports by its exit status only)
   seeds=$( {
     grep -lzF -e "$DIR/head" -e "$DIR/b" /proc/[0-9]*/cmdline 2>/dev/null || true
     { grep -lzFx -- "RAY_AUTH_TOKEN_PATH=$DIR/auth_token" /proc/[0-9]*/environ 2>/dev/null ||
         true; } | xargs -r grep -lz '^RAY_CLIENT_MODE=' 2>/dev/null || true
-  } | cut -d/ -f3 | { grep -vx -- "$$" || true; } | tr '\n' ' ')
+  } | cut -d/ -f3 | { grep -vx -e "$$" -e "$PPID" || true; } | tr '\n' ' ')
   all=$(ps -e -o pid=,ppid=)
   kids=$seeds
   while [ -n "${kids// /}" ]; do  # descendants, breadth first
@@ -66,10 +67,12 @@ ours() {  # "PID STARTTIME" of every process of this cluster (see the header)
     seeds="$seeds $kids"
   done
   for pid in $(tr ' ' '\n' <<<"$seeds" | sort -un); do
-    # field 22 of /proc/PID/stat, counted after the ")" that ends the command name
-    t=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f20) && [ -n "$t" ] &&
-      echo "$pid $t"
+    # field 22 of /proc/PID/stat, counted after the ")" that ends the command name; a
+    # process gone since (a transient one) has none and is left out
+    t=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f20) || t=""
+    if [ -n "$t" ]; then echo "$pid $t"; fi
   done
+  return 0
 }
 
 signal_ours() {  # $1: signal; $2: file of "PID STARTTIME" lines, each signalled if still the same
