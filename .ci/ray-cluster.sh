@@ -48,13 +48,16 @@ start() {
   echo "export NETARENA_RAY_ADDRESS=127.0.0.1:$PORT RAY_AUTH_MODE=token RAY_AUTH_TOKEN_PATH=$DIR/auth_token"
 }
 
+started() {  # field 22 of /proc/$1/stat (after the ")" that ends the command name); none: gone
+  sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f20
+}
+
 ours() {  # "PID STARTTIME" of every process of this cluster (see the header)
   local seeds all kids pid t
   # command lines naming a node's temp dir; environments with our token path and the
   # RAY_CLIENT_MODE Ray sets for its own processes (this script and the shell that runs it
   # carry the token path only, and are left out whatever they carry); one grep over /proc
-  # each (-z: one argument or variable a line)
-  # (a process gone while grep reads /proc is an error it reports by its exit status only)
+  # each (-z: one argument or variable a line; a process gone meanwhile only sets its status)
   seeds=$( {
     grep -lzF -e "$DIR/head" -e "$DIR/b" /proc/[0-9]*/cmdline 2>/dev/null || true
     { grep -lzFx -- "RAY_AUTH_TOKEN_PATH=$DIR/auth_token" /proc/[0-9]*/environ 2>/dev/null ||
@@ -67,9 +70,7 @@ ours() {  # "PID STARTTIME" of every process of this cluster (see the header)
     seeds="$seeds $kids"
   done
   for pid in $(tr ' ' '\n' <<<"$seeds" | sort -un); do
-    # field 22 of /proc/PID/stat, counted after the ")" that ends the command name; a
-    # process gone since (a transient one) has none and is left out
-    t=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f20) || t=""
+    t=$(started "$pid") || t=""  # a process gone since (a transient one) is left out
     if [ -n "$t" ]; then echo "$pid $t"; fi
   done
   return 0
@@ -78,7 +79,7 @@ ours() {  # "PID STARTTIME" of every process of this cluster (see the header)
 signal_ours() {  # $1: signal; $2: file of "PID STARTTIME" lines, each signalled if still the same
   local pid t now
   while read -r pid t; do
-    now=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f20) || continue
+    now=$(started "$pid") || continue
     [ "$now" = "$t" ] && kill "-$1" "$pid" 2>/dev/null || true
   done <"$2"
 }
