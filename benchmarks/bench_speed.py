@@ -9,9 +9,10 @@ the reference steps/s. Figures: per env, steps/s with random masked actions *inc
 resets between episodes* and of ``step`` alone, as ratios to CartPole-v1 (random actions,
 same loop); FrozenLake-v1 beside CartPole, and NASim (Tiny, Small) where it is installed;
 reset times in ms after ``RESET_WARMUP`` untimed resets (the steady state, as the
-throughput figures count it), and the first reset of each row's env in a fresh process (what
-the warm-up builds once and keeps, on top of one reset); expert times in ms; per env of ``VECTOR`` (``info="lean"``), 2 workers with
-shared memory for array observations against one env of the same options:
+throughput figures count it) and the first reset of each of those envs in a fresh process
+(one reset plus what the warm-up builds once and keeps); expert times in ms; per env of
+``VECTOR`` (``info="lean"``), 2 workers with shared memory for array observations
+against one env of the same options:
 ``netarena_gym.vector.make_vec`` with ``VECTOR_ENVS`` envs over the 2 workers (the batched
 env, several envs per worker: the goal's row) and Gymnasium's own
 ``gym.make_vec(..., vectorization_mode="async")`` with 2 envs (one per worker) beside, each

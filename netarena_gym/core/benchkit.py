@@ -72,11 +72,15 @@ def first_reset_ms(env_id: str, kwargs: dict, seed: int = FRESH_SEEDS,
     Python process (the package imported, the env made, nothing reset before): what a new
     worker pays once, including what later resets of the process reuse. ``kwargs`` must be
     plain JSON."""
-    out = subprocess.run([sys.executable, "-c", _FIRST_RESET, env_id, json.dumps(kwargs),
-                          str(seed)], capture_output=True, text=True, timeout=timeout_s)
+    what = f"first reset of {env_id} {kwargs}"
+    try:
+        out = subprocess.run([sys.executable, "-c", _FIRST_RESET, env_id, json.dumps(kwargs),
+                              str(seed)], capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise NetArenaError(f"{what} took over {timeout_s:g} s") from None
     if out.returncode != 0:
-        raise NetArenaError(f"first reset of {env_id} {kwargs} failed: "
-                            f"{out.stderr.strip().splitlines()[-1:]}")
+        last = (out.stderr.strip().splitlines() or ["no error output"])[-1]
+        raise NetArenaError(f"{what} failed: {last}")
     return float(out.stdout.split()[-1])
 
 
