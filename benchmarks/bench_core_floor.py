@@ -32,7 +32,7 @@ from netarena_gym.core.scenario import Scenario
 from netarena_gym.shell.parser import OK, CommandResult
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_speed import throughput  # noqa: E402  (the same loop as the tasks' figures)
+from bench_speed import paired_throughput, throughput  # noqa: E402  (the tasks' figures' loop)
 
 ENV_ID = "NetArena-CoreFloor-v0"
 SIZE, PAIRS = 64, 11 * 10  # about routing L1: 64 catalogue entries, 110 host pairs
@@ -91,14 +91,17 @@ def make(**kw) -> gym.Env:
 
 def measure(seconds: float) -> dict:
     """CartPole-v1 steps per step of the stub, ``step`` alone and with resets, per ``info``
-    mode (CartPole measured before and after, the mean used, as ``bench_speed`` does)."""
-    cart0 = throughput(gym.make("CartPole-v1"), seconds)[0]
-    rates = {mode: throughput(make(info=mode), seconds) for mode in ("full", "lean")}
-    cart = (cart0 + throughput(gym.make("CartPole-v1"), seconds)[0]) / 2
-    out: dict = {"cartpole_steps_per_s": round(cart)}
-    for mode, (with_resets, step) in rates.items():
-        out[mode] = {"cartpole_steps": round(cart / step, 3),
-                     "cartpole_steps_with_resets": round(cart / with_resets, 3),
+    mode (each mode's stub and a CartPole-v1 run taking turns, as ``bench_speed`` does)."""
+    rates, refs = {}, []
+    for mode in ("full", "lean"):
+        with_resets, step, cart = paired_throughput(make(info=mode), gym.make("CartPole-v1"),
+                                                    seconds)
+        rates[mode] = (with_resets / cart, step / cart, with_resets, step)
+        refs.append(cart)
+    out: dict = {"cartpole_steps_per_s": round(sum(refs) / len(refs))}
+    for mode, (with_resets_x, step_x, with_resets, step) in rates.items():
+        out[mode] = {"cartpole_steps": round(1 / step_x, 3),
+                     "cartpole_steps_with_resets": round(1 / with_resets_x, 3),
                      "us_per_step": round(1e6 / step, 2),
                      "us_with_resets": round(1e6 / with_resets, 2)}
     return out

@@ -34,9 +34,12 @@ machine, except the vector-env figure, which is wall-clock (its work runs in wor
 processes; single and vector runs alternate for five rounds and the best round of each
 counts, so a burst of other load on a shared machine lowers neither side alone; under steady
 other load the vector env's 3 processes get a larger share of the cores than one env's 1,
-so its wall-clock ratio can pass its CPU-time bound: read both). CartPole
-is measured before and after the NetArena envs and the mean is used, so
-a change of load during the run moves both sides of every ratio alike.
+so its wall-clock ratio can pass its CPU-time bound: read both). Each throughput figure
+has its own CartPole-v1 run, taking turns with the env in ``PAIR_SLICES`` slices
+(:func:`paired_throughput`), so a change of the machine's speed during the run (on a
+shared VM CartPole alone has read 79,000 and 47,000 steps/s a few seconds apart) moves both
+sides of that ratio alike; the reference row is the mean of those runs. The step at 64
+routers over the step at L1 is the quotient of their two ratios.
 """
 from __future__ import annotations
 
@@ -91,6 +94,8 @@ RESETS = {
 # base graphs, 4 topologies per level; a fixed topology's pristine network and probes) is
 # not a per-reset cost; the "first reset in a fresh process" rows give it
 RESET_WARMUP = 30
+# a throughput figure's env and its CartPole-v1 reference take turns in this many slices
+PAIR_SLICES = 10
 EXPERTS = {"routing": "NetArena-Routing-v0", "k8s": "NetArena-K8sPolicy-v0",
            "capacity": "NetArena-CapacityPlanning-v0"}
 EXPERT_GOAL_MS = 1.0
@@ -127,31 +132,68 @@ def _random_action(env, info, rng):
     return base.catalogue.entries[idx].action
 
 
+class Stepper:
+    """One env under random valid actions, run in slices of CPU time: each
+    :meth:`run` goes on from where the last one stopped (the same episode), so a run can
+    be split into slices that alternate with another env's (:func:`paired_throughput`).
+    ``warmup`` untimed resets first (what a process builds once and keeps, such as a MALT
+    topology's base graph, is not a per-reset cost)."""
+
+    def __init__(self, env, seed: int = 0, warmup: int = 30):
+        self.env, self.seed = env, seed
+        self.rng = np.random.default_rng(seed)
+        env.action_space.seed(seed)
+        for i in range(warmup):
+            env.reset(seed=10_000 + i)
+        self.info = env.reset(seed=seed)[1]
+        self.steps = self.episodes = 0
+        self.in_step = self.total = 0.0
+
+    def run(self, seconds: float) -> None:
+        """Step for about ``seconds`` of CPU time (whole batches of 100 steps, resetting
+        at episode ends)."""
+        env, rng, info, seed = self.env, self.rng, self.info, self.seed
+        steps, episodes, in_step = self.steps, self.episodes, self.in_step
+        t_start = clock()
+        t_end = t_start + seconds
+        while clock() < t_end:
+            for _ in range(100):
+                a = _random_action(env, info, rng)
+                t0 = clock()
+                _, _, term, trunc, info = env.step(a)
+                in_step += clock() - t0
+                steps += 1
+                if term or trunc:
+                    episodes += 1
+                    info = env.reset(seed=seed + episodes)[1]
+        self.total += clock() - t_start
+        self.info, self.steps, self.episodes, self.in_step = info, steps, episodes, in_step
+
+    def rates(self) -> tuple[float, float]:
+        """(steps/s including resets, steps/s of ``step`` alone) so far."""
+        return self.steps / self.total, self.steps / self.in_step
+
+
 def throughput(env, seconds: float, seed: int = 0, warmup: int = 30) -> tuple[float, float]:
     """(steps/s including resets, steps/s of ``step`` alone) with random valid actions,
-    after ``warmup`` untimed resets (what a process builds once and keeps, such as a MALT
-    topology's base graph, is not a per-reset cost)."""
-    rng = np.random.default_rng(seed)
-    env.action_space.seed(seed)
-    for i in range(warmup):
-        env.reset(seed=10_000 + i)
-    obs, info = env.reset(seed=seed)
-    steps = episodes = 0
-    in_step = 0.0
-    t_start = clock()
-    t_end = t_start + seconds
-    while clock() < t_end:
-        for _ in range(100):
-            a = _random_action(env, info, rng)
-            t0 = clock()
-            obs, r, term, trunc, info = env.step(a)
-            in_step += clock() - t0
-            steps += 1
-            if term or trunc:
-                episodes += 1
-                obs, info = env.reset(seed=seed + episodes)
-    total = clock() - t_start
-    return steps / total, steps / in_step
+    in one run of ``seconds`` CPU seconds after ``warmup`` untimed resets."""
+    s = Stepper(env, seed, warmup)
+    s.run(seconds)
+    return s.rates()
+
+
+def paired_throughput(env, reference, seconds: float, slices: int = PAIR_SLICES,
+                      seed: int = 0) -> tuple[float, float, float]:
+    """(steps/s including resets, steps/s of ``step`` alone, the reference's steps/s
+    including resets): ``env`` and ``reference`` (CartPole-v1 in the bench) take turns,
+    ``slices`` slices of ``seconds / slices`` CPU seconds each, so that a change in the
+    machine's speed during the run (another job's load, a CPU's clock) falls on both
+    sides of their ratio alike."""
+    a, b = Stepper(env, seed), Stepper(reference, seed)
+    for _ in range(slices):
+        b.run(seconds / slices)
+        a.run(seconds / slices)
+    return (*a.rates(), b.rates()[0])
 
 
 def masked_choice(masks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -279,15 +321,20 @@ def large_app_incremental_ms(changes: int, services: int = LARGE_APP_SERVICES) -
     return 1000 * secs / changes
 
 
-def nasim(seconds: float) -> dict:
+def nasim(seconds: float, rate=None) -> dict:
+    """NASim Tiny and Small (where NASim is installed): ``rate(env)``'s first figure, by
+    default steps/s including resets (:func:`throughput` over ``seconds``)."""
     try:
         import nasim as ns  # noqa: F401
     except ImportError:
         return {}
+    if rate is None:
+        def rate(env):
+            return throughput(env, seconds)
     out = {}
     for name, scen in (("NASim Tiny", "tiny"), ("NASim Small", "small")):
         env = ns.make_benchmark(scen, seed=0, fully_obs=False, flat_actions=True, flat_obs=True)
-        out[name] = throughput(_GymnasiumShim(env), seconds)[0]
+        out[name] = rate(_GymnasiumShim(env))[0]
     return out
 
 
@@ -318,23 +365,32 @@ def skipped(figure: str, unit: str, why: str) -> dict:
 
 def measure(secs: float, n_reset: int, n_expert: int, vector_secs: float,
             only: tuple[str, ...] = SECTIONS) -> dict:
-    cart0 = throughput(gym.make("CartPole-v1"), secs)[0]
     rows: list[dict] = []
+    refs: list[float] = []  # every CartPole-v1 run's steps/s
+
+    def paired(env) -> tuple[float, float]:
+        """(steps/s including resets, of ``step`` alone) of ``env``, each over the
+        CartPole-v1 steps/s measured in turns with it."""
+        with_resets, step_only, cart = paired_throughput(env, gym.make("CartPole-v1"), secs)
+        refs.append(cart)
+        return with_resets / cart, step_only / cart
+
     if "throughput" in only:
-        peers = {"FrozenLake-v1": throughput(gym.make("FrozenLake-v1"), secs)[0]}
-        envs = {name: throughput(gym.make(env_id, **kw), secs)
-                for name, (env_id, kw, _) in ENVS.items()}
-        peers.update(nasim(secs))
-    cart = (cart0 + throughput(gym.make("CartPole-v1"), secs)[0]) / 2
+        peers = {"FrozenLake-v1": paired(gym.make("FrozenLake-v1"))[0]}
+        envs = {name: paired(gym.make(env_id, **kw)) for name, (env_id, kw, _) in ENVS.items()}
+        peers.update(nasim(secs, paired))
+    else:
+        refs.append(throughput(gym.make("CartPole-v1"), secs)[0])
+    cart = sum(refs) / len(refs)
     rows.append(row("CartPole-v1 steps/s (the reference)", cart, "steps/s"))
     if "throughput" in only:
-        rows += [row(f"{name} (random actions, resets included)", v / cart, "x CartPole")
+        rows += [row(f"{name} (random actions, resets included)", v, "x CartPole")
                  for name, v in peers.items()]
         for name, (with_resets, step_only) in envs.items():
             goal = ENVS[name][2]
-            rows.append(row(f"{name} (resets included)", with_resets / cart, "x CartPole",
+            rows.append(row(f"{name} (resets included)", with_resets, "x CartPole",
                             None if goal is None else (">=", goal)))
-            rows.append(row(f"{name} (step only)", step_only / cart, "x CartPole"))
+            rows.append(row(f"{name} (step only)", step_only, "x CartPole"))
         for shape in SHAPES_64:
             slow = envs["routing_discrete_L1"][1] / envs[f"routing_discrete_{shape}64"][1]
             rows.append(row(f"routing step at 64 routers ({shape}) / step at L1, step only",
