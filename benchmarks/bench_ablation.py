@@ -14,8 +14,8 @@ Then full runs and replayed runs alternate for ``--rounds`` rounds (CPU time), e
 followed by a slice of CartPole-v1.
 
 Prints one JSON object: per row the env, what was made free and how often it was called,
-the ratio to CartPole-v1 (resets included) as it is and with that part free, and that
-part's share of the env's time. The ratio with the part free is the ceiling of any faster
+the ratio to CartPole-v1 (resets included) as it is and with that part free, that part's
+share of the env's time, and the ratios of ``step`` alone, as it is and with it free. The ratio with the part free is the ceiling of any faster
 implementation of it: what is left is the rest of the env (command parsing and execution,
 scenario generation, catalogue, features, the core's bookkeeping).
 """
@@ -122,17 +122,21 @@ class Replay:
             setattr(self.owner, self.attr, self.original)
 
 
-def run(env, steps: int, trace: list | None = None) -> float:
-    """CPU seconds of ``steps`` random masked steps from seed 0 (resets at episode ends
-    included, episode ``k`` on seed ``k``); ``trace`` gets (reward, ended, mask) per step."""
+def run(env, steps: int, trace: list | None = None) -> tuple[float, float]:
+    """CPU seconds of ``steps`` random masked steps from seed 0, resets at episode ends
+    included (episode ``k`` on seed ``k``), and of the ``step`` calls alone; ``trace``
+    gets (reward, terminated, truncated, mask) per step."""
     rng = np.random.default_rng(0)
     env.action_space.seed(0)
     info = env.reset(seed=0)[1]
     episodes = 0
+    in_step = 0.0
     t0 = clock()
     for _ in range(steps):
         a = _random_action(env, info, rng)
+        s0 = clock()
         _, reward, term, trunc, info = env.step(a)
+        in_step += clock() - s0
         if trace is not None:
             mask = info.get("action_mask")
             trace.append((float(reward), bool(term), bool(trunc),
@@ -140,7 +144,7 @@ def run(env, steps: int, trace: list | None = None) -> float:
         if term or trunc:
             episodes += 1
             info = env.reset(seed=episodes)[1]
-    return clock() - t0
+    return clock() - t0, in_step
 
 
 def ablate(row: str, steps: int, rounds: int) -> dict:
@@ -165,19 +169,23 @@ def ablate(row: str, steps: int, rounds: int) -> dict:
         raise NetArenaError(f"{row}: replaying {target} changed the trajectory (its calls "
                             "have effects beyond their results), so it cannot be made free "
                             "this way")
-    full = free = 0.0
+    full = free = full_step = free_step = 0.0
     cart = Stepper(gym.make("CartPole-v1"))
     for _ in range(rounds):
         with replay.replaying():
-            free += run(make(), steps)
+            t, t_step = run(make(), steps)
+        free, free_step = free + t, free_step + t_step
         cart.run(CARTPOLE_SLICE)
-        full += run(make(), steps)
+        t, t_step = run(make(), steps)
+        full, full_step = full + t, full_step + t_step
         cart.run(CARTPOLE_SLICE)
     ref = cart.rates()[0]
     n = steps * rounds
     return {"env": env_name, "free": target, "what": what, "calls_per_step": calls / steps,
             "cartpole": round(ref), "ratio": round(n / full / ref, 4),
-            "ratio_free": round(n / free / ref, 4), "share": round(1 - free / full, 3)}
+            "ratio_free": round(n / free / ref, 4), "share": round(1 - free / full, 3),
+            "step_only": round(n / full_step / ref, 4),
+            "step_only_free": round(n / free_step / ref, 4)}
 
 
 def main(argv=None) -> dict:
