@@ -31,13 +31,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import gymnasium as gym
-import numpy as np
 
 import netarena_gym  # noqa: F401
 from netarena_gym.errors import NetArenaError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_speed import ENVS, Stepper, _random_action  # noqa: E402  (the same loop)
+from bench_speed import ENVS, Stepper  # noqa: E402  (the same loop)
 
 clock = time.process_time
 
@@ -126,27 +125,11 @@ class Replay:
 
 def run(env, steps: int, trace: list | None = None) -> tuple[float, float]:
     """CPU seconds of ``steps`` random masked steps from seed 0, resets at episode ends
-    included (episode ``k`` on seed ``k``), and of the ``step`` calls alone; ``trace``
-    gets (reward, terminated, truncated, mask) per step."""
-    rng = np.random.default_rng(0)
-    env.action_space.seed(0)
-    info = env.reset(seed=0)[1]
-    episodes = 0
-    in_step = 0.0
-    t0 = clock()
-    for _ in range(steps):
-        a = _random_action(env, info, rng)
-        s0 = clock()
-        _, reward, term, trunc, info = env.step(a)
-        in_step += clock() - s0
-        if trace is not None:
-            mask = info.get("action_mask")
-            trace.append((float(reward), bool(term), bool(trunc),
-                          None if mask is None else mask.tobytes()))
-        if term or trunc:
-            episodes += 1
-            info = env.reset(seed=episodes)[1]
-    return clock() - t0, in_step
+    included (episode ``k`` on seed ``k``), and of the ``step`` calls alone
+    (``bench_speed.Stepper``, no warm-up); ``trace``: see ``Stepper.run``."""
+    s = Stepper(env, seed=0, warmup=0)
+    s.run(steps=steps, trace=trace)
+    return s.total, s.in_step
 
 
 def ablate(row: str, steps: int, rounds: int) -> dict:

@@ -92,16 +92,12 @@ def make(**kw) -> gym.Env:
 def measure(seconds: float) -> dict:
     """CartPole-v1 steps per step of the stub, ``step`` alone and with resets, per ``info``
     mode (each mode's stub and a CartPole-v1 run taking turns, as ``bench_speed`` does)."""
-    rates, refs = {}, []
-    for mode in ("full", "lean"):
-        with_resets, step, cart = paired_throughput(make(info=mode), gym.make("CartPole-v1"),
-                                                    seconds)
-        rates[mode] = (with_resets / cart, step / cart, with_resets, step)
-        refs.append(cart)
-    out: dict = {"cartpole_steps_per_s": round(sum(refs) / len(refs))}
-    for mode, (with_resets_x, step_x, with_resets, step) in rates.items():
-        out[mode] = {"cartpole_steps": round(1 / step_x, 3),
-                     "cartpole_steps_with_resets": round(1 / with_resets_x, 3),
+    rates = {mode: paired_throughput(make(info=mode), gym.make("CartPole-v1"), seconds)
+             for mode in ("full", "lean")}
+    out: dict = {"cartpole_steps_per_s": round(sum(r[2] for r in rates.values()) / len(rates))}
+    for mode, (with_resets, step, cart) in rates.items():
+        out[mode] = {"cartpole_steps": round(cart / step, 3),
+                     "cartpole_steps_with_resets": round(cart / with_resets, 3),
                      "us_per_step": round(1e6 / step, 2),
                      "us_with_resets": round(1e6 / with_resets, 2)}
     return out

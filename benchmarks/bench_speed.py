@@ -149,25 +149,34 @@ class Stepper:
         self.steps = self.episodes = 0
         self.in_step = self.total = 0.0
 
-    def run(self, seconds: float) -> None:
-        """Step for about ``seconds`` of CPU time (whole batches of 100 steps, resetting
-        at episode ends)."""
+    def run(self, seconds: float | None = None, steps: int | None = None,
+            trace: list | None = None) -> None:
+        """Step for about ``seconds`` of CPU time (whole batches of 100 steps) or for
+        exactly ``steps`` steps, resetting at episode ends; ``trace`` (if given) gets
+        (reward, terminated, truncated, action mask bytes or None) per step."""
         env, rng, info, seed = self.env, self.rng, self.info, self.seed
-        steps, episodes, in_step = self.steps, self.episodes, self.in_step
+        steps_done, episodes, in_step = self.steps, self.episodes, self.in_step
+        left = float("inf") if steps is None else steps
         t_start = clock()
-        t_end = t_start + seconds
-        while clock() < t_end:
-            for _ in range(100):
+        t_end = float("inf") if seconds is None else t_start + seconds
+        while left > 0 and clock() < t_end:
+            for _ in range(int(min(100, left))):
                 a = _random_action(env, info, rng)
                 t0 = clock()
-                _, _, term, trunc, info = env.step(a)
+                _, reward, term, trunc, info = env.step(a)
                 in_step += clock() - t0
-                steps += 1
+                steps_done += 1
+                if trace is not None:
+                    mask = info.get("action_mask")
+                    trace.append((float(reward), bool(term), bool(trunc),
+                                  None if mask is None else mask.tobytes()))
                 if term or trunc:
                     episodes += 1
                     info = env.reset(seed=seed + episodes)[1]
+            left -= 100
         self.total += clock() - t_start
-        self.info, self.steps, self.episodes, self.in_step = info, steps, episodes, in_step
+        self.info, self.steps, self.episodes, self.in_step = (info, steps_done, episodes,
+                                                              in_step)
 
     def rates(self) -> tuple[float, float]:
         """(steps/s including resets, steps/s of ``step`` alone) so far."""
