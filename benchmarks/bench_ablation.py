@@ -29,6 +29,7 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
 import gymnasium as gym
 
@@ -92,7 +93,7 @@ class Replay:
             r = orig(*a, **k)
             rec.append(r)
             return r
-        with self._patched(fn):
+        with mock.patch.object(self.owner, self.attr, fn):
             yield self
 
     @contextmanager
@@ -108,19 +109,11 @@ class Replay:
                                     "(the run diverged)") from None
             self.served += 1
             return r
-        with self._patched(fn):
+        with mock.patch.object(self.owner, self.attr, fn):
             yield self
 
     def replayed_all(self) -> bool:
         return self.served == len(self.record)
-
-    @contextmanager
-    def _patched(self, fn):
-        setattr(self.owner, self.attr, fn)
-        try:
-            yield
-        finally:
-            setattr(self.owner, self.attr, self.original)
 
 
 def run(env, steps: int, trace: list | None = None) -> tuple[float, float]:
