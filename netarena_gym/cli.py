@@ -269,6 +269,10 @@ def _env_checks(a) -> tuple[tuple, dict]:
 
     if a.episodes < 1:
         raise UsageError(f"argument --episodes: must be >= 1, got {a.episodes}")
+    if a.seed < 0:  # Gymnasium's seeding takes no negative seed
+        raise UsageError(f"argument --seed: must be >= 0, got {a.seed}")
+    if getattr(a, "max_steps", None) is not None and a.max_steps < 1:
+        raise UsageError(f"argument --max-steps: must be >= 1, got {a.max_steps}")
     levels = check_levels(a.env, a.levels or (1,))
     interfaces = tuple(env_class(a.env).interfaces)
     if a.interface not in interfaces:
@@ -339,6 +343,9 @@ def _check_env(spec) -> None:
             word = str(e).split(" ", 1)[0]
             flag = OWN_FLAGS.get(word, "--env-option")
             raise UsageError(f"argument {flag}: {e}") from None
+        except (TypeError, IndexError) as e:  # an option value of the wrong type or shape
+            raise UsageError(f"argument --env-option: the env rejected an option value "
+                             f"({type(e).__name__}: {e})") from None
         try:
             if (spec.agent in ("expert", "llm", "hf", "a2a")
                     and env.unwrapped.interface == "discrete"):

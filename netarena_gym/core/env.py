@@ -183,11 +183,13 @@ class NetArenaEnv(gym.Env):
         self._deadline = StepDeadline(None)  # one per env; step() sets its budget
         self.command_timeout = float(command_timeout)
         self.step_timeout = None if step_timeout is None else float(step_timeout)
+        if self.step_timeout is not None and not self.step_timeout > 0:
+            raise InvalidConfig(f"step_timeout must be > 0 seconds or None, got {step_timeout!r}")
         self._done = True
         self.level = level
         self.interface = interface
         self.backend_name = backend
-        self.max_steps = int(max_steps or self._default_max_steps())
+        self.max_steps = int(self._default_max_steps() if max_steps is None else max_steps)
         if self.max_steps < 1:
             raise InvalidConfig("max_steps must be >= 1")
         self.reward_config = RewardConfig.coerce(reward)

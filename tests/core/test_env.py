@@ -108,3 +108,23 @@ def test_sanitize_matches_its_definition_on_random_text():
         text = "".join(alphabet[i] if rng.random() < 0.1 else chr(0x20 + i % 95) for i in picks)
         limit = int(rng.integers(40, 200))
         assert sanitize(text, limit) == _sanitize_by_definition(text, limit)
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan")])
+def test_step_timeout_must_be_positive_and_leaves_no_alarm_handler(bad):
+    from netarena_gym.errors import InvalidConfig
+    before = signal.getsignal(signal.SIGALRM)
+    with pytest.raises(InvalidConfig, match="step_timeout must be > 0"):
+        gym.make("NetArena-Routing-v0", step_timeout=bad)
+    assert signal.getsignal(signal.SIGALRM) is before
+    env = gym.make("NetArena-K8sPolicy-v0").unwrapped  # later envs keep real deadlines
+    env.reset(seed=0)
+    _, _, _, _, info = env.step({"command": "kubectl get pods"})
+    assert info["command_status"] != "timeout" and info["reward_components"]["timeout"] == 0.0
+
+
+def test_max_steps_zero_is_rejected_not_the_default():
+    from netarena_gym.errors import InvalidConfig
+    with pytest.raises(InvalidConfig, match="max_steps must be >= 1"):
+        gym.make("NetArena-Routing-v0", max_steps=0)
+    assert gym.make("NetArena-Routing-v0", max_steps=None).unwrapped.max_steps >= 1
