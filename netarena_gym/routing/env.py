@@ -66,9 +66,11 @@ class RoutingEnv(NetArenaEnv):
 
     ## Observation Space
 
-    Text: ``Text(32768)``, the pingall matrix, the last command and its output, the steps
+    Text: ``Text(n)``, the pingall matrix, the last command and its output, the steps
     left (optionally the history and, with ``observability="full"``, every router's
-    configuration). Discrete: a ``Dict`` of fixed-size arrays
+    configuration). ``n`` and the output limit grow with the network so that the whole
+    matrix and the widest router's inspection fit (``Text(32768)`` and 6,000 output
+    characters in ``compat``; ``env.max_obs_chars`` and ``env.max_output_chars`` give them). Discrete: a ``Dict`` of fixed-size arrays
     (:mod:`netarena_gym.routing.features`) plus ``action_mask``.
 
     ## Rewards
@@ -90,7 +92,9 @@ class RoutingEnv(NetArenaEnv):
 
     ``reset(seed=s)`` draws the topology and faults from the level's generator (the same
     seed gives the same episode); ``reset(options={"scenario": info["scenario"]})`` replays
-    a recorded one, ``options={"category": ...}`` picks a fault category.
+    a recorded one (of the same kind: compat or levels 1-3), ``options={"category": ...}``
+    fixes the fault types (a name such as ``"disable_routing+remove_ip"``, a list, or an
+    index into upstream's 15 categories).
 
     ## Episode End
 
@@ -150,12 +154,16 @@ class RoutingEnv(NetArenaEnv):
             raise InvalidConfig(f"level must be one of (1, 2, 3, 'compat'), got {level!r}")
         self.dims = Dims(*cfg.max_dims(), links=max_links(cfg.shape, cfg.routers[1]))
         self._large = cfg.routers[1] > 4
-        if self._large:
-            # room for a large router's inspection and the pingall of every node
+        if level != "compat" or topology is not None:
+            # room for the widest router's inspection and the pingall of every node: the
+            # limits follow the network's interfaces and nodes, not its router count (four
+            # routers of eight subnets each overflowed fixed limits and cut the inspection)
             d = self.dims
-            self.max_output_chars = max(6000, 120 * (8 * d.ifaces + d.subnet_slots
-                                                     + d.link_slots + 40))
-            self.max_obs_chars = max(32768, 6 * (d.nodes + 1) ** 2 + 2 * self.max_output_chars)
+            self.max_output_chars = max(self.max_output_chars,
+                                        120 * (8 * d.ifaces + d.subnet_slots
+                                               + d.link_slots + 40))
+            self.max_obs_chars = max(self.max_obs_chars,
+                                     6 * (d.nodes + 1) ** 2 + 2 * self.max_output_chars)
         self.profile = compat_profile_named(compat_profile)
         self.backend = make_backend(backend, probe_timeout=probe_timeout,
                                     command_timeout=command_timeout,

@@ -31,3 +31,25 @@ def test_expert_uses_only_observations():
         obs, _, term, trunc, _ = env.step(x)
         if term or trunc:
             break
+
+
+@pytest.mark.parametrize("topology", [{"routers": 4, "subnets": 8, "hosts": 4},
+                                      {"routers": 2, "subnets": 8, "hosts": 4}])
+def test_expert_is_perfect_on_few_wide_routers(topology):
+    """Few routers with many subnets each: the output limit follows the interfaces, so one
+    router's inspection is never cut (a fixed 6,000 characters cut it and the expert, blind
+    to the rest, broke working pairs)."""
+    env = gym.make("NetArena-Routing-v0", level=3, topology=topology)
+    results = [play_episode(env, RoutingExpert(), seed=s) for s in range(12)]
+    assert [r.scenario for r in results if not (r.correct and r.safe)] == []
+
+
+def test_output_and_observation_limits_follow_the_network():
+    small = gym.make("NetArena-Routing-v0", level=3).unwrapped
+    wide = gym.make("NetArena-Routing-v0", level=3,
+                    topology={"routers": 4, "subnets": 8, "hosts": 4}).unwrapped
+    compat = gym.make("NetArena-Routing-v0", level="compat").unwrapped
+    assert wide.max_output_chars > small.max_output_chars >= 6000
+    assert wide.max_obs_chars > small.max_obs_chars >= 32768
+    assert wide.observation_space.max_length == wide.max_obs_chars
+    assert (compat.max_output_chars, compat.max_obs_chars) == (6000, 32768)
