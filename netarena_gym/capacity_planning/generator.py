@@ -28,7 +28,7 @@ import numpy as np
 
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.core.seeding import rng_from_seed
-from netarena_gym.errors import ScenarioError
+from netarena_gym.errors import InvalidConfig, ScenarioError
 from netarena_gym.capacity_planning import grader_compat as compat
 from netarena_gym.capacity_planning.grader_checks import assess, new_violations
 from netarena_gym.capacity_planning.kinds import (
@@ -141,7 +141,7 @@ class QueryGenerator:
         self.templates = tuple(templates) if templates else allowed
         bad = [t for t in self.templates if t not in allowed]
         if bad:
-            raise ValueError(f"templates {bad} are not in level {level!r}: {allowed}")
+            raise InvalidConfig(f"templates {bad} are not in level {level!r}: {allowed}")
         self._scratch: dict[int, Graph] = {}
 
     def base(self, i: int) -> BaseGraph:
@@ -156,7 +156,7 @@ class QueryGenerator:
 
     def sample(self, rng: np.random.Generator, template: str | None = None) -> Drawn:
         if template is not None and template not in self.templates:
-            raise ValueError(f"template {template!r} is not one of {self.templates}")
+            raise InvalidConfig(f"template {template!r} is not one of {self.templates}")
         d = Draws(rng)
         for _ in range(MAX_REDRAWS):
             i = d.index(len(self.topologies))

@@ -8,9 +8,45 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
+
+import numpy as np
+
+from netarena_gym.errors import InvalidConfig
 
 SCHEMA_VERSION = 1
+
+
+def category_name(types) -> str:
+    """A fault category's name: its fault types joined by ``+`` (``"remove_ip+drop"``)."""
+    return "+".join(types)
+
+
+def parse_category(category, types: Sequence[str],
+                   indexed: Sequence[tuple[str, ...]]) -> tuple[str, ...]:
+    """The fault types that ``reset(options={"category": ...})`` asks for.
+
+    ``category`` is a name (fault types joined by ``+``), a list of fault types, or an index
+    into ``indexed`` (the task's upstream categories, in upstream's order). Anything else
+    raises :class:`~netarena_gym.errors.InvalidConfig` naming the valid forms."""
+    if isinstance(category, (int, np.integer)) and not isinstance(category, bool):
+        if not 0 <= int(category) < len(indexed):
+            raise InvalidConfig(f"category index {int(category)} is out of range: the "
+                                f"{len(indexed)} upstream categories are 0..{len(indexed) - 1}")
+        return tuple(indexed[int(category)])
+    if isinstance(category, str):
+        names = tuple(t.strip() for t in category.split("+"))
+    elif isinstance(category, (list, tuple)) and all(isinstance(t, str) for t in category):
+        names = tuple(category)
+    else:
+        raise InvalidConfig(f"category must be a name such as {category_name(indexed[-1])!r}, "
+                            f"a list of fault types or an index 0..{len(indexed) - 1}; "
+                            f"got {category!r}")
+    bad = [t for t in names if t not in types]
+    if not names or bad:
+        raise InvalidConfig(f"category {category!r} has unknown fault types {bad or ['']}; "
+                            f"known: {', '.join(types)}")
+    return names
 
 
 def _copy(v):

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from netarena_gym.core.scenario import Scenario
-from netarena_gym.errors import ScenarioError
+from netarena_gym.core.scenario import Scenario, category_name, parse_category
+from netarena_gym.errors import InvalidConfig, ScenarioError
 from netarena_gym.core.seeding import choice, draw_seed, rng_from_seed, sample
 from netarena_gym.k8s.state_patches import clone
 from netarena_gym.k8s.faults import NEW_TYPES, TYPES, UPSTREAM_TYPES, apply_fault
@@ -86,10 +86,6 @@ WRONG_NAMESPACES = ("production", "prod", "staging", "boutique", "shop")
 DENY_NAMES = ("default-deny", "deny-all", "default-deny-all")
 
 
-def category_name(types) -> str:
-    return "+".join(types)
-
-
 def _typo(rng, word: str) -> str:
     i = int(rng.integers(0, len(word) - 1))
     kind = int(rng.integers(0, 3))
@@ -112,13 +108,13 @@ class K8sGenerator:
     def __init__(self, level=1, *, probes: str | None = None, namespace: str = "default",
                  fault_types: tuple[str, ...] | None = None, app: str = "boutique"):
         if level not in LEVELS:
-            raise ValueError(f"level must be one of {LEVELS}")
+            raise InvalidConfig(f"level must be one of {LEVELS}")
         self.level = level
         self.probes = probes or ("compat" if level == "compat" else "full")
         if self.probes not in ("full", "compat"):
-            raise ValueError("probes must be 'full' or 'compat'")
+            raise InvalidConfig("probes must be 'full' or 'compat'")
         if app != "boutique" and (level == "compat" or self.probes != "full"):
-            raise ValueError("compat (level and probes) is upstream's Online Boutique only")
+            raise InvalidConfig("compat (level and probes) is upstream's Online Boutique only")
         self.namespace = namespace
         self.app = app
         self.wl = workload_for(app)
@@ -133,14 +129,15 @@ class K8sGenerator:
         if fault_types is not None:
             bad = set(fault_types) - set(TYPES)
             if bad:
-                raise ValueError(f"unknown fault types {sorted(bad)}; known: {TYPES}")
+                raise InvalidConfig(f"unknown fault types {sorted(bad)}; known: {TYPES}")
             allowed = tuple(t for t in allowed if t in fault_types)
             if not allowed:
-                raise ValueError("no fault type left for this level")
+                raise InvalidConfig("no fault type left for this level")
         self.types = allowed
 
     # --------------------------------------------------------------------- public
-    def sample(self, rng: np.random.Generator, category: str | None = None) -> Generated:
+    def sample(self, rng: np.random.Generator,
+               category: int | str | None = None) -> Generated:
         seed = draw_seed(rng)
         r = rng_from_seed(seed)
         for _ in range(MAX_RESAMPLES):
@@ -231,13 +228,9 @@ class K8sGenerator:
         return hit[1]
 
     # -------------------------------------------------------------------- drawing
-    def _draw_types(self, r, category: str | None) -> tuple[str, ...]:
+    def _draw_types(self, r, category: int | str | None) -> tuple[str, ...]:
         if category is not None:
-            types = tuple(category.split("+"))
-            bad = set(types) - set(TYPES)
-            if bad:
-                raise ValueError(f"unknown fault types in category {category!r}")
-            return types
+            return parse_category(category, TYPES, COMPAT_CATEGORIES)
         if self.level == "compat":
             return choice(r, [c for c in COMPAT_CATEGORIES if all(t in self.types for t in c)])
         if self.level == 1:

@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from netarena_gym.core.ipv4 import int_to_ip
-from netarena_gym.core.scenario import Scenario
-from netarena_gym.errors import ScenarioError
+from netarena_gym.core.scenario import Scenario, category_name, parse_category
+from netarena_gym.errors import InvalidConfig, ScenarioError
 from netarena_gym.core.seeding import choice, draw_seed, rng_from_seed
 from netarena_gym.routing.faults import (
     ABBREV, NETEM, TYPES, UPSTREAM_METHODS, Fault, check_supported, sample_fault)
@@ -53,10 +53,6 @@ def compat_category_level(types: tuple[str, ...]) -> int:
     if len(types) == 1:
         return 1
     return 2 if tuple(types) in _UPSTREAM_L2 else 3
-
-
-def category_name(types) -> str:
-    return "+".join(types)
 
 
 @dataclass(frozen=True)
@@ -102,22 +98,22 @@ def level_config(level, topology: dict | None = None) -> LevelConfig:
             v = topology[key]
             lo, hi = (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
             if lo > hi:
-                raise ValueError(f"topology {key}: {lo} > {hi}")
+                raise InvalidConfig(f"topology {key}: {lo} > {hi}")
             kw[key] = (lo, hi)
     unknown = set(topology) - {"routers", "subnets", "hosts", "shape"}
     if unknown:
-        raise ValueError(f"unknown topology keys {sorted(unknown)}; valid: routers, subnets, "
+        raise InvalidConfig(f"unknown topology keys {sorted(unknown)}; valid: routers, subnets, "
                          "hosts, shape")
     shape = topology.get("shape")
     if shape is not None and shape not in SHAPES:
-        raise ValueError(f"topology shape must be one of {SHAPES}, got {shape!r}")
+        raise InvalidConfig(f"topology shape must be one of {SHAPES}, got {shape!r}")
     out = LevelConfig(routers=kw.get("routers", cfg.routers), subnets=kw.get("subnets", cfg.subnets),
                       hosts=kw.get("hosts", cfg.hosts), faults=cfg.faults,
                       distinct_types=cfg.distinct_types, shape=shape)
     if out.routers[0] < 1 or out.routers[1] > MAX_ROUTERS:
-        raise ValueError(f"topology routers: 1..{MAX_ROUTERS} expected")
+        raise InvalidConfig(f"topology routers: 1..{MAX_ROUTERS} expected")
     if shape == "leaf-spine" and out.routers[0] < 4:
-        raise ValueError("topology shape 'leaf-spine' needs at least 4 routers")
+        raise InvalidConfig("topology shape 'leaf-spine' needs at least 4 routers")
     return out
 
 
@@ -168,7 +164,7 @@ class RoutingGenerator:
                  topology: dict | None = None, fault_types: tuple[str, ...] | None = None,
                  probe_timeout: float = 0.2, netem_faults: bool | None = None):
         if level not in LEVELS:
-            raise ValueError(f"level must be one of {tuple(LEVELS)}")
+            raise InvalidConfig(f"level must be one of {tuple(LEVELS)}")
         self.level = level
         self.cfg = level_config(level, topology)
         self.capabilities = frozenset(capabilities)
@@ -177,18 +173,20 @@ class RoutingGenerator:
         self.fault_types = tuple(fault_types or TYPES)
         bad = set(self.fault_types) - set(TYPES)
         if bad:
-            raise ValueError(f"unknown fault types {sorted(bad)}; known: {TYPES}")
+            raise InvalidConfig(f"unknown fault types {sorted(bad)}; known: {TYPES}")
         self.probe_timeout = probe_timeout
 
     # ---------------------------------------------------------------- public
-    def generate(self, seed: int, *, category: int | None = None) -> Generated:
-        """The scenario for ``seed`` (pure function of seed, level and settings)."""
+    def generate(self, seed: int, *, category: int | str | None = None) -> Generated:
+        """The scenario for ``seed`` (pure function of seed, level, settings and
+        ``category``: see :meth:`_category_types`)."""
         rng = rng_from_seed(seed)
+        types = self._category_types(category)
         for _ in range(MAX_RESAMPLES):
             if self.level == "compat":
-                scenario = self._draw_compat(rng, seed, category)
+                scenario = self._draw_compat(rng, seed, types)
             else:
-                scenario = self._draw(rng, seed)
+                scenario = self._draw(rng, seed, types)
             state = self.build(scenario)
             if not state.oracle.matrix().all():
                 try:
@@ -199,7 +197,8 @@ class RoutingGenerator:
         raise ScenarioError(f"no observable fault found for seed {seed} "
                             f"after {MAX_RESAMPLES} draws")
 
-    def sample(self, rng: np.random.Generator, *, category: int | None = None) -> Generated:
+    def sample(self, rng: np.random.Generator, *,
+               category: int | str | None = None) -> Generated:
         return self.generate(draw_seed(rng), category=category)
 
     def build(self, scenario: Scenario):
@@ -211,13 +210,31 @@ class RoutingGenerator:
         return SimState.build(scenario, probe_timeout=self.probe_timeout, recurring=recurring)
 
     # --------------------------------------------------------------- drawing
-    def _draw(self, rng, seed) -> Scenario:
+    def _category_types(self, category) -> tuple[str, ...] | None:
+        """The fault types of a requested category (a name such as ``"remove_ip"`` or
+        ``"disable_routing+remove_ip"``, a list of types, or an index into upstream's 15
+        categories), or None to draw them. In ``compat`` it must be one of upstream's
+        categories (one type, or two distinct types); at levels 1-3 it fixes the episode's
+        fault types, one fault each."""
+        if category is None:
+            return None
+        types = parse_category(category, TYPES, COMPAT_CATEGORIES)
+        if self.level == "compat":
+            types = tuple(sorted(types, key=TYPES.index))
+            if types not in COMPAT_CATEGORIES:
+                raise InvalidConfig(f"compat draws upstream's categories, one fault type or "
+                                    f"two distinct ones; {category!r} is not one of them")
+        return types
+
+    def _draw(self, rng, seed, types: tuple[str, ...] | None = None) -> Scenario:
         cfg = self.cfg
         spec = (sample_topology(rng, cfg) if cfg.shape is None
                 else sample_shape(rng, cfg.shape, cfg.routers, cfg.subnets, cfg.hosts))
         lay = layout_of(spec)
-        k = _randint(rng, cfg.faults)
-        types = self._types(rng, k)
+        if types is None:
+            k = _randint(rng, cfg.faults)
+            types = self._types(rng, k)
+        k = len(types)
         faults: list[Fault] = []
         seen = set()
         for t in types:
@@ -240,14 +257,14 @@ class RoutingGenerator:
         types = list(self.fault_types)
         if self.cfg.distinct_types:
             if k > len(types):
-                raise ValueError(f"level {self.level} needs {k} distinct fault types")
+                raise InvalidConfig(f"level {self.level} needs {k} distinct fault types")
             idx = rng.permutation(len(types))[:k]
             return sorted((types[int(i)] for i in idx), key=TYPES.index)
         return [choice(rng, types) for _ in range(k)]
 
-    def _draw_compat(self, rng, seed, category: int | None) -> Scenario:
+    def _draw_compat(self, rng, seed, types: tuple[str, ...] | None) -> Scenario:
         cats = [c for c in COMPAT_CATEGORIES if set(c) <= set(self.fault_types)]
-        cat = cats[int(rng.integers(0, len(cats)))] if category is None else COMPAT_CATEGORIES[category]
+        cat = cats[int(rng.integers(0, len(cats)))] if types is None else types
         s, h = _randint(rng, self.cfg.subnets), _randint(rng, self.cfg.hosts)
         spec = TopologySpec.uniform(s, h)
         lay = Layout(spec)

@@ -8,6 +8,7 @@ from netarena_gym.core.metrics import EpisodeMetrics, loss_percent
 from netarena_gym.core.reward import RewardConfig
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.core.stats import wilson_interval
+from netarena_gym.errors import InvalidConfig
 
 
 def test_parse_json_action_accepts_json_dict_and_fences():
@@ -116,3 +117,21 @@ def test_plain_json_is_the_json_round_trip():
     loop.append(loop)
     with pytest.raises(ValueError):
         plain_json(loop)
+
+
+def test_parse_category_forms_and_refusals():
+    from netarena_gym.core.scenario import category_name, parse_category
+
+    types = ("a", "b", "c")
+    indexed = (("a",), ("b",), ("c",), ("a", "b"))
+    assert parse_category("a+b", types, indexed) == ("a", "b")
+    assert parse_category(" b + c ", types, indexed) == ("b", "c")
+    assert parse_category(["c"], types, indexed) == ("c",)
+    assert parse_category(3, types, indexed) == ("a", "b")
+    assert parse_category(np.int64(0), types, indexed) == ("a",)
+    assert category_name(parse_category(3, types, indexed)) == "a+b"
+    for bad, says in [(4, "out of range"), (-1, "out of range"), ("x", "unknown fault types"),
+                      ("a+", "unknown fault types"), ("", "unknown fault types"),
+                      (True, "must be a name"), (1.5, "must be a name"), ({"a": 1}, "must be")]:
+        with pytest.raises(InvalidConfig, match=says):
+            parse_category(bad, types, indexed)

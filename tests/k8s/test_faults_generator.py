@@ -179,3 +179,16 @@ def test_kept_checks_draw_what_checking_afresh_draws(level):
         again = gen.sample(np.random.default_rng(seed))  # now from the kept check
         assert json.dumps(again.policies) == json.dumps(cold.policies)
         assert all(a is b for a, b in zip(again.policies.values(), cold.policies.values()))
+
+
+def test_category_by_upstream_index_and_bad_values():
+    """An int category raised AttributeError (``int.split``); it is an index into upstream's
+    15 categories, and a bad one is InvalidConfig naming the valid forms."""
+    from netarena_gym.errors import InvalidConfig
+
+    g = K8sGenerator("compat")
+    sc = g.sample(np.random.default_rng(1), category=0).scenario
+    assert [f["type"] for f in sc.faults] == list(COMPAT_CATEGORIES[0])
+    for bad in (15, "nope", True):
+        with pytest.raises(InvalidConfig):
+            g.sample(np.random.default_rng(1), category=bad)

@@ -1,8 +1,10 @@
 import json
 
+import gymnasium as gym
 import pytest
 
-from netarena_gym.errors import ScenarioError
+import netarena_gym  # noqa: F401
+from netarena_gym.errors import InvalidConfig, ScenarioError
 from netarena_gym.routing.backends.sim import SIM_CAPABILITIES
 
 from netarena_gym.routing.faults import TYPES, Fault
@@ -137,3 +139,34 @@ def test_a_fixed_shape_keeps_its_pristine_probes_from_the_first_reset():
         plain = SimState.build(gen.scenario)  # a first sighting: no base, every probe walked
         assert plain.oracle.pairs.base is None
         assert (plain.oracle.matrix() == gen.state.oracle.matrix()).all()
+
+
+@pytest.mark.parametrize("level", [1, 2, 3])
+def test_category_fixes_the_fault_types_at_every_level(level):
+    """Before, levels 1-3 ignored ``category`` and drew their own faults."""
+    env = gym.make("NetArena-Routing-v0", level=level)
+    for category, types in [("remove_ip", ["remove_ip"]), (0, ["disable_routing"]),
+                            ("wrong_routing_table+disable_interface",
+                             ["wrong_routing_table", "disable_interface"])]:
+        for seed in range(3):
+            _, info = env.reset(seed=seed, options={"category": category})
+            assert [f["type"] for f in info["scenario"]["faults"]] == types
+
+
+@pytest.mark.parametrize("level", [1, "compat"])
+@pytest.mark.parametrize("category, says", [
+    (15, "out of range"), (-1, "out of range"), ("x", "unknown fault types"),
+    (True, "must be a name"), (2.0, "must be a name")])
+def test_bad_category_is_invalid_config(level, category, says):
+    """Before: IndexError (15), TypeError ("x"), and -1 silently picked category 14."""
+    env = gym.make("NetArena-Routing-v0", level=level)
+    with pytest.raises(InvalidConfig, match=says):
+        env.reset(seed=0, options={"category": category})
+
+
+def test_compat_category_by_name_in_any_order_and_only_upstreams():
+    g = RoutingGenerator("compat")
+    s = g.generate(5, category="wrong_routing_table+remove_ip").scenario
+    assert s.meta["category_index"] == COMPAT_CATEGORIES.index(("remove_ip", "wrong_routing_table"))
+    with pytest.raises(InvalidConfig, match="upstream's categories"):
+        g.generate(5, category="remove_ip+remove_ip")
