@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from netarena_gym.core.config import EnvConfig
 
@@ -15,3 +16,5 @@ class CapacityPlanningConfig(EnvConfig):
     limits: object = None
     python_guard: bool = True
     unsafe_sandbox: bool = False
+
+    name_lists: ClassVar[tuple[str, ...]] = ("templates",)

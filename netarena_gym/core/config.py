@@ -10,7 +10,8 @@ valid ones (a plain ``__init__`` would raise a bare ``TypeError``).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from numbers import Integral
+from typing import Any, ClassVar
 
 from netarena_gym.errors import InvalidConfig
 
@@ -28,6 +29,28 @@ class EnvConfig:
     command_timeout: float = 10.0
     step_timeout: float | None = None
     info: str = "full"
+
+    #: fields that hold a list of names (fault types, templates): a bare string is refused,
+    #: as ``tuple("remove_ip")`` would split it into letters
+    name_lists: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self):
+        if isinstance(self.level, bool) or not isinstance(self.level, (Integral, str)):
+            raise InvalidConfig(f"level must be an int or a level name such as 'compat', "
+                                f"got {self.level!r}")
+        for name in self.name_lists:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, str):
+                raise InvalidConfig(f"{name} is a list of names: write {name}=({value!r},), "
+                                    f"not the string {value!r}")
+            try:
+                ok = all(isinstance(v, str) for v in value)
+            except TypeError:
+                ok = False
+            if not ok:
+                raise InvalidConfig(f"{name} must be a list of names or None, got {value!r}")
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:

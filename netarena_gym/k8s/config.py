@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from netarena_gym.core.config import EnvConfig
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS
@@ -19,3 +20,5 @@ class K8sPolicyConfig(EnvConfig):
     kubeconfig: str | None = None
     agent_user: object = "nobody"
     app: str = "boutique"
+
+    name_lists: ClassVar[tuple[str, ...]] = ("fault_types",)

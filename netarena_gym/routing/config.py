@@ -19,6 +19,7 @@ see :func:`~netarena_gym.routing.generator.default_netem_faults`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from netarena_gym.core.config import EnvConfig
 from netarena_gym.errors import InvalidConfig
@@ -58,7 +59,13 @@ class RoutingConfig(EnvConfig):
     netem_faults: bool | None = None
     compat_profile: str = "paper"
 
+    name_lists: ClassVar[tuple[str, ...]] = ("fault_types",)
+
     def __post_init__(self):
+        super().__post_init__()
+        if (isinstance(self.probe_timeout, bool) or not isinstance(self.probe_timeout, (int, float))
+                or not self.probe_timeout > 0):
+            raise InvalidConfig(f"probe_timeout must be > 0 seconds, got {self.probe_timeout!r}")
         if self.interface_labels is not None and not isinstance(self.interface_labels, bool):
             raise InvalidConfig("interface_labels must be True, False or None (off in compat, "
                                 f"on otherwise), got {self.interface_labels!r}")

@@ -48,3 +48,30 @@ def test_env_docstring_has_gymnasium_sections(cls):
     for section in ("Description", "Action Space", "Observation Space", "Rewards",
                     "Starting State", "Episode End", "Arguments", "Version History"):
         assert f"## {section}" in cls.__doc__, section
+
+
+@pytest.mark.parametrize("cls", ENVS)
+@pytest.mark.parametrize("level", [True, 1.0, None, [1]])
+def test_level_of_another_type_is_refused(cls, level):
+    """``True == 1`` and ``1.0 == 1``: without a type check they passed as level 1."""
+    with pytest.raises(InvalidConfig, match="level must be an int or a level name"):
+        cls(level=level)
+
+
+@pytest.mark.parametrize("cls, field, name", [(RoutingEnv, "fault_types", "remove_ip"),
+                                              (K8sPolicyEnv, "fault_types", "deny_all"),
+                                              (CapacityPlanningEnv, "templates", "list")])
+def test_a_bare_string_for_a_list_of_names_is_refused(cls, field, name):
+    """``tuple("list")`` is four letters; the message shows the list to write instead."""
+    with pytest.raises(InvalidConfig, match=rf"write {field}=\('{name}',\)"):
+        cls(**{field: name})
+    with pytest.raises(InvalidConfig, match=f"{field} must be a list of names"):
+        cls(**{field: [1]})
+    env = cls(**{field: [name]})
+    assert getattr(env.config, field) == [name]
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), True])
+def test_routing_probe_timeout_must_be_positive(timeout):
+    with pytest.raises(InvalidConfig, match="probe_timeout must be > 0"):
+        RoutingEnv(probe_timeout=timeout)
