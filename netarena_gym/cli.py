@@ -331,21 +331,10 @@ def gym_error() -> type:
 def _check_env(spec) -> None:
     """Build each level's env once here so a bad level, backend or option fails with one
     clear message instead of once per worker."""
-    import gymnasium as gym
-
-    from netarena_gym.errors import InvalidConfig
-    from netarena_gym.eval.validate import OWN_FLAGS
+    from netarena_gym.eval.validate import check_env_builds
 
     for lv in spec.levels:
-        try:
-            env = gym.make(spec.env, **spec.env_kwargs(lv))
-        except InvalidConfig as e:  # name the option: "backend must be one of ..."
-            word = str(e).split(" ", 1)[0]
-            flag = OWN_FLAGS.get(word, "--env-option")
-            raise UsageError(f"argument {flag}: {e}") from None
-        except (TypeError, IndexError) as e:  # an option value of the wrong type or shape
-            raise UsageError(f"argument --env-option: the env rejected an option value "
-                             f"({type(e).__name__}: {e})") from None
+        env = check_env_builds(spec.env, **spec.env_kwargs(lv))
         try:
             if (spec.agent in ("expert", "llm", "hf", "a2a")
                     and env.unwrapped.interface == "discrete"):

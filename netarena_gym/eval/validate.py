@@ -107,13 +107,14 @@ def _hint_text(hint) -> str:
     return _type_name(hint)
 
 
-def check_env_options(env_id: str, pairs) -> dict:
+def check_env_options(env_id: str, pairs, own_flags: dict[str, str] = OWN_FLAGS) -> dict:
     """``--env-option`` pairs as gym.make keywords, checked against the env's config
     dataclass: an unknown key lists the valid ones, a value of the wrong type names the
-    option and the type it takes."""
+    option and the type it takes; ``own_flags`` maps the keys that have a flag of their
+    own to that flag."""
     cfg = env_class(env_id).config_class
     hints = typing.get_type_hints(cfg)
-    valid = [f for f in cfg.field_names() if f not in OWN_FLAGS]
+    valid = [f for f in cfg.field_names() if f not in own_flags]
     out = {}
     for key, value in pairs:
         name = RENAMED_ENV_OPTIONS.get(key, key)
@@ -124,11 +125,28 @@ def check_env_options(env_id: str, pairs) -> dict:
         if not ok:
             raise UsageError(f"argument --env-option: {key}={json.dumps(value)}: {key} "
                              f"takes {_hint_text(hints[name])}")
-        if name in OWN_FLAGS:
+        if name in own_flags:
             raise UsageError(f"argument --env-option: {key} has its own flag; use "
-                             f"{OWN_FLAGS[name]}")
+                             f"{own_flags[name]}")
         out[name] = v
     return out
+
+
+def check_env_builds(env_id: str, own_flags: dict[str, str] = OWN_FLAGS, **kwargs) -> gym.Env:
+    """``gym.make(env_id, **kwargs)``, with the env's refusal of a value turned into one
+    UsageError naming the flag (``own_flags``) or ``--env-option``; the caller closes the
+    env."""
+    from netarena_gym.errors import InvalidConfig
+
+    try:
+        return gym.make(env_id, **kwargs)
+    except InvalidConfig as e:  # name the option: "backend must be one of ..."
+        word = str(e).split(" ", 1)[0]
+        flag = own_flags.get(word, "--env-option")
+        raise UsageError(f"argument {flag}: {e}") from None
+    except (TypeError, IndexError) as e:  # an option value of the wrong type or shape
+        raise UsageError(f"argument --env-option: the env rejected an option value "
+                         f"({type(e).__name__}: {e})") from None
 
 
 def out_dir(path: str | Path, option: str = "--out", *, create: bool = True) -> Path:

@@ -47,10 +47,41 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="A2A only: the URL the agent card advertises (default: host:port)")
 
 
+#: the flags of ``serve`` that stand for an env keyword (the rest go by --env-option)
+SERVE_FLAGS = {"level": "--level"}
+
+
+def check_arguments(a: argparse.Namespace) -> dict:
+    """The env options of a serve command, checked before anything is started: the numbers,
+    the level, and one env built with them (a bad value is one UsageError naming its flag,
+    not a traceback at the first session)."""
+    from netarena_gym.eval.validate import (
+        UsageError, check_env_builds, check_env_options, check_levels)
+
+    if a.max_sessions < 1:
+        raise UsageError(f"argument --max-sessions: must be >= 1, got {a.max_sessions}")
+    if not a.idle_timeout >= 0:
+        raise UsageError(f"argument --idle-timeout: must be >= 0 seconds (0: never), "
+                         f"got {a.idle_timeout}")
+    if not 0 <= a.port <= 65535:
+        raise UsageError(f"argument --port: must be 0..65535, got {a.port}")
+    (a.level,) = check_levels(a.env, (a.level,))
+    if any(k == "render_mode" for k, _ in a.env_option):
+        raise UsageError("argument --env-option: render_mode is the server's: sessions "
+                         "render as text ('ansi')")
+    options = check_env_options(a.env, a.env_option, own_flags=SERVE_FLAGS)
+    check_env_builds(a.env, own_flags=SERVE_FLAGS, level=a.level, render_mode="ansi",
+                     **options).close()
+    return options
+
+
 def main(a: argparse.Namespace) -> int:
-    from netarena_gym.errors import DependencyNotInstalled
+    from netarena_gym.errors import DependencyNotInstalled, require
 
     try:
+        options = check_arguments(a)
+        if a.protocol in ("openenv", "a2a"):  # before any session or Ray cluster starts
+            uvicorn = require("uvicorn", "serve" if a.protocol == "openenv" else "a2a")
         from netarena_gym.serve.sessions import SessionManager
 
         make = None
@@ -58,12 +89,10 @@ def main(a: argparse.Namespace) -> int:
             from netarena_gym.serve.ray_pool import ray_env_factory
 
             make = ray_env_factory(None if a.ray_address == "local" else a.ray_address)
-        manager = SessionManager(a.env, level=a.level, env_options=dict(a.env_option),
+        manager = SessionManager(a.env, level=a.level, env_options=options,
                                  max_sessions=a.max_sessions,
                                  idle_timeout=a.idle_timeout or None, make=make)
         if a.protocol in ("openenv", "a2a"):
-            import uvicorn
-
             if a.protocol == "openenv":
                 from netarena_gym.serve.openenv import build_app
 

@@ -79,3 +79,32 @@ def test_a2a_server_process():
             assert "Steps left: 3" in c.send({"reset": {"seed": 2}})["observation"]
         finally:
             c.close()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--max-sessions", "0"], "argument --max-sessions: must be >= 1"),
+    (["--idle-timeout", "-1"], "argument --idle-timeout: must be >= 0"),
+    (["--port", "70000"], "argument --port: must be 0..65535"),
+    (["--level", "9"], "argument --level: invalid level 9"),
+    (["--env-option", "bogus=1"], "argument --env-option: unknown key 'bogus'"),
+    (["--env-option", "level=2"], "level has its own flag; use --level"),
+    (["--env-option", "render_mode=human"], "render_mode is the server's"),
+    (["--env-option", "max_steps=0"], "argument --env-option: max_steps must be >= 1"),
+    (["--env-option", "interface=bogus"], "argument --env-option: interface must be one of"),
+])
+def test_bad_arguments_are_one_usage_line_before_anything_starts(args, says, capsys):
+    """Checked at start-up (an env is built once with them), not at the first session."""
+    from netarena_gym.cli import main
+
+    assert main(["serve", "--protocol", "mcp", "--env", "NetArena-Routing-v0", *args]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_http_protocol_without_uvicorn_names_the_extra(monkeypatch, capsys):
+    from netarena_gym.cli import main
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn raises ImportError
+    assert main(["serve", "--protocol", "a2a", "--env", "NetArena-Routing-v0"]) == 2
+    err = capsys.readouterr().err
+    assert 'pip install "netarena-gym[a2a]"' in err and "Traceback" not in err
