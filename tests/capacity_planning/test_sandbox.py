@@ -297,3 +297,37 @@ def test_fast_graph_diff_equals_the_generic_one(scheme):
                 g.add_node(("new", trial), name=f"n{trial}", type=["EK_PORT"])
                 g.add_edge(k, ("new", trial), type="RK_CONTAINS")
         assert _canon(w.diff_digraph(b, g)) == _canon(w.diff_items(b, g)), trial
+
+
+def test_a_copy_starts_its_own_worker_and_leaves_the_original_running(base):
+    """Pickling a code-interface env after its first submission failed on the worker's
+    pipes; a copy now carries the settings only."""
+    import copy
+    import pickle
+
+    from netarena_gym.capacity_planning.commands.sandbox import Limits
+    sb = Sandbox(Limits(cpu_seconds=1.0, wall_seconds=2.0, memory_mb=512))
+    try:
+        assert_alive(sb, base)
+        for twin in (copy.deepcopy(sb), pickle.loads(pickle.dumps(sb))):
+            assert twin.pid is None and twin.limits == sb.limits
+            assert_alive(twin, base)
+            assert twin.pid != sb.pid
+            twin.close()
+        assert sb.pid is not None and os.kill(sb.pid, 0) is None  # the original's worker lives
+        assert_alive(sb, base)
+    finally:
+        sb.close()
+
+
+def test_code_env_pickles_after_a_submission():
+    import pickle
+
+    from netarena_gym.capacity_planning.env import CapacityPlanningEnv
+    env = CapacityPlanningEnv(interface="code")
+    env.reset(seed=0)
+    env.step(fn("return {'type': 'text', 'data': 'x'}"))
+    twin = pickle.loads(pickle.dumps(env))
+    assert twin.reset(seed=0)[0] == env.reset(seed=0)[0]
+    env.close()
+    twin.close()

@@ -230,6 +230,18 @@ class Sandbox:
         self._finalizer = weakref.finalize(self, _stop, [None])
 
     # ------------------------------------------------------------ lifecycle
+    def __getstate__(self) -> dict:
+        """A copy (pickle, deepcopy, a vector env's worker) holds the settings, not the
+        worker process: it starts its own on first use, and the original keeps its own."""
+        return {k: v for k, v in self.__dict__.items()
+                if k not in ("_proc", "_finalizer", "_loaded")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._proc = None
+        self._loaded = set()
+        self._finalizer = weakref.finalize(self, _stop, [None])
+
     def _start(self) -> None:
         self._finalizer()  # clean up a previous worker and its scratch directory
         if self.unsafe:
