@@ -32,7 +32,7 @@ from netarena_gym.core.info import INFO_MODES, clean
 from netarena_gym.core.metrics import EpisodeMetrics, loss_percent
 from netarena_gym.core.reward import RewardConfig
 from netarena_gym.core.scenario import Scenario, plain_json
-from netarena_gym.errors import InvalidConfig, ResetNeeded
+from netarena_gym.errors import InvalidConfig, ResetNeeded, ScenarioError
 from netarena_gym.shell.parser import INVALID, TIMEOUT, CommandResult
 
 try:  # the C module behind ``signal``: the same functions without the enum conversions of
@@ -186,6 +186,7 @@ class NetArenaEnv(gym.Env):
         if self.step_timeout is not None and not self.step_timeout > 0:
             raise InvalidConfig(f"step_timeout must be > 0 seconds or None, got {step_timeout!r}")
         self._done = True
+        self._closed = False
         self.level = level
         self.interface = interface
         self.backend_name = backend
@@ -318,7 +319,14 @@ class NetArenaEnv(gym.Env):
         if "scenario" in options:
             scenario = Scenario.coerce(options.pop("scenario"))
             if scenario.task != self.task:
-                raise ValueError(f"scenario is for task {scenario.task!r}, not {self.task!r}")
+                raise ScenarioError(f"scenario is for task {scenario.task!r}, "
+                                    f"not {self.task!r}")
+            if (scenario.level == "compat") != (self.level == "compat"):
+                # compat runs upstream's rules (labels, programs, grading): a record of the
+                # other kind would play by rules it was not drawn for
+                raise ScenarioError(f"a level-{scenario.level} scenario does not replay on a "
+                                    f"level-{self.level} env: compat and levels 1-3 play by "
+                                    "different rules; make the env at the scenario's level")
         else:
             scenario = self._generate(self.np_random, options)
         self.scenario = scenario
@@ -332,7 +340,7 @@ class NetArenaEnv(gym.Env):
         # per step by marshal, the fastest deep copy of such data
         self._record = plain_json(self._scenario_record(scenario))
         self._record_blob = marshal.dumps(self._record)
-        self._done = False
+        self._done = self._closed = False
         info = self._info(None, self.reward_config.zero(), 0)
         return self._observation(), info
 
@@ -341,7 +349,9 @@ class NetArenaEnv(gym.Env):
         if met is None:
             raise ResetNeeded("call reset() before step()")
         if self._done:
-            raise ResetNeeded("the episode is over (terminated or truncated); call reset()")
+            raise ResetNeeded("the env is closed; call reset() to start a new episode"
+                              if self._closed else
+                              "the episode is over (terminated or truncated); call reset()")
         t0 = time.perf_counter()
         decoded = None
         deadline = self._deadline
@@ -389,11 +399,15 @@ class NetArenaEnv(gym.Env):
 
     def render(self):
         if self.render_mode == "ansi":
+            if self.metrics is None:
+                raise ResetNeeded("call reset() before render()")
             return self._text_observation()
         return None
 
     def close(self):
-        """Release the backend (real ones remove only what they created)."""
+        """Release the backend (real ones remove only what they created) and end the
+        episode: ``step`` then raises :class:`ResetNeeded` until ``reset``."""
+        self._done = self._closed = True
         backend = getattr(self, "backend", None)
         if backend is not None:
             backend.close()

@@ -376,16 +376,24 @@ def check_vector(env_id: str, make_kwargs: dict, *, steps: int = 1000, seed: int
         probe.close()
 
 
-def check_after_end(make: Factory, *, seed: int = 21) -> None:
-    """After an episode ends, ``step`` raises ResetNeeded (every task alike); reset works."""
-    env = make()
+def expect_reset_needed(call: Callable[[], Any], message: str) -> None:
+    """``call()`` must raise ResetNeeded; a KitFailure with ``message`` otherwise."""
     try:
-        try:
-            env.unwrapped.step(sample_action(env.action_space, np.random.default_rng(seed)))
-        except ResetNeeded:
-            pass
-        else:
-            raise fail("after-end", "step before reset must raise ResetNeeded")
+        call()
+    except ResetNeeded:
+        return
+    raise fail("after-end", message)
+
+
+def check_after_end(make: Factory, *, seed: int = 21) -> None:
+    """Outside an episode (before the first reset, after it ended, after ``close``) ``step``
+    and ``render`` raise ResetNeeded (every task alike); reset works again."""
+    env = make(render_mode="ansi")
+    try:
+        rng = np.random.default_rng(seed)
+        expect_reset_needed(lambda: env.unwrapped.step(sample_action(env.action_space, rng)),
+                            "step before reset must raise ResetNeeded")
+        expect_reset_needed(env.unwrapped.render, "render before reset must raise ResetNeeded")
         obs, info = env.reset(seed=seed)
         explorer = Explorer(env, seed)
         for _ in range(env.unwrapped.max_steps + 1):
@@ -394,15 +402,17 @@ def check_after_end(make: Factory, *, seed: int = 21) -> None:
                 break
         else:
             raise fail("after-end", "the episode did not end within max_steps")
-        try:
-            env.unwrapped.step(explorer.act(info))
-        except ResetNeeded:
-            pass
-        else:
-            raise fail("after-end", "step after the episode ended must raise ResetNeeded")
+        expect_reset_needed(lambda: env.unwrapped.step(explorer.act(info)),
+                            "step after the episode ended must raise ResetNeeded")
         obs, info = env.reset(seed=seed)
         if not env.observation_space.contains(obs):
             raise fail("after-end", "reset after the end gave an observation outside the space")
+        env.close()
+        expect_reset_needed(lambda: env.unwrapped.step(explorer.act(info)),
+                            "step after close must raise ResetNeeded")
+        obs, info = env.reset(seed=seed)
+        if not env.observation_space.contains(obs):
+            raise fail("after-end", "reset after close gave an observation outside the space")
     finally:
         env.close()
 

@@ -79,7 +79,12 @@ class NetArenaToolEnv:
     # ------------------------------------------------------------- TRL API
     def reset(self, seed: int | None = None, level: int | str | None = None,
               scenario: dict | str | None = None, **_row) -> str:
-        """Start the episode of this dataset row; return its first observation."""
+        """Start the episode of this dataset row; return its first observation (a row with
+        a scenario and no level plays at the scenario's level)."""
+        if isinstance(scenario, str) and scenario:
+            scenario = json.loads(scenario)
+        if level is None and scenario:
+            level = scenario.get("level")
         level = self._default_level if level is None else _level(level)
         env = self._envs.get(level)
         if env is None:
@@ -89,7 +94,7 @@ class NetArenaToolEnv:
         self._clear()
         options = None
         if scenario:
-            options = {"scenario": json.loads(scenario) if isinstance(scenario, str) else scenario}
+            options = {"scenario": scenario}
         obs, info = env.reset(seed=None if seed is None else int(seed), options=options)
         self._info = info
         self._correct = bool(info.get("correct", False))

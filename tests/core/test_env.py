@@ -128,3 +128,37 @@ def test_max_steps_zero_is_rejected_not_the_default():
     with pytest.raises(InvalidConfig, match="max_steps must be >= 1"):
         gym.make("NetArena-Routing-v0", max_steps=0)
     assert gym.make("NetArena-Routing-v0", max_steps=None).unwrapped.max_steps >= 1
+
+
+@pytest.mark.parametrize("env_id", sorted(netarena_gym.ENV_IDS))
+def test_scenario_replays_only_on_its_kind_of_level(env_id):
+    """A level-1 record on a compat env played by upstream's rules and the expert failed
+    it; compat and levels 1-3 records now replay only on their own kind of env."""
+    from netarena_gym.errors import ScenarioError
+
+    one, compat, two = (gym.make(env_id, level=lv) for lv in (1, "compat", 2))
+    rec1 = one.reset(seed=0)[1]["scenario"]
+    recc = compat.reset(seed=0)[1]["scenario"]
+    with pytest.raises(ScenarioError, match="does not replay"):
+        compat.reset(options={"scenario": rec1})
+    with pytest.raises(ScenarioError, match="does not replay"):
+        one.reset(options={"scenario": recc})
+    with pytest.raises(ScenarioError, match="is for task"):
+        one.reset(options={"scenario": {**rec1, "task": "other"}})
+    assert two.reset(options={"scenario": rec1})[1]["scenario"]["faults"] == rec1["faults"]
+    assert compat.reset(options={"scenario": recc})[1]["scenario"] == recc
+
+
+def test_render_before_reset_and_step_after_close_need_a_reset():
+    from netarena_gym.errors import ResetNeeded
+
+    env = gym.make("NetArena-Routing-v0", render_mode="ansi").unwrapped
+    with pytest.raises(ResetNeeded, match="before render"):
+        env.render()
+    env.reset(seed=0)
+    assert "Steps left" in env.render()
+    env.close()
+    with pytest.raises(ResetNeeded, match="closed"):
+        env.step({"machine": "r0", "command": "ip route"})
+    env.reset(seed=0)
+    assert env.step({"machine": "r0", "command": "ip route"})[4]["steps"] == 1

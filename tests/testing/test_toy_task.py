@@ -6,7 +6,7 @@ import pytest
 from netarena_gym.agents.episode import play_episode
 from netarena_gym.agents.experts import make_expert
 from netarena_gym.core.protocols import Backend
-from netarena_gym.testing import KitFailure, check_determinism, check_netarena_env
+from netarena_gym.testing import KitFailure, check_after_end, check_determinism, check_netarena_env
 from tests.testing.toy_task import ENV_ID, LightsBackend, ToyLightsEnv, register_toy
 
 register_toy()
@@ -41,3 +41,21 @@ class LeakyLightsEnv(ToyLightsEnv):
 def test_the_kit_catches_an_env_that_ignores_its_seed():
     with pytest.raises(KitFailure, match="determinism"):
         check_determinism(lambda: LeakyLightsEnv(level=2))
+
+
+class KeepsSteppingAfterClose(ToyLightsEnv):
+    def close(self):  # releases nothing and leaves the episode open
+        pass
+
+
+class RendersBeforeReset(ToyLightsEnv):
+    def render(self):
+        return "" if self.metrics is None else super().render()
+
+
+@pytest.mark.parametrize("cls, match", [(KeepsSteppingAfterClose, "step after close"),
+                                        (RendersBeforeReset, "render before reset")])
+def test_the_kit_catches_steps_and_renders_outside_an_episode(cls, match):
+    with pytest.raises(KitFailure, match=match):
+        check_after_end(lambda **o: cls(level=2, **o))
+    check_after_end(lambda **o: ToyLightsEnv(level=2, **o))

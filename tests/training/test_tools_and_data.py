@@ -222,3 +222,15 @@ def test_catalogue_tool_runs_the_envs_own_catalogue_action():
     assert e.get_reward() < -0.01
     with pytest.raises(EpisodeOver):
         make_catalogue_factory(ROUTING)().act("r0: inspect")
+
+
+def test_a_row_with_a_scenario_and_no_level_plays_at_the_scenarios_level():
+    """A compat record on the factory's default level-1 env was refused (and before that,
+    played by the wrong rules)."""
+    record = gym.make(ROUTING, level="compat").reset(seed=3)[1]["scenario"]
+    tools_env = make_environment_factory(ROUTING)()
+    for scenario in (record, json.dumps(record)):
+        first = tools_env.reset(scenario=scenario, prompt=[], env_id=ROUTING)
+        assert tools_env._env.unwrapped.level == "compat"
+        assert tools_env._info["scenario"]["faults"] == record["faults"]
+        assert "Current state:" in first
