@@ -48,9 +48,11 @@ def parse_json_action(action: Any, keys: Sequence[str], optional: Sequence[str] 
             text = m.group(1)
         try:
             action = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as e:
+        except (ValueError, RecursionError) as e:  # ValueError: JSONDecodeError, or an
+            # integer of more digits than int() converts
             want = ", ".join(f'"{k}": "..."' for k in keys)
-            why = getattr(e, "msg", "nested too deeply")
+            why = getattr(e, "msg", "nested too deeply" if isinstance(e, RecursionError)
+                          else "a number too long")
             raise ActionError(f"action is not valid JSON ({why}); expected {{{want}}}") from None
     if not isinstance(action, dict):
         raise ActionError(f"action must be a JSON object with keys {list(keys)}, "

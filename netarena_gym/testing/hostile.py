@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 DEEP = 1000
+DEEPER_THAN_THE_STACK = 100_000  # a recursive parser raises RecursionError on this
 
 # actions that are wrong for every interface
 _ANY: list[Any] = [
@@ -24,6 +25,8 @@ _STRINGS: list[str] = [
     "\u2028\ud83d\ude00\u202e", "$(id)", "`id`", "a; b; c", "x | " * 500 + "x",
     "cat </etc/shadow", "echo hi > /tmp/netarena-kit-probe", "grep -E '(a+)+b' /etc/passwd",
     "' unterminated", "\\", "&&", "ls &", "((", "<<EOF\nx\nEOF",
+    "[" * DEEPER_THAN_THE_STACK + "]" * DEEPER_THAN_THE_STACK,
+    "1" + "0" * 5000,  # more digits than int() converts (Python 3.11+)
 ]
 
 
@@ -54,5 +57,6 @@ def hostile_actions(text_keys: tuple[str, ...], interface: str) -> list[Any]:
         {first: "x" * 10_000_000},
         json.dumps({k: "x" * 200_000 for k in text_keys}),
         json.dumps({first: '{"a":' * DEEP + "1" + "}" * DEEP}),
+        '{"%s": 1%s}' % (first, "0" * 5000),
     ]
     return acts

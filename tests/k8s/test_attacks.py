@@ -124,6 +124,21 @@ def test_size_and_depth_budgets(sim):
     assert "too deep" in run(sim, "kubectl apply -f -", "a: " + deep + "\n").output
 
 
+@pytest.mark.parametrize("command, stdin", [
+    ("kubectl apply -f -", "[" * 5000 + "]" * 5000),
+    ("kubectl apply -f -", '{"a": ' * 5000 + "1" + "}" * 5000),
+    ("kubectl patch networkpolicy adservice -n exp --type json -p '"
+     + "[" * 1900 + "]" * 1900 + "'", ""),
+    ("kubectl patch networkpolicy adservice -n exp --type merge -p '"
+     + '{"a":' * 1000 + "1" + "}" * 1000 + "'", ""),
+], ids=["apply-array", "apply-object", "patch-json", "patch-merge"])
+def test_json_deeper_than_the_stack_is_an_error_not_a_recursion_error(sim, command, stdin):
+    """A JSON stream or patch past Python's recursion limit raised RecursionError out of
+    ``env.step``; it is refused as output, and nothing changes."""
+    res = assert_refused(sim, command, stdin)
+    assert "too deep" in res.output or "Error" in res.output
+
+
 def test_controls_still_work(sim):
     assert run(sim, "kubectl get pods").status == 0
     assert run(sim, "kubectl get netpol -n exp -o yaml").status == 0

@@ -119,6 +119,8 @@ class Kubectl:
 def _load_json(text: str):
     try:
         return json.loads(text)
+    except RecursionError:  # deeper than Python's stack: no patch of a policy nests so
+        raise ValueError("netarena: patch nests too deep") from None
     except json.JSONDecodeError as e:
         ch = text[e.pos] if e.pos < len(text) else ""
         what = ("looking for beginning of object key string" if "property name" in e.msg

@@ -70,6 +70,8 @@ def _json_stream(text: str) -> list:
             v, i = dec.raw_decode(text, i)
         except json.JSONDecodeError as e:
             raise ValueError(f"error parsing STDIN: invalid character at offset {e.pos}") from None
+        except RecursionError:  # deeper than Python's stack, far beyond MAX_DEPTH
+            raise ValueError("netarena: manifest nests too deep") from None
         out.append(v)
 
 
