@@ -4,6 +4,8 @@ RK_CONTROLS and their total port capacity (:class:`Sub`), computed bottom-up
 episode views."""
 from __future__ import annotations
 
+import math
+
 from netarena_gym.capacity_planning.kinds import CAPACITY, CONTAINS, CONTROLS, PORT, kinds_of
 
 TRAVERSED = (CONTAINS, CONTROLS)
@@ -63,8 +65,10 @@ def port_capacity(attrs: dict | None) -> int:
     elif PORT not in kinds_of(attrs):
         return 0
     v = attrs.get(CAPACITY)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
         return 0
+    if isinstance(v, float) and not math.isfinite(v):
+        return 0  # what no port can carry counts as none
     return int(v)
 
 

@@ -76,3 +76,9 @@ def test_port_capacity_reads_the_kinds_as_kinds_of_does(attrs):
     plain = (0 if attrs is None or PORT not in kinds_of(attrs) or isinstance(v, bool)
              or not isinstance(v, (int, float)) or v != v else int(v))
     assert port_capacity(attrs) == plain
+
+
+@pytest.mark.parametrize("v, cap", [(float("inf"), 0), (float("-inf"), 0), (float("nan"), 0),
+                                    (10 ** 400, 10 ** 400), (1.5e10, 15_000_000_000)])
+def test_port_capacity_of_numbers_no_port_carries(v, cap):
+    assert port_capacity({"type": [PORT], CAPACITY: v}) == cap

@@ -109,3 +109,30 @@ def test_resolve_with_a_kind_finds_what_the_name_lookup_finds():
         box.resolve(shared[1], None)
     with pytest.raises(GraphError, match="no EK_PORT named"):
         box.resolve(shared[1] + "-missing", "EK_PORT")
+
+
+@pytest.mark.parametrize("value", ["1e999", "-Infinity", "NaN", "[1, 1e999]", '{"a": NaN}'])
+def test_a_value_that_is_not_finite_is_refused_and_the_env_lives_on(value):
+    """Infinity as a port's capacity raised OverflowError on the next read and on every
+    later reset of the env."""
+    env = gym.make(ENV_ID, interface="text")
+    env.reset(seed=0)
+    obs, reward, *_ = env.step('{"tool": "set_attr", "node": "ju1.a1.m1.s2c1.p1", "kind": '
+                               f'"EK_PORT", "key": "physical_capacity_bps", "value": {value}}}')
+    assert "not finite" in obs and reward < 0
+    obs, reward, *_ = env.step('{"tool": "add_node", "name": "x", "kind": "EK_PORT", '
+                               f'"parent": "ju1.a1.m1.s2c1", "attrs": {{"c": {value}}}}}')
+    assert "not finite" in obs
+    env.step({"tool": "get_node", "node": "ju1.a1.m1"})
+    assert env.reset(seed=1)[0]
+
+
+def test_a_huge_integer_capacity_is_read_exactly():
+    env = gym.make(ENV_ID, interface="text")
+    env.reset(seed=0)
+    big = 10 ** 400
+    obs = env.step('{"tool": "set_attr", "node": "ju1.a1.m1.s2c1.p1", "kind": "EK_PORT", '
+                   f'"key": "physical_capacity_bps", "value": {big}}}')[0]
+    assert "not finite" not in obs
+    env.step({"tool": "get_node", "node": "ju1.a1.m1"})
+    assert env.reset(seed=1)[0]

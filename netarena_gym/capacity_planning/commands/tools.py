@@ -30,6 +30,7 @@ is still held by then.
 from __future__ import annotations
 
 import json
+import math
 import weakref
 from typing import Any
 
@@ -82,7 +83,26 @@ def decode_action(action: Any) -> dict:
         raise ActionError('set_attr needs a "value"')
     if tool == "add_node" and a.get("attrs") is not None and not isinstance(a["attrs"], dict):
         raise ActionError('"attrs" must be a JSON object')
+    for k in ("value", "attrs"):
+        if k in a and not all_finite(a[k]):  # MALT's attributes are int64 and strings
+            raise ActionError(f'"{k}" holds a number that is not finite (Infinity, NaN, '
+                              '1e999); attributes take finite numbers')
     return a
+
+
+def all_finite(v) -> bool:
+    """No float in ``v`` (at any depth of lists and objects) is infinite or NaN."""
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, float):
+            if not math.isfinite(x):
+                return False
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+    return True
 
 
 class ToolResult(CommandResult):
