@@ -353,6 +353,8 @@ def cmd_report(a) -> int:
     from netarena_gym.errors import DependencyNotInstalled
     from netarena_gym.eval.report import build_report
 
+    if a.subsamples < 1:
+        raise UsageError(f"argument --subsamples: must be >= 1, got {a.subsamples}")
     try:
         res = build_report(a.runs, a.out, labels=a.label or None, figures=not a.no_figures,
                            subsamples=a.subsamples, by=a.by)

@@ -59,8 +59,10 @@ class RunStore:
                 raise RunMismatch(f"{self.dir} holds a run of another configuration "
                                   f"({diff}); use another --out or --overwrite")
             done = {r["key"]: r for r in self._read_and_repair()}
-        elif self.records_path.exists():
-            done = {r["key"]: r for r in self._read_and_repair()}
+        elif self.records_path.exists() and self.records_path.stat().st_size:
+            raise RunMismatch(f"{self.records_path} exists and has no {self.meta_path.name} "
+                              "beside it, so it is not a run of netarena-gym eval; use "
+                              "another --out (or --overwrite to replace it)")
         meta = spec.to_dict()
         if "api_key" in meta["agent_options"]:  # never write a secret to disk
             meta["agent_options"] = {**meta["agent_options"], "api_key": "(redacted)"}
@@ -69,23 +71,16 @@ class RunStore:
         return done
 
     def _read_and_repair(self) -> list[dict]:
-        """Read every complete record; truncate a torn tail so appends stay well-formed."""
-        out, good_bytes = [], 0
-        with open(self.records_path, "rb") as f:
-            for line in f:
-                if not line.endswith(b"\n"):
-                    break
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:
-                    break
-                if isinstance(rec, dict) and "key" in rec:
-                    out.append(rec)
-                good_bytes += len(line)
+        """Read every record; truncate a torn last line (a killed run's) so appends stay
+        well-formed. Anything else that is not a record refuses the directory."""
+        try:
+            records, good_bytes = scan_records(self.records_path)
+        except ValueError as e:
+            raise RunMismatch(f"{e}; use another --out or --overwrite") from None
         if good_bytes != self.records_path.stat().st_size:
             with open(self.records_path, "r+b") as f:
                 f.truncate(good_bytes)
-        return out
+        return records
 
     # ----------------------------------------------------------------- write
     def append(self, record: dict) -> None:
@@ -103,19 +98,53 @@ class RunStore:
             self._fh = None
 
 
+#: the fields every episode record has, with their types (what summaries read)
+RECORD_FIELDS = {"key": str, "env": str, "correct": bool, "safe": bool, "safe_compat": bool,
+                 "steps": int, "agent_seconds": (int, float)}
+
+
+def check_record(rec, where: str) -> dict:
+    """``rec`` if it is an episode record of ``netarena-gym eval``; ValueError naming
+    ``where`` and the first missing or mistyped field otherwise."""
+    if not isinstance(rec, dict):
+        raise ValueError(f"{where}: not an episode record of netarena-gym eval (a JSON "
+                         f"{type(rec).__name__}, not an object)")
+    for k, t in RECORD_FIELDS.items():
+        v = rec.get(k)
+        if not isinstance(v, t) or (t in (int, (int, float)) and isinstance(v, bool)):
+            raise ValueError(f"{where}: not an episode record of netarena-gym eval "
+                             f"({k!r} is {'missing' if k not in rec else repr(v)})")
+    return rec
+
+
+def scan_records(path: Path) -> tuple[list[dict], int]:
+    """``(records, bytes they take)`` of a records file: a torn last line (no newline, or
+    cut JSON) ends the scan; any other line that is not a record raises ValueError."""
+    with open(path, "rb") as f:
+        lines = f.readlines()
+    out, good = [], 0
+    for n, line in enumerate(lines, 1):
+        last = n == len(lines)
+        if not line.endswith(b"\n"):
+            break
+        try:
+            rec = json.loads(line)
+        except (ValueError, RecursionError):
+            if last:
+                break
+            raise ValueError(f"{path}:{n}: not a JSON record") from None
+        out.append(check_record(rec, f"{path}:{n}"))
+        good += len(line)
+    return out, good
+
+
 def iter_records(path: str | os.PathLike) -> Iterator[dict]:
-    """The complete records of a run directory (or records file); a torn tail is skipped."""
+    """The complete records of a run directory (or records file); a torn tail is skipped,
+    and a line that is not an episode record raises ValueError naming it."""
     p = Path(path)
     if p.is_dir():
         p = p / RECORDS
-    with open(p, encoding="utf-8") as f:
-        for line in f:
-            if not line.endswith("\n"):
-                break
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
-                break
+    yield from scan_records(p)[0]
 
 
 def load_run(path: str | os.PathLike) -> tuple[dict, list[dict]]:
@@ -123,4 +152,7 @@ def load_run(path: str | os.PathLike) -> tuple[dict, list[dict]]:
     p = Path(path)
     store = RunStore(p)
     summary = json.loads(store.summary_path.read_text()) if store.summary_path.exists() else {}
+    if not isinstance(summary, dict):
+        raise ValueError(f"{store.summary_path}: not a run summary (a JSON "
+                         f"{type(summary).__name__}, not an object)")
     return summary, list(iter_records(store.records_path))

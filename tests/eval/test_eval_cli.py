@@ -242,3 +242,56 @@ def test_loading_a_run_back(tmp_path):
     s = evaluate(EvalSpec("NetArena-Routing-v0", levels=(1,), episodes=3), out=str(tmp_path))
     summary, recs = load_run(tmp_path)
     assert summary["correctness"] == s["correctness"] and len(recs) == 3
+
+
+def test_out_never_takes_over_a_file_that_is_not_a_run(tmp_path, capsys):
+    """``--out other.jsonl`` appended to any JSONL file and cut it at its first bad line; a
+    generate output's queries were read as finished episodes (KeyError traceback)."""
+    other = tmp_path / "other.jsonl"
+    text = '{"a": 1}\nnot json line\n{"b": 2}\n'
+    other.write_text(text)
+    rc, _, err = run_cli(capsys, "eval", "--env", "NetArena-Routing-v0", "--episodes", 1,
+                         "--out", other, "--quiet")
+    assert rc == 2 and "not a run of netarena-gym eval" in err
+    assert other.read_text() == text and not other.with_suffix(".run.json").exists()
+
+
+def test_a_bad_line_inside_a_run_refuses_resume_and_leaves_the_file(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert run_cli(capsys, "eval", "--env", "NetArena-Routing-v0", "--episodes", 2,
+                   "--out", out, "--quiet")[0] == 0
+    records = out / "episodes.jsonl"
+    lines = records.read_text().splitlines(keepends=True)
+    for bad in ("not json\n", '{"key": "x"}\n', "[1, 2]\n"):
+        records.write_text(lines[0] + bad + lines[1])
+        rc, _, err = run_cli(capsys, "eval", "--env", "NetArena-Routing-v0", "--episodes", 3,
+                             "--out", out, "--quiet")
+        assert rc == 2 and "episodes.jsonl:2" in err, err
+        assert records.read_text() == lines[0] + bad + lines[1]
+
+
+def test_load_run_names_what_is_not_a_run(tmp_path):
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"key": "k", "env": "e", "scenario": {}}\n')
+    with pytest.raises(ValueError, match=r"q.jsonl:1: not an episode record .*'correct'"):
+        load_run(queries)
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "episodes.jsonl").write_text("3\n")
+    with pytest.raises(ValueError, match="a JSON int, not an object"):
+        load_run(tmp_path / "r")
+    (tmp_path / "r" / "summary.json").write_text("[1]")
+    with pytest.raises(ValueError, match="not a run summary"):
+        load_run(tmp_path / "r")
+
+
+def test_report_refuses_what_is_not_a_run_and_zero_subsamples(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert run_cli(capsys, "eval", "--env", "NetArena-Routing-v0", "--episodes", 2,
+                   "--out", run, "--quiet")[0] == 0
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"key": "k", "env": "NetArena-Routing-v0", "scenario": {}}\n')
+    for args, says in [((run, run, "--subsamples", 0), "argument --subsamples: must be >= 1"),
+                       ((run, run, "--subsamples", -5), "argument --subsamples: must be >= 1"),
+                       ((queries,), "queries.jsonl:1: not an episode record")]:
+        rc, _, err = run_cli(capsys, "report", *args, "--no-figures", "--out", tmp_path / "r")
+        assert rc == 2 and says in err and "Traceback" not in err
