@@ -15,7 +15,7 @@ import sys
 import netarena_gym
 from netarena_gym.compat import replay as compat_replay
 from netarena_gym.eval.spec import parse_level
-from netarena_gym.eval.validate import UsageError
+from netarena_gym.eval.validate import UsageError, number
 from netarena_gym.serve import cli as serve_cli
 from netarena_gym.train.cli.common import CliParser, HelpFormatter, examples, fail, plain
 
@@ -114,12 +114,15 @@ def _add_llm_args(p: argparse.ArgumentParser) -> None:
                    "env OPENAI_BASE_URL")
     g.add_argument("--api-key", default=None, help="env OPENAI_API_KEY")
     g.add_argument("--prompt", default="zeroshot", choices=PROMPTS, help="prompt style")
-    g.add_argument("--history", type=int, default=6,
+    g.add_argument("--history", type=number(int, at_least=0), default=6,
                    help="past turns (observation + reply) kept in the conversation")
-    g.add_argument("--temperature", type=float, default=0.0, help="sampling temperature")
-    g.add_argument("--max-tokens", type=int, default=512, help="tokens per reply")
-    g.add_argument("--timeout", type=float, default=60.0, help="seconds per model call")
-    g.add_argument("--max-retries", type=int, default=3,
+    g.add_argument("--temperature", type=number(float, at_least=0), default=0.0,
+                   help="sampling temperature")
+    g.add_argument("--max-tokens", type=number(int, at_least=1), default=512,
+                   help="tokens per reply")
+    g.add_argument("--timeout", type=number(float, above=0), default=60.0,
+                   help="seconds per model call")
+    g.add_argument("--max-retries", type=number(int, at_least=0), default=3,
                    help="retries of a failed call (timeouts, 429, 5xx) with backoff")
     g = p.add_argument_group("A2A agent (--agent a2a)")
     g.add_argument("--a2a-url", default=None, help="the agent's A2A base URL")
@@ -182,7 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--interface", default="text", help="a text interface of the env")
     g.add_argument("--prompt", default="zeroshot", choices=PROMPTS,
                    help="prompt style of the demonstrations' system message")
-    g.add_argument("--history", type=int, default=6, help="past turns in each demonstration")
+    g.add_argument("--history", type=number(int, at_least=0), default=6,
+                   help="past turns in each demonstration")
     g.add_argument("--no-demos", action="store_true", help="queries only")
     g.add_argument("--format", dest="demo_format", default="chat", choices=("chat", "sft"),
                    help="demos.jsonl: 'sft', one tool-calling conversation per solved episode "
@@ -191,13 +195,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="JSONL only (no Hugging Face datasets copy)")
     g.add_argument("--yes", action="store_true",
                    help="go ahead when the estimated output exceeds --size-limit")
-    g.add_argument("--size-limit", type=float, default=100.0, metavar="MB",
+    g.add_argument("--size-limit", type=number(float, at_least=0), default=100.0, metavar="MB",
                    help="ask for --yes above this estimated output size")
     _add_progress_args(g)
 
     s = _sub(sub, "serve-a2a", "serve the NetArena evaluator (or an agent) over A2A")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    s.add_argument("--port", type=int, default=9999, help="port to listen on")
+    s.add_argument("--port", type=number(int, at_least=0), default=9999,
+                   help="port to listen on")
     s.add_argument("--card-url", default=None, help="public URL in the agent card")
     s.add_argument("--agent", default=None,
                    help="serve this agent (expert | random | llm | module:Class) instead of "

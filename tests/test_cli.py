@@ -150,3 +150,16 @@ def test_a_run_with_env_options_resumes(tmp_path, capsys):
     assert rc == 0, err
     s = json.loads(out)
     assert s["episodes_resumed"] == 2 and s["episodes_played"] == 1
+
+
+@pytest.mark.parametrize("flag, value, says", [
+    ("--timeout", "0", "must be > 0"), ("--timeout", "-1", "must be > 0"),
+    ("--max-tokens", "0", "must be >= 1"), ("--temperature", "-3", "must be >= 0"),
+    ("--temperature", "nan", "must be a finite number"), ("--history", "-1", "must be >= 0"),
+    ("--max-retries", "-1", "must be >= 0")])
+def test_llm_settings_out_of_range_are_usage_errors(flag, value, says, capsys):
+    """They were passed on: every model call failed and the run exited 0 at 0%."""
+    rc = main(["eval", "--env", "NetArena-Routing-v0", "--agent", "llm", "--model", "m",
+               "--base-url", "http://127.0.0.1:9/v1", "--episodes", "1", flag, value])
+    err = capsys.readouterr().err
+    assert rc == 2 and f"argument {flag}: {says}" in err

@@ -7,8 +7,10 @@ values come from the env class itself: its ``levels`` and its config dataclass
 """
 from __future__ import annotations
 
+import argparse
 import importlib
 import json
+import math
 import types
 import typing
 from pathlib import Path
@@ -26,6 +28,26 @@ OWN_FLAGS = {"level": "--level", "interface": "--interface", "backend": "--backe
 
 class UsageError(ValueError):
     """A bad command-line value; the message names the option and the valid values."""
+
+
+def number(kind: type = int, *, at_least: float | None = None, above: float | None = None):
+    """An argparse ``type``: a finite ``kind`` (int or float) ``>= at_least`` or
+    ``> above``; argparse turns a refusal into ``argument --x: must be ...``, exit 2."""
+    def parse(text: str):
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
+        if not math.isfinite(v):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+        if at_least is not None and v < at_least:
+            raise argparse.ArgumentTypeError(f"must be >= {at_least}, got {text}")
+        if above is not None and not v > above:
+            raise argparse.ArgumentTypeError(f"must be > {above}, got {text}")
+        return v
+
+    parse.__name__ = kind.__name__
+    return parse
 
 
 def env_class(env_id: str) -> type:
