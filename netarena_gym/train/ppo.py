@@ -173,8 +173,9 @@ def make_vec_env(env_id: str, level, n_envs: int, *, seed: int = 0,
     levels = list(level) if isinstance(level, (list, tuple)) else [level] * n_envs
     if len(levels) != n_envs:
         raise ValueError(f"{len(levels)} levels for {n_envs} envs")
-    if curriculum is None:
-        check_same_spaces(env_id, sorted(set(levels), key=str), env_kwargs)
+    # every level an env may play, the curriculum's too, before any training step
+    every = set(levels) | set(curriculum.levels if curriculum is not None else ())
+    check_same_spaces(env_id, sorted(every, key=str), env_kwargs)
 
     def thunk(lvl):
         def _f():

@@ -98,3 +98,20 @@ def test_ppo_trains_on_the_batched_vec_env(tmp_path, capsys):
         ppo.main(["--workers", "2", "--out", str(tmp_path / "x")])
     assert e.value.code == 2
     assert "--workers is for --vec batched" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--topology-of", "9"], "argument --topology-of: a routing level"),
+    (["--env-kwargs", '{"reward": 1}', "--progress-shaping", "0.5"], "must be an object"),
+    (["--env-kwargs", "[1]"], "argument --env-kwargs: a JSON object"),
+    (["--env-kwargs", "nojson"], "argument --env-kwargs: not JSON"),
+    (["--eval-every", "0"], "argument --eval-every: must be >= 1"),
+    (["--n-envs", "0"], "argument --n-envs: must be >= 1"),
+    (["--timesteps", "-5"], "argument --timesteps: must be >= 1"),
+])
+def test_bad_ppo_options_are_one_line_and_write_nothing(args, says, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["train", "ppo", "--out", str(out), *args]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Traceback" not in err
+    assert not out.exists()

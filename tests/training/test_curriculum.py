@@ -133,3 +133,14 @@ def test_grpo_trainer_reads_a_curriculum_dataset_in_stage_order(tiny_model, tmp_
             break
     order = list(dict.fromkeys(seen))  # each prompt repeated once per generation
     assert order == [(100 + i, "1" if i < 4 else "2") for i in range(8)]
+
+
+@requires_sb3
+def test_a_curriculum_of_other_spaces_fails_before_training():
+    """Levels 1-2 (56 actions) and level 3 (248) cannot share a policy: before, a curriculum
+    skipped the check and training failed at its first curve evaluation."""
+    from netarena_gym.train.ppo import make_vec_env
+
+    c = parse_curriculum(["1", "256=1:0.5,2:0.5"])
+    with pytest.raises(ValueError, match="different discrete spaces"):
+        make_vec_env(ROUTING, level=3, n_envs=1, curriculum=c)

@@ -54,6 +54,8 @@ import sys
 import time
 from pathlib import Path
 
+from netarena_gym.errors import require
+from netarena_gym.eval.validate import number
 from netarena_gym.train.cli.common import (HelpFormatter, TrainParser, add_tracking_args,
                                            examples, plain, tracking)
 
@@ -67,13 +69,13 @@ def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--env", default="NetArena-Routing-v0")
     p.add_argument("--level", default="1", help="a level or a mix of levels with equal spaces")
     p.add_argument("--algo", default="maskable_ppo", choices=("maskable_ppo", "ppo"))
-    p.add_argument("--timesteps", type=int, default=200_000)
-    p.add_argument("--n-envs", type=int, default=8)
+    p.add_argument("--timesteps", type=number(int, at_least=1), default=200_000)
+    p.add_argument("--n-envs", type=number(int, at_least=1), default=8)
     p.add_argument("--vec", default="dummy", choices=("dummy", "subproc", "batched"),
                    help="DummyVecEnv (all envs in this process), SubprocVecEnv (a process "
                         "per env) or the batched env (the envs over --workers processes, "
                         "several per process; same results as dummy)")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=number(int, at_least=1), default=None,
                    help="processes of --vec batched (default: one per core)")
     p.add_argument("--history", action=argparse.BooleanOptionalAction, default=True,
                    help="add the agent's own action history to the observation")
@@ -91,7 +93,7 @@ def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--fault-shaping", type=float, default=0.0, metavar="W",
                    help="routing, --observability full: W per anomaly the step cleared "
                         "(netarena_gym.train.curriculum.FaultShaping)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=number(int, at_least=0), default=0)
     p.add_argument("--curriculum", action="append", default=[], metavar="[STEPS=]MIX",
                    help="a curriculum stage, e.g. 1 then 50000=1:0.3,2:0.7 (repeatable)")
     p.add_argument("--topology-of", default=None, metavar="LEVEL",
@@ -103,11 +105,11 @@ def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
                    help="Lagrangian PPO: mean episode cost budget (off by default)")
     p.add_argument("--lagrange-lr", type=float, default=0.01, help="the multiplier's step size")
     p.add_argument("--lagrange-init", type=float, default=0.0, help="the multiplier's start")
-    p.add_argument("--eval-every", type=int, default=25_000)
-    p.add_argument("--eval-episodes", type=int, default=100,
+    p.add_argument("--eval-every", type=number(int, at_least=1), default=25_000)
+    p.add_argument("--eval-episodes", type=number(int, at_least=1), default=100,
                    help="episodes per learning-curve point")
-    p.add_argument("--final-episodes", type=int, default=200)
-    p.add_argument("--eval-seed", type=int, default=0)
+    p.add_argument("--final-episodes", type=number(int, at_least=1), default=200)
+    p.add_argument("--eval-seed", type=number(int, at_least=0), default=0)
     p.add_argument("--out", default="runs/ppo")
     p.add_argument("--quiet", action="store_true", help="no progress lines or bar")
     p.add_argument("--progress", action="store_true",
@@ -131,6 +133,35 @@ def level_topology(level) -> dict:
     return {"routers": list(cfg.routers), "subnets": list(cfg.subnets), "hosts": list(cfg.hosts)}
 
 
+def env_kwargs_of(args: argparse.Namespace) -> dict:
+    """``gym.make`` keywords of ``--env-kwargs``, ``--observability``,
+    ``--progress-shaping`` and ``--topology-of``; ValueError naming the flag otherwise."""
+    try:
+        env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
+    except json.JSONDecodeError as e:
+        raise ValueError(f"argument --env-kwargs: not JSON ({e.msg})") from None
+    if not isinstance(env_kwargs, dict):
+        raise ValueError(f"argument --env-kwargs: a JSON object of gym.make keywords, "
+                         f"got {args.env_kwargs}")
+    if args.observability != "partial":
+        env_kwargs["observability"] = args.observability
+    if args.progress_shaping is not None:
+        reward = env_kwargs.get("reward") or {}
+        if not isinstance(reward, dict):
+            raise ValueError("argument --progress-shaping: --env-kwargs' \"reward\" must be "
+                             f"an object of weights to add progress to, got {reward!r}")
+        env_kwargs["reward"] = {**reward, "progress": args.progress_shaping}
+    if args.topology_of is not None:
+        if args.env != "NetArena-Routing-v0":
+            raise ValueError(f"argument --topology-of: routing only, not {args.env}")
+        try:
+            env_kwargs["topology"] = level_topology(args.topology_of)
+        except (KeyError, ValueError):
+            raise ValueError(f"argument --topology-of: a routing level 1, 2 or 3, got "
+                             f"{args.topology_of!r}") from None
+    return env_kwargs
+
+
 def parse_curriculum(specs):
     """The :class:`~netarena_gym.train.curriculum.Curriculum` of ``--curriculum`` (or None)."""
     from netarena_gym.train.curriculum import parse_curriculum as parse
@@ -147,15 +178,12 @@ def run(args: argparse.Namespace) -> dict:
 
     if args.workers is not None and args.vec != "batched":
         build_parser().error(f"--workers is for --vec batched, not --vec {args.vec}")
+    env_kwargs = env_kwargs_of(args)
+    require("stable_baselines3", "train")  # before anything is written
+    if args.algo == "maskable_ppo":
+        require("sb3_contrib", "train")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    env_kwargs = json.loads(args.env_kwargs) if args.env_kwargs else {}
-    if args.observability != "partial":
-        env_kwargs["observability"] = args.observability
-    if args.progress_shaping is not None:
-        env_kwargs["reward"] = {**env_kwargs.get("reward", {}), "progress": args.progress_shaping}
-    if args.topology_of is not None:
-        env_kwargs["topology"] = level_topology(args.topology_of)
     track = tracking(args, out)
     curriculum = parse_curriculum(args.curriculum)
     lagrangian = (None if args.cost_limit is None else
