@@ -15,6 +15,7 @@ episode with the episode's seed, so a stochastic agent's choices depend on the e
 from __future__ import annotations
 
 import importlib
+import inspect
 
 from netarena_gym.agents.experts import make_expert
 from netarena_gym.agents.random import RandomAgent
@@ -35,8 +36,17 @@ def _import(path: str):
         raise ValueError(f"unknown agent {path!r}: {_USAGE}")
     try:
         return getattr(importlib.import_module(mod), name)
-    except (ImportError, AttributeError) as e:
-        raise ValueError(f"cannot load agent {path!r}: {e}") from e
+    except Exception as e:  # noqa: BLE001 - the user's module: any failure is a bad spec
+        raise ValueError(f"cannot load agent {path!r}: {type(e).__name__}: {e}") from e
+
+
+def _user_agent_class(path: str):
+    """The class (or factory) ``module:Name`` names; ValueError when it is not one."""
+    obj = _import(path)
+    if not callable(obj):
+        raise ValueError(f"agent {path!r} is a {type(obj).__name__}, not a class or a "
+                         "factory of agents")
+    return obj
 
 
 def check_agent_spec(spec: str) -> None:
@@ -44,9 +54,45 @@ def check_agent_spec(spec: str) -> None:
     if spec in AGENTS:
         return
     if ":" in spec:
-        _import(spec)
+        _user_agent_class(spec)
         return
     raise ValueError(f"unknown agent {spec!r}: {_USAGE}")
+
+
+def _build_user_agent(spec: str, env, options: dict):
+    """``Class(env, **options)`` when its signature takes that, else ``Class()``; the
+    result must have the Agent protocol's ``reset()`` and ``act(observation, info)``."""
+    cls = _user_agent_class(spec)
+    try:
+        sig = inspect.signature(cls)
+    except (TypeError, ValueError):  # a builtin without a signature: try the env form
+        sig = None
+    calls = [((env,), options), ((), {})]
+    for args, kw in calls:
+        if sig is None or _binds(sig, args, kw):
+            try:
+                agent = cls(*args, **kw)
+            except Exception as e:  # noqa: BLE001 - the user's code: say where it failed
+                raise ValueError(f"building agent {spec!r} failed: {type(e).__name__}: "
+                                 f"{e}") from e
+            break
+    else:
+        raise ValueError(f"agent {spec!r} takes neither (env, **options) nor no arguments: "
+                         f"{spec.partition(':')[2]}{sig}")
+    missing = [m for m in ("reset", "act") if not callable(getattr(agent, m, None))]
+    if missing:
+        raise ValueError(f"agent {spec!r} built a {type(agent).__name__} without "
+                         f"{' and '.join(m + '()' for m in missing)}: an agent has reset() "
+                         "and act(observation, info)")
+    return agent
+
+
+def _binds(sig: inspect.Signature, args: tuple, kw: dict) -> bool:
+    try:
+        sig.bind(*args, **kw)
+    except TypeError:
+        return False
+    return True
 
 
 def make_agent(spec: str, env, *, seed: int | None = None, options: dict | None = None):
@@ -62,9 +108,5 @@ def make_agent(spec: str, env, *, seed: int | None = None, options: dict | None 
             return cls.from_options(env, options, seed=seed)
         return cls.from_options(env, options)
     if ":" in spec:
-        obj = _import(spec)
-        try:
-            return obj(env, **options) if options else obj(env)
-        except TypeError:
-            return obj()
+        return _build_user_agent(spec, env, options)
     raise ValueError(f"unknown agent {spec!r}: {_USAGE}")

@@ -66,3 +66,43 @@ def test_the_package_does_not_import_servers_trainers_or_task_experts():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120, check=True).stdout.strip()
     assert out == "[]"
+
+
+class NoArgsAgent:
+    def reset(self):
+        pass
+
+    def act(self, observation, info):
+        return {"machine": "r0", "command": "ip route"}
+
+
+class BrokenInit(NoArgsAgent):
+    def __init__(self, env):
+        raise TypeError("a real bug inside __init__")
+
+
+class NotAnAgent:
+    def __init__(self, env):
+        self.env = env
+
+
+NOT_CALLABLE = 3
+
+
+def test_a_module_class_without_arguments_is_built_without_them(env):
+    assert isinstance(make_agent("tests.agents.test_factory:NoArgsAgent", env), NoArgsAgent)
+
+
+@pytest.mark.parametrize("spec, says", [
+    ("os:path", "is a module, not a class or a factory"),
+    ("tests.agents.test_factory:NOT_CALLABLE", "is a int, not a class"),
+    ("json:loads", "building agent 'json:loads' failed: TypeError"),
+    ("tests.agents.test_factory:BrokenInit", "failed: TypeError: a real bug inside __init__"),
+    ("tests.agents.test_factory:NotAnAgent", r"without reset\(\) and act\(\)"),
+])
+def test_a_module_object_that_is_not_an_agent_is_a_clear_error(env, spec, says):
+    """Before: TypeError or AttributeError tracebacks, and an ``except TypeError`` that hid
+    a real TypeError inside the agent's ``__init__`` by calling it again without the env."""
+    with pytest.raises(ValueError, match=says):
+        check_agent_spec(spec)
+        make_agent(spec, env)
