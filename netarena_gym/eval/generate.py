@@ -154,6 +154,13 @@ def generate(env_id: str, *, levels=(1,), episodes: int = 100, seed: int = 0, ou
                                          "pass --no-hf for JSONL only") from None
     lvs = [parse_level(x) for x in levels]
     out_dir(out, create=False)  # fail before any episode is played
+    stale = [p for p, written in ((Path(out) / "demos.jsonl", demos),
+                                  (Path(out) / "hf", datasets is not None))
+             if not written and p.exists()]
+    if stale:  # they would sit beside this run's queries as if they were its own
+        raise ValueError(f"{', '.join(map(str, stale))} from an earlier run would stay beside "
+                         "this run's queries, which it does not write; remove it or use "
+                         "another --out")
     made: dict = {}
     try:
         for lv in lvs:
@@ -197,7 +204,10 @@ def generate(env_id: str, *, levels=(1,), episodes: int = 100, seed: int = 0, ou
         res["demo_conversations" if demo_format == "sft" else "demo_steps"] = n_steps
     if datasets is not None:
         res["hf"] = _write_hf(datasets, outdir, qpath, dpath if demos and n_steps else None)
-    res["bytes"] = sum(f.stat().st_size for f in outdir.rglob("*") if f.is_file())
+    written = [qpath] + ([dpath] if demos else [])
+    if datasets is not None:
+        written += [f for f in (outdir / "hf").rglob("*") if f.is_file()]
+    res["bytes"] = sum(f.stat().st_size for f in written)  # this run's files only
     return res
 
 

@@ -126,6 +126,22 @@ def test_generate_jsonl_only(tmp_path, capsys):
     assert not (tmp_path / "demos.jsonl").exists() and not (tmp_path / "hf").exists()
 
 
+def test_generate_refuses_to_leave_an_earlier_runs_files_beside_its_own(tmp_path, capsys):
+    """A level-1 demos.jsonl stayed beside a later level-2 run's queries, and ``bytes``
+    counted every file under --out."""
+    (tmp_path / "blob.bin").write_bytes(b"x" * 100_000)  # not generate's: never counted
+    rc, stdout, _ = run_cli(capsys, "generate", "--env", "NetArena-Routing-v0", "--episodes",
+                            1, "--out", tmp_path, "--no-hf", "--format", "chat")
+    assert rc == 0
+    written = sum((tmp_path / f).stat().st_size for f in ("queries.jsonl", "demos.jsonl"))
+    assert f"bytes: {written}\n" in stdout
+    before = (tmp_path / "queries.jsonl").read_text()
+    rc, _, err = run_cli(capsys, "generate", "--env", "NetArena-Routing-v0", "--level", "2",
+                         "--episodes", 1, "--out", tmp_path, "--no-hf", "--no-demos")
+    assert rc == 2 and "demos.jsonl from an earlier run" in err
+    assert (tmp_path / "queries.jsonl").read_text() == before
+
+
 def test_emulator_backends_ask_ray_for_root():
     assert backend_resources(EvalSpec("NetArena-Routing-v0", backend="mininet")) == {
         ROOT_RESOURCE: 1.0}
