@@ -18,6 +18,7 @@ import math
 from typing import Any, Iterable
 
 from netarena_gym.core.stats import wilson_interval
+from netarena_gym.llm.client import token_count
 
 Z95 = 1.959964
 
@@ -80,8 +81,9 @@ def block(recs: list[dict]) -> dict:
         out["llm"] = {
             "calls": len(toks),
             "mean_latency_s": sum(float(t.get("latency_s") or 0.0) for t in toks) / len(toks),
-            "prompt_tokens": sum(int(t.get("prompt_tokens") or 0) for t in toks),
-            "completion_tokens": sum(int(t.get("completion_tokens") or 0) for t in toks),
+            "prompt_tokens": sum(token_count(t.get("prompt_tokens")) or 0 for t in toks),
+            "completion_tokens": sum(token_count(t.get("completion_tokens")) or 0
+                                     for t in toks),
             "unparsed_replies": sum(1 for t in toks if not t.get("parsed", True)),
             "failed_calls": sum(1 for t in toks if t.get("error")),
         }

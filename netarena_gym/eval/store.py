@@ -114,6 +114,9 @@ def check_record(rec, where: str) -> dict:
         if not isinstance(v, t) or (t in (int, (int, float)) and isinstance(v, bool)):
             raise ValueError(f"{where}: not an episode record of netarena-gym eval "
                              f"({k!r} is {'missing' if k not in rec else repr(v)})")
+    if rec["key"].count("|") < 2:
+        raise ValueError(f"{where}: not an episode record of netarena-gym eval (key "
+                         f"{rec['key']!r} is not ENV|LEVEL|SEED)")
     return rec
 
 

@@ -126,17 +126,24 @@ class OpenAIChatClient:
                 text = "".join(p.get("text", "") for p in text if isinstance(p, dict))
         except (KeyError, IndexError, TypeError, AttributeError) as e:
             raise _BadResponse(f"no choices[0].message ({type(e).__name__})") from None
-        usage = payload.get("usage") or {}
+        usage = payload.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
         return ChatResult(text=text if isinstance(text, str) else None,
                           latency_s=time.perf_counter() - t0,
-                          prompt_tokens=usage.get("prompt_tokens"),
-                          completion_tokens=usage.get("completion_tokens"),
+                          prompt_tokens=token_count(usage.get("prompt_tokens")),
+                          completion_tokens=token_count(usage.get("completion_tokens")),
                           attempts=attempt, finish_reason=choice.get("finish_reason"),
                           attempt_errors=errors)
 
 
 class _BadResponse(ValueError):
     pass
+
+
+def token_count(v) -> int | None:
+    """A server's token count if it is a count (an int >= 0), else None: a server's odd
+    ``usage`` must not reach the run's records, whose summary adds them up."""
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
 
 
 def _read_error(e: urllib.error.HTTPError) -> str:

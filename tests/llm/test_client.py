@@ -27,3 +27,20 @@ def test_client_errors_are_not_retried_and_malformed_bodies_are_failures():
     with FakeOpenAI(lambda body, i: Reply(raw=b"<html>not json")) as srv:
         res = OpenAIChatClient(srv.base_url, "m", backoff=0.01, max_retries=0).chat([])
     assert "malformed" in res.error
+
+
+def test_usage_that_is_not_a_count_is_dropped_not_summed():
+    """A server's ``"prompt_tokens": "x"`` reached the records and crashed every later
+    summary of the run (``int("x")``)."""
+    from netarena_gym.agents.summary import summarize
+
+    body = (b'{"choices": [{"message": {"content": "hi"}}], '
+            b'"usage": {"prompt_tokens": "x", "completion_tokens": -3}}')
+    with FakeOpenAI(lambda body_, i: Reply(raw=body)) as srv:
+        res = OpenAIChatClient(srv.base_url, "m", backoff=0.01, max_retries=0).chat([])
+    assert res.text == "hi" and res.prompt_tokens is None and res.completion_tokens is None
+    rec = {"key": "e|1|0", "env": "e", "correct": True, "safe": True, "safe_compat": True,
+           "steps": 1, "agent_seconds": 0.1, "trajectory": [
+               {"llm": {"prompt_tokens": "x", "completion_tokens": 7, "latency_s": 0.1}}]}
+    llm = summarize([rec])["llm"]
+    assert llm["prompt_tokens"] == 0 and llm["completion_tokens"] == 7
