@@ -109,7 +109,7 @@ def build_server(manager: SessionManager, *, name: str | None = None) -> MCPServ
             lvl = None if level in (None, "") else parse_level(str(level))
             text, _ = s.reset(seed=seed, level=lvl)
         except InvalidConfig as e:
-            return f"netarena: invalid level: {e}"
+            return f"netarena: invalid reset argument: {e}"
         return text
 
     def status(ctx: Context) -> str:

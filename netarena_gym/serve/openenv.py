@@ -105,7 +105,7 @@ def _k8s(a: K8sPolicyAction, interface: str) -> dict:
 def _malt(a: CapacityPlanningAction, interface: str) -> dict:
     if interface == "code":
         return {"code": a.code}
-    return {"tool": a.tool, **a.arguments}
+    return {**a.arguments, "tool": a.tool}  # the tool field wins over an argument "tool"
 
 
 #: env id -> (action model, observation model, action -> env action)

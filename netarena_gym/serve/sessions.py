@@ -27,6 +27,7 @@ from typing import Any, Callable
 import gymnasium as gym
 
 from netarena_gym.agents.episode import jsonable
+from netarena_gym.errors import InvalidConfig
 
 #: the ``info`` fields a client may see (everything else stays on the server)
 PUBLIC_INFO = ("correct", "safe", "safe_compat", "steps", "violations", "loss_pct",
@@ -104,6 +105,11 @@ class Session(PooledSession):
         return env.unwrapped.interface
 
     def reset(self, seed: int | None = None, level: Any = None) -> tuple[str, dict]:
+        """A new episode; a seed that is not an integer >= 0 is :class:`InvalidConfig`
+        (what every protocol turns into its own invalid-argument answer)."""
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
+                                 or seed < 0):
+            raise InvalidConfig(f"seed must be an integer >= 0 or null, got {seed!r}")
         with self.lock:
             self.last_used = time.monotonic()
             env = self._ensure_env(self.level if level is None else level)

@@ -85,7 +85,9 @@ def test_bad_calls_get_clear_errors():
                                                            "command": "ip addr"}))
             assert "unknown machine 'h99'" in bad
             lvl = call_tool_text(await c.call_tool("reset", {"level": "nine"}))
-            assert "invalid level" in lvl
+            assert "invalid reset argument: level must be one of" in lvl
+            seed = call_tool_text(await c.call_tool("reset", {"seed": -1}))
+            assert "invalid reset argument: seed must be an integer >= 0" in seed
             rec = json.loads((await c.read_resource(EPISODE_URI)).contents[0].text)
             assert rec["steps"][0]["reward_components"]["invalid"] < 0
 

@@ -92,6 +92,19 @@ def test_a_bad_level_keeps_the_session_usable():
         m.close_all()
 
 
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", True])
+def test_a_bad_seed_is_invalid_config_and_keeps_the_session_usable(seed):
+    """A negative seed reached Gymnasium's seeding and came back as a generic tool error."""
+    m = SessionManager("NetArena-Routing-v0")
+    try:
+        s = m.open()
+        with pytest.raises(InvalidConfig, match="seed must be an integer >= 0"):
+            s.reset(seed=seed)
+        assert "Steps left" in s.reset(seed=0)[0]
+    finally:
+        m.close_all()
+
+
 def test_public_info_and_record_hold_no_scenario():
     m = SessionManager("NetArena-Routing-v0")
     try:
