@@ -34,6 +34,8 @@ from typing import Any, Callable, Iterable
 
 from netarena_gym.errors import DependencyNotInstalled
 from netarena_gym.eval.progress import Progress
+from netarena_gym.eval.validate import number
+from netarena_gym.routing.topology import MAX_HOSTS_PER_SUBNET, MAX_SUBNETS_PER_ROUTER
 
 HELP = "replay an upstream NetArena results file through compat mode and report agreement"
 READERS = ("netarena_gym.compat.replay_route", "netarena_gym.compat.replay_k8s",
@@ -152,6 +154,8 @@ def load_records(path: str | Path) -> list[dict]:
         data = json.loads(text)
     except json.JSONDecodeError as e:
         data = _jsonl(text, p, e)
+    if isinstance(data, dict) and "results" not in data and _is_record(data):
+        data = [data]  # one record: a one-query JSONL file, or a record saved alone
     if isinstance(data, dict):
         if "results" not in data:
             raise BadFile(f"{p}: a JSON object without 'results' (expected the leaderboard "
@@ -169,6 +173,11 @@ def load_records(path: str | Path) -> list[dict]:
     if not records:
         raise BadFile(f"{p}: no records in it")
     return records
+
+
+def _is_record(r: dict) -> bool:
+    """Whether ``r`` is a record of some task reader."""
+    return any(importlib.import_module(m).matches(r) for m in READERS)
 
 
 def _jsonl(text: str, p: Path, first_error: json.JSONDecodeError) -> list:
@@ -283,10 +292,12 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help="K8s: the run's upstream error-config ({\"details\": [...]}), which names "
                         "the policy each fault was injected into (otherwise it is inferred "
                         "from the first recorded mismatch report)")
-    p.add_argument("--num-switches", type=int, default=None,
+    p.add_argument("--num-switches", default=None,
+                   type=number(int, at_least=1, at_most=MAX_SUBNETS_PER_ROUTER),
                    help="route: subnets when the record does not say (default: inferred from "
                         "the recorded pingall, upstream's default 2)")
-    p.add_argument("--hosts-per-subnet", type=int, default=None,
+    p.add_argument("--hosts-per-subnet", default=None,
+                   type=number(int, at_least=1, at_most=MAX_HOSTS_PER_SUBNET),
                    help="route: hosts per subnet when the record does not say (default 1)")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.add_argument("--progress", action="store_true",
@@ -298,6 +309,8 @@ def run(a: argparse.Namespace) -> int:
     opts = Options(config=a.config, num_switches=a.num_switches,
                    hosts_per_subnet=a.hosts_per_subnet)
     try:
+        if a.out and Path(a.out).exists() and not Path(a.out).is_dir():
+            raise BadFile(f"--out {a.out}: exists and is not a directory")
         records = load_records(a.file)
         reader = reader_for(records, a.file)
         bar: list[Progress] = []

@@ -96,6 +96,10 @@ def _config(path: str) -> list:
         raise BadFile(f"--config {path}: cannot read it as JSON ({e.__class__.__name__})") from None
     if not isinstance(data, dict) or not isinstance(data.get("details"), list):
         raise BadFile(f"--config {path}: expected an upstream error config {{\"details\": [...]}}")
+    bad = [i for i, d in enumerate(data["details"]) if not isinstance(d, dict)]
+    if bad:
+        raise BadFile(f"--config {path}: details[{bad[0]}] is a "
+                      f"{type(data['details'][bad[0]]).__name__}, not an entry object")
     return data["details"]
 
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from netarena_gym.compat.replay import (BadFile, Case, Check, Options, need, normalise_output,
                                         reason, step_env, strip_prefix)
+from netarena_gym.routing.topology import MAX_HOSTS_PER_SUBNET, MAX_SUBNETS_PER_ROUTER
 
 TASK = "routing"
 UPSTREAM_MAX_ITERATIONS = 10
@@ -112,6 +113,14 @@ def _matrix(rows: list[tuple[str, list[str]]]) -> dict:
 def read(rec: dict, index: int, options: Options, where: str) -> Case:
     types = need(rec, "error_type", (str, list), where)
     details = need(rec, "error_detail", (dict, list), where)
+    if isinstance(types, list) and not all(isinstance(t, str) for t in types):
+        raise BadFile(f"{where}: 'error_type' must be a string or a list of strings")
+    for k, top in (("num_switches", MAX_SUBNETS_PER_ROUTER),
+                   ("num_hosts_per_subnet", MAX_HOSTS_PER_SUBNET)):
+        v = rec.get(k)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)
+                              or not 1 <= v <= top):
+            raise BadFile(f"{where}: {k!r} must be an integer 1..{top}, got {v!r}")
     if isinstance(types, str) != isinstance(details, dict):
         raise BadFile(f"{where}: 'error_type' and 'error_detail' must both be single or both lists")
     if isinstance(types, list) and len(types) != len(details):

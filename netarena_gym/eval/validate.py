@@ -30,9 +30,11 @@ class UsageError(ValueError):
     """A bad command-line value; the message names the option and the valid values."""
 
 
-def number(kind: type = int, *, at_least: float | None = None, above: float | None = None):
+def number(kind: type = int, *, at_least: float | None = None, above: float | None = None,
+           at_most: float | None = None):
     """An argparse ``type``: a finite ``kind`` (int or float) ``>= at_least`` or
-    ``> above``; argparse turns a refusal into ``argument --x: must be ...``, exit 2."""
+    ``> above``, and ``<= at_most``; argparse turns a refusal into ``argument --x: must be
+    ...``, exit 2."""
     def parse(text: str):
         try:
             v = kind(text)
@@ -44,6 +46,8 @@ def number(kind: type = int, *, at_least: float | None = None, above: float | No
             raise argparse.ArgumentTypeError(f"must be >= {at_least}, got {text}")
         if above is not None and not v > above:
             raise argparse.ArgumentTypeError(f"must be > {above}, got {text}")
+        if at_most is not None and v > at_most:
+            raise argparse.ArgumentTypeError(f"must be <= {at_most}, got {text}")
         return v
 
     parse.__name__ = kind.__name__

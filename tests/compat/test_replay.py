@@ -103,3 +103,48 @@ def test_progress_bar_counts_cases_on_stderr(tmp_path, capsys, route_faithful):
     assert "2/2" not in captured.out.splitlines()[0]  # the table on stdout stays clean
     assert cli.main(["compat-replay", str(f), "--quiet"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_lone_record_is_a_file_of_one_case(tmp_path, capsys, route_faithful):
+    """A one-query JSONL file is one JSON object; it was refused for lacking 'results'."""
+    f = tmp_path / "one.jsonl"
+    f.write_text(json.dumps(route_faithful[0]) + "\n")
+    rc, out, _ = _run(capsys, f)
+    assert rc == 0 and "1 case(s)" in out and "cases agreeing on every check: 1/1" in out
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--hosts-per-subnet", "0"], "argument --hosts-per-subnet: must be >= 1"),
+    (["--num-switches", "0"], "argument --num-switches: must be >= 1"),
+    (["--num-switches", "100000"], "argument --num-switches: must be <= 8"),
+    (["--hosts-per-subnet", "-1"], "argument --hosts-per-subnet: must be >= 1"),
+])
+def test_topology_flags_out_of_range_are_usage_errors(tmp_path, capsys, route_faithful,
+                                                      argv, says):
+    """0 divided by zero; others made every case 'differ' and exited 0."""
+    f = ur.write_json(tmp_path / "r.json", ur.leaderboard(route_faithful, {}))
+    rc, _, err = _run(capsys, f, *argv)
+    assert rc == 2 and says in err
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("num_switches", "two", "'num_switches' must be an integer 1..8"),
+    ("num_switches", 2.5, "'num_switches' must be an integer 1..8"),
+    ("num_hosts_per_subnet", 0, "'num_hosts_per_subnet' must be an integer 1..4"),
+    ("error_type", [1], "'error_type' must be a string or a list of strings"),
+])
+def test_bad_record_topology_and_types_are_bad_files(tmp_path, capsys, route_faithful,
+                                                     field, value, says):
+    rec = dict(route_faithful[0], **{field: value})
+    if field == "error_type":
+        rec["error_detail"] = [{}]
+    f = ur.write_json(tmp_path / "r.json", ur.leaderboard([rec], {}))
+    rc, _, err = _run(capsys, f)
+    assert rc == 2 and says in err and "Traceback" not in err
+
+
+def test_out_that_is_a_file_is_refused_before_the_replay(tmp_path, capsys, route_faithful):
+    f = ur.write_json(tmp_path / "r.json", ur.leaderboard(route_faithful, {}))
+    (tmp_path / "afile").write_text("")
+    rc, out, err = _run(capsys, f, "--out", tmp_path / "afile")
+    assert rc == 2 and "exists and is not a directory" in err and out == ""

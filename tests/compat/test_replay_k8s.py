@@ -124,3 +124,12 @@ def test_faults_that_do_not_import_are_a_scenario_difference(tmp_path, records, 
     report = _replay(tmp_path, [rec])
     d = report.cases[0]["differences"]
     assert [x["check"] for x in d] == ["scenario"] and note in d[0]["note"]
+
+
+def test_a_config_whose_entries_are_not_objects_is_a_bad_file(tmp_path, records):
+    """``{"details": [1, 2]}`` raised AttributeError halfway through the replay."""
+    from netarena_gym.compat.replay import BadFile
+
+    cfg = ur.write_json(tmp_path / "error_config.json", {"details": [1, 2]})
+    with pytest.raises(BadFile, match=r"details\[0\] is a int, not an entry object"):
+        _replay(tmp_path, _without_files(records), config=cfg)
