@@ -130,7 +130,7 @@ def test_size_and_depth_budgets(sim):
     ("kubectl patch networkpolicy adservice -n exp --type json -p '"
      + "[" * 1900 + "]" * 1900 + "'", ""),
     ("kubectl patch networkpolicy adservice -n exp --type merge -p '"
-     + '{"a":' * 1000 + "1" + "}" * 1000 + "'", ""),
+     + '{"a":' + "[" * 1900 + "]" * 1900 + "}'", ""),
 ], ids=["apply-array", "apply-object", "patch-json", "patch-merge"])
 def test_json_deeper_than_the_stack_is_an_error_not_a_recursion_error(sim, command, stdin):
     """A JSON stream or patch past Python's recursion limit raised RecursionError out of
