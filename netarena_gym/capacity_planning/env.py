@@ -45,10 +45,9 @@ from netarena_gym.capacity_planning.config import CapacityPlanningConfig
 from netarena_gym.capacity_planning.expert import CapacityPlanningExpert
 from netarena_gym.capacity_planning.grader import UNGRADED
 from netarena_gym.capacity_planning.generator import (LEVELS, TASK, QueryGenerator,
-                                                      level_topologies, to_scenario)
+                                                      to_scenario, topology_pool)
 from netarena_gym.capacity_planning.metrics import MaltMetrics
 from netarena_gym.capacity_planning.state import base_graph
-from netarena_gym.capacity_planning.topology import TopologySpec
 from netarena_gym.core.actions import ActionError, Catalogue
 from netarena_gym.core.env import NetArenaEnv, decode_index, sanitize
 from netarena_gym.core.reward import RewardConfig
@@ -135,6 +134,7 @@ class CapacityPlanningEnv(NetArenaEnv):
     * v0 (issue 14): the ``info`` argument, ``"lean"`` for vector envs.
     """
     config_class = CapacityPlanningConfig
+    reset_options = frozenset({"scenario", "template"})
     task = TASK
     levels = LEVELS
     interfaces = INTERFACES
@@ -166,17 +166,13 @@ class CapacityPlanningEnv(NetArenaEnv):
                          history=history, render_mode=render_mode,
                          command_timeout=command_timeout, step_timeout=step_timeout,
                          info=info)
-        if isinstance(topologies, int):
-            topologies = level_topologies(topologies)
-        elif topologies is not None:
-            topologies = [t if isinstance(t, TopologySpec) else TopologySpec.from_dict(t)
-                          for t in topologies]
-        self.generator = QueryGenerator(level, topologies=topologies, templates=templates)
+        self.generator = QueryGenerator(level, topologies=topology_pool(topologies),
+                                        templates=templates)
         if isinstance(limits, dict):
-            limits = Limits(**limits)
+            limits = Limits.from_dict(limits)
         self.limits = limits or Limits()
         self.python_guard = python_guard
-        self.unsafe_sandbox = bool(unsafe_sandbox)
+        self.unsafe_sandbox = unsafe_sandbox  # a bool: the config refuses "false" and 1
         self.backend = MaltSimBackend(self.limits, python_guard, self.unsafe_sandbox)
         self.query = None
         self._prebuilt = None

@@ -78,6 +78,37 @@ def level_topologies(pool: int = 4) -> list[TopologySpec]:
     return specs
 
 
+#: the largest topology pool ``topologies=N`` draws (each topology is built once per process)
+MAX_POOL = 256
+
+
+def topology_pool(value) -> list[TopologySpec] | None:
+    """The env's ``topologies``: None (the level's pool), a pool size ``1..MAX_POOL``, or a
+    list of :class:`TopologySpec` or their dicts; InvalidConfig naming the bad one."""
+    if value is None:
+        return None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not 1 <= value <= MAX_POOL:
+            raise InvalidConfig(f"topologies as a pool size must be 1..{MAX_POOL}, got {value}")
+        return level_topologies(value)
+    if not isinstance(value, (list, tuple)) or not value:
+        raise InvalidConfig(f"topologies must be a pool size, or a non-empty list of topology "
+                            f"dicts or TopologySpecs, got {value!r}")
+    specs = []
+    for i, t in enumerate(value):
+        try:
+            if not isinstance(t, (dict, TopologySpec)):
+                raise ValueError(f"a dict or a TopologySpec, got {t!r}")
+            spec = t if isinstance(t, TopologySpec) else TopologySpec.from_dict(t)
+        except (ValueError, TypeError) as e:
+            raise InvalidConfig(f"topologies[{i}]: {e}") from None
+        if spec.superblocks < 1 or spec.aggs_per_superblock < 1:
+            raise InvalidConfig(f"topologies[{i}]: the questions need an aggregation block: "
+                                "superblocks and aggs_per_superblock must be >= 1")
+        specs.append(spec)
+    return specs
+
+
 class Draws:
     """Uniform draws served from blocks of a numpy Generator (one call per 64 draws)."""
     __slots__ = ("rng", "buf", "i")

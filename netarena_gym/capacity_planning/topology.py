@@ -235,9 +235,18 @@ class TopologySpec:
     overrides: tuple[tuple[str, int], ...] = ()  # (port name, bps) applied last
 
     def __post_init__(self):
+        def whole(v) -> bool:
+            return isinstance(v, int) and not isinstance(v, bool)
+
         for f in ("superblocks", "aggs_per_superblock", "spineblocks", "ports_per_switch"):
-            if int(getattr(self, f)) < 0:
-                raise ValueError(f"{f} must be >= 0")
+            if not whole(getattr(self, f)) or getattr(self, f) < 0:
+                raise ValueError(f"{f} must be an integer >= 0, got {getattr(self, f)!r}")
+        for f in ("agg_switches", "spine_switches"):
+            v = getattr(self, f)
+            if len(v) != 2 or not all(whole(x) and x >= 0 for x in v):
+                raise ValueError(f"{f} must be two integers >= 0, got {v!r}")
+        if not all(whole(c) and c > 0 for c in self.capacities):
+            raise ValueError(f"capacities must be integers > 0 (bps), got {self.capacities!r}")
         if self.ports_per_switch < 1:
             raise ValueError("ports_per_switch must be >= 1 (a switch needs a port)")
         if len(self.capacities) != len(self.weights) or not self.capacities:
@@ -263,11 +272,10 @@ class TopologySpec:
         bad = set(d) - known
         if bad:
             raise ValueError(f"unknown topology parameters {sorted(bad)}; known: {sorted(known)}")
-        for k in ("agg_switches", "spine_switches"):
-            if k in d:
-                d[k] = tuple(int(x) for x in d[k])
-        if "capacities" in d:
-            d["capacities"] = tuple(int(x) for x in d["capacities"])
+        for k in ("agg_switches", "spine_switches", "capacities"):
+            if k in d:  # JSON may write 1e9 for 1000000000: a whole float is that int
+                d[k] = tuple(int(x) if isinstance(x, float) and x.is_integer() else x
+                             for x in d[k])
         if "weights" in d:
             d["weights"] = tuple(float(x) for x in d["weights"])
         if "overrides" in d:

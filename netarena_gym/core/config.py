@@ -9,6 +9,7 @@ valid ones (a plain ``__init__`` would raise a bare ``TypeError``).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, fields
 from numbers import Integral
 from typing import Any, ClassVar
@@ -33,11 +34,27 @@ class EnvConfig:
     #: fields that hold a list of names (fault types, templates): a bare string is refused,
     #: as ``tuple("remove_ip")`` would split it into letters
     name_lists: ClassVar[tuple[str, ...]] = ()
+    #: fields that are True or False (``"false"`` is truthy: a switch takes no strings)
+    flags: ClassVar[tuple[str, ...]] = ()
+    #: fields that are True, False or None (None: the level's default)
+    optional_flags: ClassVar[tuple[str, ...]] = ()
+    #: fields that are a number of seconds > 0
+    seconds: ClassVar[tuple[str, ...]] = ("command_timeout",)
 
     def __post_init__(self):
         if isinstance(self.level, bool) or not isinstance(self.level, (Integral, str)):
             raise InvalidConfig(f"level must be an int or a level name such as 'compat', "
                                 f"got {self.level!r}")
+        if self.max_steps is not None:
+            check_count("max_steps", self.max_steps, at_least=1)
+        check_count("history", self.history, at_least=0)
+        for name in self.seconds:
+            check_seconds(name, getattr(self, name))
+        for name in self.flags:
+            check_flag(name, getattr(self, name))
+        for name in self.optional_flags:
+            if getattr(self, name) is not None:
+                check_flag(name, getattr(self, name), optional=True)
         for name in self.name_lists:
             value = getattr(self, name)
             if value is None:
@@ -73,4 +90,23 @@ class EnvConfig:
         return asdict(self)
 
 
-__all__ = ["EnvConfig"]
+def check_count(name: str, value, *, at_least: int = 0) -> None:
+    """``value`` is an int (not a bool) ``>= at_least``; InvalidConfig naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < at_least:
+        raise InvalidConfig(f"{name} must be an integer >= {at_least}, got {value!r}")
+
+
+def check_seconds(name: str, value) -> None:
+    """``value`` is a finite number of seconds > 0 (not a bool, not a string)."""
+    if (isinstance(value, bool) or not isinstance(value, (Integral, float))
+            or not math.isfinite(value) or not value > 0):
+        raise InvalidConfig(f"{name} must be a finite number of seconds > 0, got {value!r}")
+
+
+def check_flag(name: str, value, *, optional: bool = False) -> None:
+    if not isinstance(value, bool):
+        raise InvalidConfig(f"{name} must be True{', False or None' if optional else ' or False'}"
+                            f", got {value!r}")
+
+
+__all__ = ["EnvConfig", "check_count", "check_flag", "check_seconds"]

@@ -32,6 +32,7 @@ depend on the reward.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import asdict, dataclass, fields
 from functools import cached_property
@@ -78,6 +79,18 @@ class RewardConfig:
     progress: float = 0.0
     normalize_safety: bool = True
 
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name == "normalize_safety":
+                if not isinstance(v, bool):
+                    raise InvalidConfig(f"reward normalize_safety must be True or False, "
+                                        f"got {v!r}")
+            elif (isinstance(v, bool) or not isinstance(v, (int, float))
+                  or not math.isfinite(v)):
+                raise InvalidConfig(f"reward weight {f.name!r} must be a finite number, "
+                                    f"got {v!r}")
+
     @classmethod
     def coerce(cls, obj: "RewardConfig | dict | None") -> "RewardConfig":
         if obj is None:
@@ -96,7 +109,8 @@ class RewardConfig:
             if bad:
                 raise InvalidConfig(f"unknown reward weights {sorted(bad)}; known: {sorted(known)}")
             return cls(**obj)
-        raise TypeError("reward must be a RewardConfig, a dict of weights or None")
+        raise InvalidConfig(f"reward must be a RewardConfig, a dict of weights or None, got "
+                            f"{obj!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)

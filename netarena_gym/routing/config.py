@@ -60,18 +60,14 @@ class RoutingConfig(EnvConfig):
     compat_profile: str = "paper"
 
     name_lists: ClassVar[tuple[str, ...]] = ("fault_types",)
+    # interface_labels None: off in compat, on otherwise; netem_faults None: the level's
+    optional_flags: ClassVar[tuple[str, ...]] = ("interface_labels", "netem_faults")
+    seconds: ClassVar[tuple[str, ...]] = ("command_timeout", "probe_timeout")
 
     def __post_init__(self):
         super().__post_init__()
-        if (isinstance(self.probe_timeout, bool) or not isinstance(self.probe_timeout, (int, float))
-                or not self.probe_timeout > 0):
-            raise InvalidConfig(f"probe_timeout must be > 0 seconds, got {self.probe_timeout!r}")
-        if self.interface_labels is not None and not isinstance(self.interface_labels, bool):
-            raise InvalidConfig("interface_labels must be True, False or None (off in compat, "
-                                f"on otherwise), got {self.interface_labels!r}")
         prof = compat_profile(self.compat_profile)
         if prof.missing_programs and self.level != "compat":
             raise InvalidConfig(f"compat_profile={self.compat_profile!r} reproduces a compat "
                                 f"environment: use it with level='compat', not {self.level!r}")
-        if self.netem_faults not in (None, True, False):
-            raise InvalidConfig(f"netem_faults must be None, True or False, got {self.netem_faults!r}")
+

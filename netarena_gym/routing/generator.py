@@ -35,7 +35,9 @@ from netarena_gym.core.seeding import choice, draw_seed, rng_from_seed
 from netarena_gym.routing.faults import (
     ABBREV, NETEM, TYPES, UPSTREAM_METHODS, Fault, check_supported, sample_fault)
 from netarena_gym.routing.shapes import SHAPES, sample_shape
-from netarena_gym.routing.topology import MAX_ROUTERS, Layout, TopologySpec, layout_of
+from netarena_gym.routing.topology import (MAX_HOSTS_PER_SUBNET, MAX_ROUTERS,
+                                           MAX_SUBNETS_PER_ROUTER, Layout, TopologySpec,
+                                           layout_of)
 
 ALL_CAPABILITIES = frozenset({"netem"})
 MAX_RESAMPLES = 200
@@ -90,16 +92,22 @@ def level_config(level, topology: dict | None = None) -> LevelConfig:
     ranges (each an int or a ``[lo, hi]`` pair) and a ``shape`` (``"tree"``, ``"ring"``,
     ``"leaf-spine"``: :mod:`netarena_gym.routing.shapes`; up to 64 routers)."""
     cfg = LEVELS[level]
+    if topology is None:
+        return cfg
+    if not isinstance(topology, dict):
+        raise InvalidConfig(f"topology must be a dict such as {{'routers': [1, 2], 'subnets': 4}}"
+                            f", got {topology!r}")
     if not topology:
         return cfg
     kw = {}
-    for key in ("routers", "subnets", "hosts"):
+    for key, top in (("routers", MAX_ROUTERS), ("subnets", MAX_SUBNETS_PER_ROUTER),
+                     ("hosts", MAX_HOSTS_PER_SUBNET)):
         if key in topology:
-            v = topology[key]
-            lo, hi = (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
-            if lo > hi:
-                raise InvalidConfig(f"topology {key}: {lo} > {hi}")
+            lo, hi = _size_range(key, topology[key], top)
             kw[key] = (lo, hi)
+    if level == "compat" and ({"shape"} & set(topology) or kw.get("routers", (1, 1)) != (1, 1)):
+        raise InvalidConfig("compat draws upstream's one-router networks: its topology takes "
+                            "subnets and hosts, not routers or shape")
     unknown = set(topology) - {"routers", "subnets", "hosts", "shape"}
     if unknown:
         raise InvalidConfig(f"unknown topology keys {sorted(unknown)}; valid: routers, subnets, "
@@ -110,11 +118,24 @@ def level_config(level, topology: dict | None = None) -> LevelConfig:
     out = LevelConfig(routers=kw.get("routers", cfg.routers), subnets=kw.get("subnets", cfg.subnets),
                       hosts=kw.get("hosts", cfg.hosts), faults=cfg.faults,
                       distinct_types=cfg.distinct_types, shape=shape)
-    if out.routers[0] < 1 or out.routers[1] > MAX_ROUTERS:
-        raise InvalidConfig(f"topology routers: 1..{MAX_ROUTERS} expected")
+    if out.routers[0] * out.subnets[0] < 2:  # one subnet alone has no pair to break
+        raise InvalidConfig("topology: the smallest network must have two subnets or more "
+                            f"(routers x subnets), got routers {out.routers[0]} x subnets "
+                            f"{out.subnets[0]}")
     if shape == "leaf-spine" and out.routers[0] < 4:
         raise InvalidConfig("topology shape 'leaf-spine' needs at least 4 routers")
     return out
+
+
+def _size_range(key: str, v, top: int) -> tuple[int, int]:
+    """``(lo, hi)`` of a topology size given as an int or a ``[lo, hi]`` pair, each in
+    ``1..top``; InvalidConfig naming the key otherwise."""
+    pair = [v, v] if not isinstance(v, (list, tuple)) else list(v)
+    if (len(pair) != 2 or any(isinstance(x, bool) or not isinstance(x, int) for x in pair)
+            or not 1 <= pair[0] <= pair[1] <= top):
+        raise InvalidConfig(f"topology {key} must be an int or a [lo, hi] pair with "
+                            f"1 <= lo <= hi <= {top}, got {v!r}")
+    return pair[0], pair[1]
 
 
 def _randint(rng, lo_hi) -> int:

@@ -125,7 +125,7 @@ def test_step_timeout_must_be_positive_and_leaves_no_alarm_handler(bad):
 
 def test_max_steps_zero_is_rejected_not_the_default():
     from netarena_gym.errors import InvalidConfig
-    with pytest.raises(InvalidConfig, match="max_steps must be >= 1"):
+    with pytest.raises(InvalidConfig, match="max_steps must be an integer >= 1"):
         gym.make("NetArena-Routing-v0", max_steps=0)
     assert gym.make("NetArena-Routing-v0", max_steps=None).unwrapped.max_steps >= 1
 

@@ -89,7 +89,7 @@ def test_a2a_server_process():
     (["--env-option", "bogus=1"], "argument --env-option: unknown key 'bogus'"),
     (["--env-option", "level=2"], "level has its own flag; use --level"),
     (["--env-option", "render_mode=human"], "render_mode is the server's"),
-    (["--env-option", "max_steps=0"], "argument --env-option: max_steps must be >= 1"),
+    (["--env-option", "max_steps=0"], "argument --env-option: max_steps must be an integer >= 1"),
     (["--env-option", "interface=bogus"], "argument --env-option: interface must be one of"),
 ])
 def test_bad_arguments_are_one_usage_line_before_anything_starts(args, says, capsys):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import select
@@ -32,11 +33,12 @@ import sys
 import tempfile
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from netarena_gym.capacity_planning.commands import sandbox_bwrap
 from netarena_gym.capacity_planning.state import BaseGraph, Diff
+from netarena_gym.errors import InvalidConfig
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "sandbox_worker.py")
@@ -47,12 +49,39 @@ NAMESPACES = ("default", "upstream")  # what agent code finds bound (see sandbox
 STARTUP_SECONDS = 60.0
 
 
+#: the most each limit may be set to (an hour, a terabyte, a gigabyte of output)
+LIMIT_CEILINGS = {"cpu_seconds": 3600, "wall_seconds": 3600, "memory_mb": 1 << 20,
+                  "output_bytes": 1 << 30}
+
+
 @dataclass(frozen=True)
 class Limits:
     cpu_seconds: float = 2.0
     wall_seconds: float = 5.0
     memory_mb: int = 1024
     output_bytes: int = 16 << 20
+
+    def __post_init__(self):
+        # a negative memory cap wrapped round to no cap in the worker's setrlimit
+        for name in self.field_names():
+            v = getattr(self, name)
+            whole = name in ("memory_mb", "output_bytes")
+            top = LIMIT_CEILINGS[name]
+            if (isinstance(v, bool) or not isinstance(v, int if whole else (int, float))
+                    or not math.isfinite(v) or not 0 < v <= top):
+                raise InvalidConfig(f"limits {name} must be {'an integer' if whole else 'a number'}"
+                                    f" in (0, {top}], got {v!r}")
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Limits":
+        bad = sorted(set(d) - set(cls.field_names()))
+        if bad:
+            raise InvalidConfig(f"unknown limits {bad}; known: {', '.join(cls.field_names())}")
+        return cls(**d)
 
     def to_dict(self) -> dict:
         return {"cpu_seconds": self.cpu_seconds, "wall_seconds": self.wall_seconds,
