@@ -19,6 +19,8 @@ import re
 import signal
 import threading
 import time
+import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -154,6 +156,8 @@ class NetArenaEnv(gym.Env):
     config_class: type = EnvConfig  # each task's frozen config dataclass
     text_keys: tuple[str, ...] = ("command",)
     levels: tuple = (1, 2, 3, "compat")
+    #: the keys ``reset(options=...)`` reads (others are ignored with a warning)
+    reset_options: frozenset = frozenset({"scenario"})
     default_max_steps: dict = {1: 15, 2: 20, 3: 40, "compat": 10}
     max_obs_chars: int = 32768
     max_output_chars: int = 6000
@@ -315,8 +319,17 @@ class NetArenaEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
         self._seed = seed
+        if options is not None and not isinstance(options, Mapping):
+            raise InvalidConfig(f"reset options must be a dict such as {{'scenario': ...}}, "
+                                f"got {options!r}"[:300])
         options = dict(options or {})
-        if "scenario" in options:
+        unknown = set(options) - self.reset_options
+        if unknown:
+            warnings.warn(f"reset ignores unknown options {sorted(unknown)}; "
+                          f"{type(self).__name__} reads {sorted(self.reset_options)}",
+                          stacklevel=2)
+        replayed = "scenario" in options
+        if replayed:
             scenario = Scenario.coerce(options.pop("scenario"))
             if scenario.task != self.task:
                 raise ScenarioError(f"scenario is for task {scenario.task!r}, "
@@ -329,8 +342,20 @@ class NetArenaEnv(gym.Env):
                                     "different rules; make the env at the scenario's level")
         else:
             scenario = self._generate(self.np_random, options)
+        if replayed and scenario.level not in self.levels:
+            raise ScenarioError(f"scenario level {scenario.level!r} is not a level of "
+                                f"{type(self).__name__}: {self.levels}")
         self.scenario = scenario
-        self._apply(scenario)
+        if replayed:
+            try:
+                self._apply(scenario)
+            except ScenarioError:
+                raise
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+                raise ScenarioError(f"the scenario record does not fit this env "
+                                    f"({type(e).__name__}: {e})"[:400]) from e
+        else:
+            self._apply(scenario)
         self.metrics = self._new_metrics()
         self._last_action, self._last_result = None, None
         self._transcript = []

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from netarena_gym.errors import InvalidConfig
+from netarena_gym.errors import InvalidConfig, ScenarioError
 
 SCHEMA_VERSION = 1
 
@@ -110,19 +110,40 @@ class Scenario:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Scenario":
-        if d.get("version", SCHEMA_VERSION) > SCHEMA_VERSION:
-            raise ValueError(f"scenario schema {d['version']} is newer than this library "
-                             f"({SCHEMA_VERSION})")
+        """The record ``d``; :class:`ScenarioError` naming what is missing or of the wrong
+        type."""
+        version = d.get("version", SCHEMA_VERSION)
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise ScenarioError(f"scenario version must be an integer, got {version!r}")
+        if version > SCHEMA_VERSION:
+            raise ScenarioError(f"scenario schema {version} is newer than this library "
+                                f"({SCHEMA_VERSION})")
         missing = {"task", "level", "params", "faults"} - set(d)
         if missing:
-            raise ValueError(f"scenario record lacks {sorted(missing)}")
+            raise ScenarioError(f"scenario record lacks {sorted(missing)}")
+        shapes = (("task", str), ("level", (int, str)), ("params", dict), ("faults", list),
+                  ("meta", dict))
+        for key, kind in shapes:
+            v = d.get(key, {}) if key == "meta" else d[key]
+            if isinstance(v, tuple) and key == "faults":
+                v = list(v)
+            if not isinstance(v, kind) or isinstance(v, bool):
+                raise ScenarioError(f"scenario {key!r} must be {_kind_name(kind)}, got {v!r}"[:300])
+        if not all(isinstance(f, dict) for f in d["faults"]):
+            raise ScenarioError("scenario 'faults' must be a list of objects")
         return cls(task=d["task"], level=d["level"], params=dict(d["params"]),
                    faults=tuple(dict(f) for f in d["faults"]), seed=d.get("seed"),
-                   meta=dict(d.get("meta", {})), version=d.get("version", SCHEMA_VERSION))
+                   meta=dict(d.get("meta", {})), version=version)
 
     @classmethod
     def from_json(cls, s: str) -> "Scenario":
-        return cls.from_dict(json.loads(s))
+        try:
+            d = json.loads(s)
+        except (ValueError, RecursionError):
+            raise ScenarioError("a scenario given as a string must be its JSON record") from None
+        if not isinstance(d, dict):
+            raise ScenarioError(f"a scenario's JSON must be an object, got a {type(d).__name__}")
+        return cls.from_dict(d)
 
     @classmethod
     def coerce(cls, obj: "Scenario | dict | str") -> "Scenario":
@@ -132,4 +153,11 @@ class Scenario:
             return cls.from_json(obj)
         if isinstance(obj, dict):
             return cls.from_dict(obj)
-        raise TypeError(f"cannot make a Scenario from {type(obj).__name__}")
+        raise ScenarioError(f"a scenario is a Scenario, its record (a dict) or its JSON, not "
+                            f"a {type(obj).__name__}")
+
+
+def _kind_name(kind) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join({"str": "a string", "int": "an integer", "dict": "an object",
+                        "list": "a list"}[k.__name__] for k in kinds)

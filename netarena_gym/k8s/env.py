@@ -110,6 +110,7 @@ class K8sPolicyEnv(NetArenaEnv):
     * v0 (issue 14): the ``info`` argument, ``"lean"`` for vector envs.
     """
     config_class = K8sPolicyConfig
+    reset_options = frozenset({"scenario", "category"})
     task = "k8s"
     text_keys = ("command",)
     expert_class = K8sExpert

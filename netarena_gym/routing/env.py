@@ -134,6 +134,7 @@ class RoutingEnv(NetArenaEnv):
     * v0 (issue 14): the ``info`` argument, ``"lean"`` for vector envs.
     """
     config_class = RoutingConfig
+    reset_options = frozenset({"scenario", "category"})
     task = "routing"
     text_keys = ("machine", "command")
     expert_class = RoutingExpert

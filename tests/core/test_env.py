@@ -162,3 +162,30 @@ def test_render_before_reset_and_step_after_close_need_a_reset():
         env.step({"machine": "r0", "command": "ip route"})
     env.reset(seed=0)
     assert env.step({"machine": "r0", "command": "ip route"})[4]["steps"] == 1
+
+
+@pytest.mark.parametrize("env_id", sorted(netarena_gym.ENV_IDS))
+def test_reset_options_that_are_not_a_dict_or_unknown(env_id):
+    from netarena_gym.errors import InvalidConfig
+
+    env = gym.make(env_id).unwrapped
+    for bad in ("category", ["category"], 5):
+        with pytest.raises(InvalidConfig, match="reset options must be a dict"):
+            env.reset(seed=0, options=bad)
+    with pytest.warns(UserWarning, match=r"reset ignores unknown options \['categroy'\]"):
+        env.reset(seed=0, options={"categroy": "x"})
+
+
+@pytest.mark.parametrize("env_id", sorted(netarena_gym.ENV_IDS))
+def test_a_malformed_scenario_record_is_a_scenario_error(env_id):
+    """TypeError, KeyError or JSONDecodeError before, depending on what was wrong."""
+    from netarena_gym.errors import ScenarioError
+
+    env = gym.make(env_id).unwrapped
+    rec = env.reset(seed=0)[1]["scenario"]
+    for bad in ("x", None, [1], {**rec, "version": "x"}, {**rec, "faults": None},
+                {**rec, "meta": []}, {**rec, "level": 9}, {**rec, "params": []},
+                {**rec, "faults": [{"type": "nope"}]}):
+        with pytest.raises(ScenarioError):
+            env.reset(options={"scenario": bad})
+    assert env.reset(options={"scenario": rec})[1]["scenario"] == rec
