@@ -408,7 +408,7 @@ class NetArenaEnv(gym.Env):
         self._last_action, self._last_result = decoded, result
         if self.history:
             self._transcript.append((decoded, result.output))
-            del self._transcript[:-self.history]
+            del self._transcript[:-(self.history + 1)]  # the last is this step's own
         self._after_step(decoded, result)
         met.env_seconds += time.perf_counter() - t0
         self._done = done = terminated or truncated
@@ -511,7 +511,7 @@ class NetArenaEnv(gym.Env):
 
     def _text_observation(self) -> str:
         parts = []
-        if self.history and self._transcript:
+        if self.history and len(self._transcript) > 1:
             parts.append("History (oldest first):")
             for act, out in self._transcript[:-1]:
                 parts.append(self._format_action(act) if act else "(invalid action)")

@@ -45,16 +45,16 @@ PINNED = {
     "capacity-text/lean": "18f1d777a451ad71db7e79706d1ee831f21ffad3c65332e05310bec09c31387c",
     "k8s-discrete/full": "7ce67dc42d735417a37184ee2659caf5bd6a17cacf177ab05dea4d8ca387922e",
     "k8s-discrete/lean": "5086743172491aaa07a0565fd7febc593ea3b626bd27b4a75198afbc1d57be4b",
-    "k8s-shaped-full/full": "6ee64914a495f27dbcd98a327065a17d6931f0622310bd2f51ffcaa8684d7c3d",
-    "k8s-shaped-full/lean": "2649c0101ec5ccc026f7b243a2b9341dadcba1e54eeed7b8503656e4df354042",
+    "k8s-shaped-full/full": "c6e7362c455ecd9042244a8abb0098f0e2a33c268e67ec07a9195b78a0a83350",
+    "k8s-shaped-full/lean": "97cac7c8bb6ebcdaef6b8abf370d48e44f7823d549142f29b9fce6408240a4fe",
     "k8s-text/full": "593a0bbc55f06ca34eb54c4b85780e744f13199f814fa9bbcbdac4910d4a2de3",
     "k8s-text/lean": "dd1efdc6aab71f5ca207e1690158316616c085051b9bebf5eb24915948fad18c",
     "routing-discrete/full": "95acd752b7f979cf481d81a0ec120870c4da8e8fcb306dddf7690ea4fe6b05e9",
     "routing-discrete/lean": "72397141cd8a3ceade0768355e2dc910f4d82a8cb3daad899290203aaa23777f",
     "routing-shaped-full/full": "d1ea01b8cd06a3f3795dd400c50aa8be5da4f87d40419629f8919a8d63047d40",
     "routing-shaped-full/lean": "d6fdda222fb044b4fd366d5a5ccc9c5e2ec071d7cbba5d842f13dfbfe8a9daf0",
-    "routing-text/full": "9cf65f5e2a73eed4b683df2dfe0cd80528f579beed76c6928878f761d753a90c",
-    "routing-text/lean": "fdb2765957b37729b12ca93c67d1a6a72d938f1305be54abdd2c719d9efcd1ce",
+    "routing-text/full": "667f1f01e350fa8ca9f3051cda239987d5685db14239466c148eab3e80686fc4",
+    "routing-text/lean": "16a47e5f18ac61543bc5fe31cb4ed6634712e5ee5b282677546b8b3b3820abce",
 }
 
 

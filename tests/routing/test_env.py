@@ -112,6 +112,20 @@ def test_history_window():
     assert "History (oldest first):" in obs and "Command: ip link show" in obs
 
 
+def test_history_shows_that_many_previous_steps_and_no_empty_header():
+    """history=N showed N-1 previous steps (history=1 never showed one), and the first
+    step printed an empty "History" header."""
+    env = gym.make(ENV, level=1, history=2)
+    env.reset(seed=1)
+    obs, *_ = env.step({"machine": "r0", "command": "ip link show"})
+    assert "History" not in obs
+    for c in ("ip rule show", "iptables -S", "ip route show"):
+        obs, *_ = env.step({"machine": "r0", "command": c})
+    past = obs.split("History (oldest first):", 1)[1].split(env.unwrapped._state_text(), 1)[0]
+    assert "ip rule show" in past and "iptables -S" in past and "ip link show" not in past
+    assert "ip route show" not in past  # the current step is shown after the state, once
+
+
 def test_random_agent_runs_text_and_discrete():
     for interface in ("text", "discrete"):
         env = gym.make(ENV, level=2, interface=interface)
