@@ -331,3 +331,14 @@ def test_code_env_pickles_after_a_submission():
     assert twin.reset(seed=0)[0] == env.reset(seed=0)[0]
     env.close()
     twin.close()
+
+
+def test_the_cpu_limit_message_quotes_the_whole_seconds_enforced(base):
+    """RLIMIT_CPU takes whole seconds: 0.5 s is enforced as 1 s, and the message said 0.5."""
+    from netarena_gym.capacity_planning.commands.sandbox import Limits
+    sb = Sandbox(Limits(cpu_seconds=0.5, wall_seconds=10.0, memory_mb=512))
+    try:
+        r = sb.run(base, fn("while True:\n    pass"))
+        assert r.status == "timeout" and "CPU-time limit of 1 s exceeded" in r.message, r.message
+    finally:
+        sb.close()

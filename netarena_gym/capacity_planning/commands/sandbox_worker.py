@@ -44,6 +44,7 @@ import ast
 import gc
 import io
 import json
+import math
 import os
 import resource
 import select
@@ -109,6 +110,12 @@ def install_seccomp() -> None:
     f.load()
 
 
+def cpu_limit(limits: dict) -> int:
+    """The CPU-time limit in whole seconds, as RLIMIT_CPU takes it: the configured
+    ``cpu_seconds`` rounded up, at least 1 (what the timeout message quotes)."""
+    return max(1, math.ceil(float(limits.get("cpu_seconds", 2.0))))
+
+
 def _vm_bytes() -> int:
     try:
         with open("/proc/self/status") as f:
@@ -135,7 +142,7 @@ def child_main(base: Base, req: dict, wfd: int, scratch: str) -> None:
         mem = int(limits.get("memory_mb", 1024)) << 20
         cap = (_vm_bytes() or 1 << 30) + mem  # without /proc, assume a 1 GiB baseline
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-        cpu = max(1, int(-(-float(limits.get("cpu_seconds", 2.0)) // 1)))
+        cpu = cpu_limit(limits)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -272,7 +279,7 @@ def run_request(bases: dict, req: dict, scratch: str) -> dict:
         status = _reap(pid, deadline)
     wall_used = time.monotonic() - t0
     if status in ("timeout", "cpu"):
-        what = (f"CPU-time limit of {limits.get('cpu_seconds', 2.0):g} s" if status == "cpu"
+        what = (f"CPU-time limit of {cpu_limit(limits)} s" if status == "cpu"
                 else f"wall-clock limit of {wall:g} s")
         return {"status": "timeout", "error": f"{what} exceeded", "seconds": wall_used}
     if status == "too_large":
