@@ -153,7 +153,8 @@ class CapacityPlanningEnv(NetArenaEnv):
         self.config = CapacityPlanningConfig(**{k: v for k, v in locals().items()
                                                 if k in CapacityPlanningConfig.field_names()})
         if observability != "partial":
-            raise InvalidConfig("the capacity-planning task has observability 'partial' only")
+            raise InvalidConfig("the capacity-planning task has observability 'partial' only, "
+                                f"got {observability!r}")
         if level == "compat" and interface != "code":
             raise InvalidConfig("level 'compat' reproduces upstream, which is code-only: "
                                 "use interface='code'")

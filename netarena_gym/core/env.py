@@ -175,9 +175,11 @@ class NetArenaEnv(gym.Env):
             raise InvalidConfig(f"interface must be one of {self.interfaces}, "
                                 f"got {interface!r}")
         if observability not in OBSERVABILITY:
-            raise InvalidConfig(f"observability must be one of {OBSERVABILITY}")
+            raise InvalidConfig(f"observability must be one of {OBSERVABILITY}, "
+                                f"got {observability!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise InvalidConfig(f"render_mode must be one of {self.metadata['render_modes']}")
+            raise InvalidConfig(f"render_mode must be one of {self.metadata['render_modes']}, "
+                                f"got {render_mode!r}")
         if info not in INFO_MODES:
             raise InvalidConfig(f"info must be one of {INFO_MODES}, got {info!r}")
         #: "full" or "lean": what ``info`` holds on steps that do not end the episode

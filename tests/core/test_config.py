@@ -169,3 +169,11 @@ def test_compat_topology_takes_no_routers_or_shape():
 def test_capacity_topologies_are_checked_at_construction(topologies, says):
     with pytest.raises(InvalidConfig, match=says):
         CapacityPlanningEnv(topologies=topologies)
+
+
+@pytest.mark.parametrize("cls", ENVS)
+@pytest.mark.parametrize("kw, says", [({"observability": "none"}, "got 'none'"),
+                                      ({"render_mode": "human"}, "got 'human'")])
+def test_a_refused_choice_names_the_value_given(cls, kw, says):
+    with pytest.raises(InvalidConfig, match=says):
+        cls(**kw)
