@@ -96,10 +96,15 @@ def _config(path: str) -> list:
         raise BadFile(f"--config {path}: cannot read it as JSON ({e.__class__.__name__})") from None
     if not isinstance(data, dict) or not isinstance(data.get("details"), list):
         raise BadFile(f"--config {path}: expected an upstream error config {{\"details\": [...]}}")
-    bad = [i for i, d in enumerate(data["details"]) if not isinstance(d, dict)]
-    if bad:
-        raise BadFile(f"--config {path}: details[{bad[0]}] is a "
-                      f"{type(data['details'][bad[0]]).__name__}, not an entry object")
+    for i, d in enumerate(data["details"]):
+        if not isinstance(d, dict):
+            raise BadFile(f"--config {path}: details[{i}] is a {type(d).__name__}, not an "
+                          "entry object")
+        files = d.get("policies_to_inject")
+        if files is not None and not (isinstance(files, list)
+                                      and all(isinstance(f, str) for f in files)):
+            raise BadFile(f"--config {path}: details[{i}].policies_to_inject must be a list "
+                          f"of file names, got {files!r}"[:300])
     return data["details"]
 
 

@@ -133,3 +133,7 @@ def test_a_config_whose_entries_are_not_objects_is_a_bad_file(tmp_path, records)
     cfg = ur.write_json(tmp_path / "error_config.json", {"details": [1, 2]})
     with pytest.raises(BadFile, match=r"details\[0\] is a int, not an entry object"):
         _replay(tmp_path, _without_files(records), config=cfg)
+    one_file = [dict(ENTRIES[0], policies_to_inject="network-policy-cartservice")]
+    cfg = ur.write_json(tmp_path / "error_config.json", {"details": one_file})
+    with pytest.raises(BadFile, match=r"details\[0\].policies_to_inject must be a list"):
+        _replay(tmp_path, _without_files(records), config=cfg)
