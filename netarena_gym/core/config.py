@@ -96,11 +96,17 @@ def check_count(name: str, value, *, at_least: int = 0) -> None:
         raise InvalidConfig(f"{name} must be an integer >= {at_least}, got {value!r}")
 
 
+#: the longest budget in seconds an option may give one command (a day)
+MAX_SECONDS = 86_400
+
+
 def check_seconds(name: str, value) -> None:
-    """``value`` is a finite number of seconds > 0 (not a bool, not a string)."""
+    """``value`` is a number of seconds in ``(0, MAX_SECONDS]`` (not a bool, not a string)."""
     if (isinstance(value, bool) or not isinstance(value, (Integral, float))
-            or not math.isfinite(value) or not value > 0):
-        raise InvalidConfig(f"{name} must be a finite number of seconds > 0, got {value!r}")
+            or (isinstance(value, float) and not math.isfinite(value))
+            or not 0 < value <= MAX_SECONDS):
+        raise InvalidConfig(f"{name} must be a finite number of seconds > 0 (at most "
+                            f"{MAX_SECONDS}), got {value!r}")
 
 
 def check_flag(name: str, value, *, optional: bool = False) -> None:

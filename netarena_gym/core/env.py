@@ -29,7 +29,7 @@ from gymnasium import spaces
 
 from netarena_gym.core.actions import (MAX_ACTION_CHARS, ActionError, Catalogue,
                                        parse_json_action, text_space)
-from netarena_gym.core.config import EnvConfig
+from netarena_gym.core.config import EnvConfig, check_seconds
 from netarena_gym.core.info import INFO_MODES, clean
 from netarena_gym.core.metrics import EpisodeMetrics, loss_percent
 from netarena_gym.core.reward import RewardConfig
@@ -187,10 +187,11 @@ class NetArenaEnv(gym.Env):
         #: True when the task keeps the base ``_outcome_info`` (lean infos read the metrics)
         self._base_outcome = type(self)._outcome_info is NetArenaEnv._outcome_info
         self._deadline = StepDeadline(None)  # one per env; step() sets its budget
+        check_seconds("command_timeout", command_timeout)
+        if step_timeout is not None:  # None: no step budget (a real backend's own timeouts)
+            check_seconds("step_timeout", step_timeout)
         self.command_timeout = float(command_timeout)
         self.step_timeout = None if step_timeout is None else float(step_timeout)
-        if self.step_timeout is not None and not self.step_timeout > 0:
-            raise InvalidConfig(f"step_timeout must be > 0 seconds or None, got {step_timeout!r}")
         self._done = True
         self._closed = False
         self.level = level

@@ -87,7 +87,7 @@ class RewardConfig:
                     raise InvalidConfig(f"reward normalize_safety must be True or False, "
                                         f"got {v!r}")
             elif (isinstance(v, bool) or not isinstance(v, (int, float))
-                  or not math.isfinite(v)):
+                  or not math.isfinite(float(v) if abs(v) < 1e300 else math.inf)):
                 raise InvalidConfig(f"reward weight {f.name!r} must be a finite number, "
                                     f"got {v!r}")
 

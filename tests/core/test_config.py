@@ -177,3 +177,12 @@ def test_capacity_topologies_are_checked_at_construction(topologies, says):
 def test_a_refused_choice_names_the_value_given(cls, kw, says):
     with pytest.raises(InvalidConfig, match=says):
         cls(**kw)
+
+
+@pytest.mark.parametrize("kw", [{"command_timeout": 10**400}, {"command_timeout": 1e9},
+                                {"reward": {"step": 10**400}},
+                                {"limits": {"memory_mb": 10**400}}])
+def test_huge_numbers_are_refused_not_overflow_errors(kw):
+    cls = CapacityPlanningEnv if "limits" in kw else RoutingEnv
+    with pytest.raises(InvalidConfig):
+        cls(**kw)

@@ -68,7 +68,7 @@ class Limits:
             whole = name in ("memory_mb", "output_bytes")
             top = LIMIT_CEILINGS[name]
             if (isinstance(v, bool) or not isinstance(v, int if whole else (int, float))
-                    or not math.isfinite(v) or not 0 < v <= top):
+                    or (isinstance(v, float) and not math.isfinite(v)) or not 0 < v <= top):
                 raise InvalidConfig(f"limits {name} must be {'an integer' if whole else 'a number'}"
                                     f" in (0, {top}], got {v!r}")
 
