@@ -24,7 +24,7 @@ from netarena_gym.k8s.commands.kubectl_common import (
     NotSimulated, err, matches, ok, parse_selector)
 from netarena_gym.k8s.commands.kubectl_get import describe, get
 from netarena_gym.k8s.commands.kubectl_manifests import (  # noqa: F401 (re-exported)
-    check_yaml_budget, jsonable, last_applied, parse_manifests, yaml_problem)
+    check_yaml_budget, depth_ok, jsonable, last_applied, parse_manifests, yaml_problem)
 from netarena_gym.k8s.commands.schema import validate_manifest
 from netarena_gym.k8s.state import ApiError, Store, compact, not_found
 from netarena_gym.k8s.state_validation import DecodeError, Invalid, label_value_errors
@@ -118,7 +118,7 @@ class Kubectl:
 # ----------------------------------------------------------------------------- patch
 def _load_json(text: str):
     try:
-        return json.loads(text)
+        v = json.loads(text)
     except RecursionError:  # deeper than Python's stack: no patch of a policy nests so
         raise ValueError("netarena: patch nests too deep") from None
     except json.JSONDecodeError as e:
@@ -127,6 +127,9 @@ def _load_json(text: str):
                 else "looking for beginning of value")
         raise ValueError(f"invalid character '{ch}' {what}" if ch else
                          "unexpected end of JSON input") from None
+    if not depth_ok(v):  # parsed under a raised recursion limit: the patch code recurses
+        raise ValueError("netarena: patch nests too deep")
+    return v
 
 
 _DQ_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)

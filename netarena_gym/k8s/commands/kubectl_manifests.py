@@ -75,7 +75,8 @@ def _json_stream(text: str) -> list:
         out.append(v)
 
 
-def _depth_ok(v, limit: int = MAX_DEPTH) -> bool:
+def depth_ok(v, limit: int = MAX_DEPTH) -> bool:
+    """Whether ``v`` nests at most ``limit`` deep (iterative: no recursion limit)."""
     stack = [(v, 0)]
     while stack:
         x, d = stack.pop()
@@ -106,7 +107,7 @@ def parse_manifests(text: str) -> list:
             raise ValueError(f"error parsing STDIN: error converting YAML to JSON: yaml: {yaml_problem(e)}") from None
     out = []
     for d in docs:
-        if not _depth_ok(d):
+        if not depth_ok(d):
             raise ValueError("netarena: manifest nests too deep")
         if isinstance(d, dict) and d.get("kind") == "List":
             items = d.get("items") or []
