@@ -17,6 +17,10 @@ from gymnasium import spaces
 
 TEXT_CHARSET = frozenset(string.printable)
 MAX_ACTION_CHARS = 4096
+#: how deep an action's values may nest (what any task's action holds is shallower by far;
+#: the bound keeps deep values from the code that copies or prints them recursively, under
+#: any recursion limit the process may have)
+MAX_ACTION_DEPTH = 32
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 
 
@@ -67,8 +71,26 @@ def parse_json_action(action: Any, keys: Sequence[str], optional: Sequence[str] 
         out[k] = v.strip()
     for k in optional:
         if k in action:
+            if not depth_ok(action[k], MAX_ACTION_DEPTH):
+                raise ActionError(f'"{k}" is nested too deeply (at most {MAX_ACTION_DEPTH} '
+                                  "levels)")
             out[k] = action[k]
     return out
+
+
+def depth_ok(v, limit: int) -> bool:
+    """Whether ``v`` (dicts, lists and tuples) nests at most ``limit`` deep; iterative, so
+    it holds under any recursion limit."""
+    stack = [(v, 0)]
+    while stack:
+        x, d = stack.pop()
+        if d > limit:
+            return False
+        if isinstance(x, dict):
+            stack.extend((y, d + 1) for y in x.values())
+        elif isinstance(x, (list, tuple)):
+            stack.extend((y, d + 1) for y in x)
+    return True
 
 
 @dataclass(frozen=True)

@@ -73,3 +73,27 @@ def test_step_before_reset_and_after_end_raise(env_id):
     assert term or trunc
     with pytest.raises(ResetNeeded):
         env.step(-1)
+
+
+@pytest.mark.parametrize("recursion_limit", [None, 50_000])
+def test_deep_action_values_are_invalid_under_any_recursion_limit(recursion_limit):
+    """Under a raised recursion limit a 1,900-deep value parsed and reached the graph; the
+    depth bound makes the outcome the same in every process."""
+    import sys
+
+    before = sys.getrecursionlimit()
+    if recursion_limit:
+        sys.setrecursionlimit(recursion_limit)
+    try:
+        env = gym.make("NetArena-CapacityPlanning-v0", interface="text")
+        env.reset(seed=0)
+        for depth in (40, 1900):
+            deep = "[" * depth + "]" * depth
+            obs, reward, *_ = env.step('{"tool": "set_attr", "node": "ju1.a1.m1.s2c1.p1", '
+                                       f'"kind": "EK_PORT", "key": "x", "value": {deep}}}')
+            assert "nested too deeply" in obs and reward < 0
+        obs, *_ = env.step('{"tool": "set_attr", "node": "ju1.a1.m1.s2c1.p1", "kind": '
+                           '"EK_PORT", "key": "x", "value": [[[1]]]}')
+        assert "set x of EK_PORT" in obs
+    finally:
+        sys.setrecursionlimit(before)

@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from netarena_gym.core.actions import depth_ok
 from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
 from netarena_gym.k8s.commands import printers
 from netarena_gym.k8s.commands.allowlist import apply_refusal
@@ -24,7 +25,7 @@ from netarena_gym.k8s.commands.kubectl_common import (
     NotSimulated, err, matches, ok, parse_selector)
 from netarena_gym.k8s.commands.kubectl_get import describe, get
 from netarena_gym.k8s.commands.kubectl_manifests import (  # noqa: F401 (re-exported)
-    check_yaml_budget, depth_ok, jsonable, last_applied, parse_manifests, yaml_problem)
+    MAX_DEPTH, check_yaml_budget, jsonable, last_applied, parse_manifests, yaml_problem)
 from netarena_gym.k8s.commands.schema import validate_manifest
 from netarena_gym.k8s.state import ApiError, Store, compact, not_found
 from netarena_gym.k8s.state_validation import DecodeError, Invalid, label_value_errors
@@ -127,7 +128,7 @@ def _load_json(text: str):
                 else "looking for beginning of value")
         raise ValueError(f"invalid character '{ch}' {what}" if ch else
                          "unexpected end of JSON input") from None
-    if not depth_ok(v):  # parsed under a raised recursion limit: the patch code recurses
+    if not depth_ok(v, MAX_DEPTH):  # parsed under a raised recursion limit: patching recurses
         raise ValueError("netarena: patch nests too deep")
     return v
 

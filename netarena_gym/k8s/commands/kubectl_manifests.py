@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from netarena_gym.core.actions import depth_ok
 from netarena_gym.k8s.commands.printers import LAST_APPLIED
 from netarena_gym.k8s.state import compact
 from netarena_gym.k8s.state_patches import clone
@@ -75,20 +76,6 @@ def _json_stream(text: str) -> list:
         out.append(v)
 
 
-def depth_ok(v, limit: int = MAX_DEPTH) -> bool:
-    """Whether ``v`` nests at most ``limit`` deep (iterative: no recursion limit)."""
-    stack = [(v, 0)]
-    while stack:
-        x, d = stack.pop()
-        if d > limit:
-            return False
-        if isinstance(x, dict):
-            stack.extend((y, d + 1) for y in x.values())
-        elif isinstance(x, list):
-            stack.extend((y, d + 1) for y in x)
-    return True
-
-
 def parse_manifests(text: str) -> list:
     """Every document of a YAML (``---``) or JSON stream, strictly (kubectl's decoder applies
     each of them, so each one is returned to be checked); ``List`` items are flattened.
@@ -107,7 +94,7 @@ def parse_manifests(text: str) -> list:
             raise ValueError(f"error parsing STDIN: error converting YAML to JSON: yaml: {yaml_problem(e)}") from None
     out = []
     for d in docs:
-        if not depth_ok(d):
+        if not depth_ok(d, MAX_DEPTH):
             raise ValueError("netarena: manifest nests too deep")
         if isinstance(d, dict) and d.get("kind") == "List":
             items = d.get("items") or []
