@@ -81,11 +81,14 @@ def _add_env_args(p: argparse.ArgumentParser, *, levels_default=None) -> None:
     p.add_argument("--level", "--levels", dest="levels", nargs="+", type=parse_level,
                    default=levels_default, metavar="LEVEL",
                    help="one or more levels, e.g. 1 2 3 compat (default: 1)")
-    p.add_argument("--episodes", type=int, default=100, help="episodes per level")
-    p.add_argument("--seed", type=int, default=0, help="episode i uses seed + i")
+    p.add_argument("--episodes", type=number(int, at_least=1), default=100,
+                   help="episodes per level")
+    # Gymnasium's seeding takes no negative seed
+    p.add_argument("--seed", type=number(int, at_least=0), default=0,
+                   help="episode i uses seed + i")
     p.add_argument("--backend", default="sim", help="sim, or the env's real backend "
                    "(mininet, kubernetes)")
-    p.add_argument("--max-steps", type=int, default=None,
+    p.add_argument("--max-steps", type=number(int, at_least=1), default=None,
                    help="step budget per episode (default: the level's)")
     p.add_argument("--env-option", action="append", type=_kv, default=[], metavar="KEY=VALUE",
                    help="another option of the env's config (VALUE parsed as JSON when it "
@@ -158,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "record per episode), summary.json, run.json; an interrupted run "
                         "resumes there (a path ending in .jsonl is the records file itself)")
     e.add_argument("--overwrite", action="store_true", help="discard records already in --out")
-    e.add_argument("--workers", type=int, default=1, help="parallel local processes")
+    e.add_argument("--workers", type=number(int, at_least=1), default=1,
+                   help="parallel local processes")
     e.add_argument("--ray", action="store_true", help="run episodes as tasks on a local Ray")
     e.add_argument("--ray-address", default=None,
                    help="join a Ray cluster (\"auto\" or ray://HOST:10001)")
@@ -175,7 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=BY_HELP)
     r.add_argument("--no-figures", action="store_true",
                    help="tables only (no matplotlib needed)")
-    r.add_argument("--subsamples", type=int, default=200,
+    r.add_argument("--subsamples", type=number(int, at_least=1), default=200,
                    help="random subsamples per N in the overlap analysis")
 
     g = _sub(sub, "generate", "export seeded query sets and expert demonstrations")
@@ -201,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = _sub(sub, "serve-a2a", "serve the NetArena evaluator (or an agent) over A2A")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    s.add_argument("--port", type=number(int, at_least=0), default=9999,
+    s.add_argument("--port", type=number(int, at_least=0, at_most=65535), default=9999,
                    help="port to listen on")
     s.add_argument("--card-url", default=None, help="public URL in the agent card")
     s.add_argument("--agent", default=None,
@@ -272,12 +276,6 @@ def _env_checks(a) -> tuple[tuple, dict]:
     (one-line UsageError naming the option and the valid values)."""
     from netarena_gym.eval.validate import check_env_options, check_levels, env_class
 
-    if a.episodes < 1:
-        raise UsageError(f"argument --episodes: must be >= 1, got {a.episodes}")
-    if a.seed < 0:  # Gymnasium's seeding takes no negative seed
-        raise UsageError(f"argument --seed: must be >= 0, got {a.seed}")
-    if getattr(a, "max_steps", None) is not None and a.max_steps < 1:
-        raise UsageError(f"argument --max-steps: must be >= 1, got {a.max_steps}")
     levels = check_levels(a.env, a.levels or (1,))
     interfaces = tuple(env_class(a.env).interfaces)
     if a.interface not in interfaces:
@@ -293,8 +291,6 @@ def cmd_eval(a) -> int:
     from netarena_gym.eval.store import RunMismatch, RunStore
     from netarena_gym.eval.table import format_table
 
-    if a.workers < 1:
-        raise UsageError(f"argument --workers: must be >= 1, got {a.workers}")
     levels, env_options = _env_checks(a)
     try:
         check_agent_spec(a.agent)
@@ -358,8 +354,6 @@ def cmd_report(a) -> int:
     from netarena_gym.errors import DependencyNotInstalled
     from netarena_gym.eval.report import build_report
 
-    if a.subsamples < 1:
-        raise UsageError(f"argument --subsamples: must be >= 1, got {a.subsamples}")
     try:
         res = build_report(a.runs, a.out, labels=a.label or None, figures=not a.no_figures,
                            subsamples=a.subsamples, by=a.by)

@@ -17,6 +17,7 @@ PROTOCOLS = ("openenv", "mcp", "a2a")
 def add_arguments(p: argparse.ArgumentParser) -> None:
     import netarena_gym
     from netarena_gym.eval.spec import parse_level
+    from netarena_gym.eval.validate import number
     from netarena_gym.serve.common import parse_option
 
     def option(text):
@@ -34,9 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "when it parses), e.g. backend=mininet max_steps=20")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--max-sessions", type=int, default=8,
+    p.add_argument("--max-sessions", type=number(int, at_least=1), default=8,
                    help="concurrent sessions (each its own env instance)")
-    p.add_argument("--idle-timeout", type=float, default=900.0,
+    p.add_argument("--idle-timeout", type=number(float, at_least=0), default=900.0,
                    help="seconds after which an idle session is closed (0: never)")
     p.add_argument("--ray-address", default=None,
                    help="place each session's env on its own Ray actor of this cluster "
@@ -58,11 +59,6 @@ def check_arguments(a: argparse.Namespace) -> dict:
     from netarena_gym.eval.validate import (
         UsageError, check_env_builds, check_env_options, check_levels)
 
-    if a.max_sessions < 1:
-        raise UsageError(f"argument --max-sessions: must be >= 1, got {a.max_sessions}")
-    if not a.idle_timeout >= 0:
-        raise UsageError(f"argument --idle-timeout: must be >= 0 seconds (0: never), "
-                         f"got {a.idle_timeout}")
     if not 0 <= a.port <= 65535:
         raise UsageError(f"argument --port: must be 0..65535, got {a.port}")
     (a.level,) = check_levels(a.env, (a.level,))
