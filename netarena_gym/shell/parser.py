@@ -157,7 +157,11 @@ def _tokenize(line: str) -> list[tuple[str, str]]:
 
 def parse_command_line(line: str) -> CommandLine:
     """Parse one command line. Raises :class:`ShellSyntaxError` with bash's wording for
-    syntax errors, and ``refused=True`` for shell features we do not allow."""
+    syntax errors, and ``refused=True`` for shell features we do not allow. A NUL byte is a
+    syntax error: no argv of a real command can hold one (``execve`` ends a string there),
+    so the simulator and the real system would read such a line differently."""
+    if "\x00" in line:
+        raise ShellSyntaxError("netarena: a command line cannot contain a NUL byte")
     toks = _tokenize(line)
     cl = CommandLine()
     if not toks:

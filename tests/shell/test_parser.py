@@ -74,3 +74,15 @@ def test_refusal_stops_the_rest():
     r = run_command_line(parse_command_line("bad; echo x"), ex)
     assert r.kind == REFUSED and "ran" not in r.output
     assert CommandResult.worst(OK, INVALID) == INVALID
+
+
+def test_a_nul_byte_is_a_syntax_error_on_every_backend():
+    """No real argv can hold a NUL (execve ends the string there): the line is refused as
+    invalid before any backend sees it, instead of raising out of ``subprocess``."""
+    from netarena_gym.shell.policy import parse
+    for line in ("ip link show r0\x00-eth0", "echo a > /tmp/x\x00y", "\x00"):
+        with pytest.raises(ShellSyntaxError, match="NUL byte") as e:
+            parse_command_line(line)
+        assert not e.value.refused
+        cl, res = parse(line)
+        assert cl is None and res.kind == INVALID and "NUL byte" in res.output

@@ -133,7 +133,7 @@ def run_argv(pid: int, argv: list[str], timeout: float, merge_stderr: bool = Tru
             text=True, errors="replace", timeout=timeout, preexec_fn=pre,
             start_new_session=True, close_fds=True,
             env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"})
-    except subprocess.SubprocessError as e:
+    except (subprocess.SubprocessError, ValueError) as e:  # ValueError: a NUL in argv
         if isinstance(e, subprocess.TimeoutExpired):
             raise
         raise SandboxError(f"cannot enter the node's sandbox: {e}") from e
@@ -170,7 +170,7 @@ def write_file(pid: int, path: str, data: str, append: bool,
                             "1" if append else "0"], input=data.encode(), capture_output=True,
                            timeout=timeout, preexec_fn=pre, start_new_session=True,
                            close_fds=True, env={})
-    except subprocess.SubprocessError as e:
+    except (subprocess.SubprocessError, ValueError) as e:
         raise SandboxError(f"cannot enter the node's sandbox: {e}") from e
     finally:
         os.close(fd)
