@@ -46,6 +46,9 @@ def cache_dir() -> Path:
     return Path(base)
 
 
+MARKER = ".netarena-apiserver"  # names a folder that ``start`` made and may replace
+
+
 def default_state_dir() -> Path:
     return cache_dir() / "apiserver"
 
@@ -115,9 +118,17 @@ class Server:
             raise FileNotFoundError("openssl not found: apt-get install openssl")
         d = self.dir
         if d.exists():
-            shutil.rmtree(d)
+            ours = (d / MARKER).is_file() or (  # or made by a version before the marker
+                (d / "tokens.csv").is_file() and (d / "certs").is_dir() and (d / "sa.key").is_file())
+            if not ours and any(d.iterdir()):
+                raise FileExistsError(
+                    f"{d} is not empty and is not a state folder of this server (no {MARKER}): "
+                    "give --dir an empty or new folder; nothing was changed")
+            shutil.rmtree(d)  # our own state folder from an earlier start
         (d / "certs").mkdir(parents=True)
         os.chmod(d, 0o700)  # the admin token, keys and kubeconfig: the caller's alone
+        (d / MARKER).write_text("state folder of netarena_gym.k8s.backends.apiserver; "
+                                "replaced whole by its next start\n")
         token = secrets.token_hex(16)
         (d / "tokens.csv").write_text(f"{token},admin,admin,system:masters\n")
         subprocess.run([openssl, "genrsa", "-out", str(d / "sa.key"), "2048"], check=True,
@@ -234,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.action == "start":
         try:
             kc = srv.start(build=a.build)
-        except (RuntimeError, FileNotFoundError, subprocess.CalledProcessError) as e:
+        except (RuntimeError, FileNotFoundError, FileExistsError,
+                subprocess.CalledProcessError) as e:
             print(f"apiserver: {e}", file=sys.stderr)
             return 1
         print(f"export NETARENA_KUBECONFIG={kc}")
