@@ -174,12 +174,17 @@ class K8sPolicyEnv(NetArenaEnv):
         self._reports: dict = {}  # id(outcome array) -> (array, report text)
         self._prebuilt = None
         self._by_name: tuple | None = None
-        super().__init__(level=level, interface=interface, backend=backend, max_steps=max_steps,
-                         reward=reward, observability=observability, history=history,
-                         render_mode=render_mode, command_timeout=command_timeout,
-                         step_timeout=(step_timeout if step_timeout is not None
-                                       else (5.0 if backend == "sim" else None)),
-                         info=info)
+        try:
+            super().__init__(level=level, interface=interface, backend=backend,
+                             max_steps=max_steps, reward=reward, observability=observability,
+                             history=history, render_mode=render_mode,
+                             command_timeout=command_timeout,
+                             step_timeout=(step_timeout if step_timeout is not None
+                                           else (5.0 if backend == "sim" else None)),
+                             info=info)
+        except BaseException:  # a bad option after the backend was made: nothing is left
+            self.backend.close()
+            raise
 
     # ------------------------------------------------------------------ hooks
     def _catalogue_size(self) -> int:

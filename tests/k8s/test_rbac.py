@@ -237,7 +237,7 @@ def test_agent_process_holds_no_admin_credentials(real):
     assert [u["name"] for u in cfg["users"]] == ["netarena-agent"]
     assert admin_token not in p.stdout
     st = os.stat(b.agent_kubeconfig)
-    assert st.st_mode & 0o777 == 0o600 and os.stat(os.path.dirname(b.agent_kubeconfig)).st_mode & 0o077 == 0
+    assert st.st_mode & 0o777 == 0o600 and os.stat(os.path.dirname(b.agent_kubeconfig)).st_mode & 0o027 == 0
     if os.geteuid() == 0:
         assert st.st_uid != 0  # kubectl runs unprivileged: the admin kubeconfig is unreadable
         p = b.agent_process(["kubectl", "get", "pods", "--kubeconfig", admin])

@@ -2,13 +2,15 @@
 
 * Each env instance works in its own namespace (``netarena-<8 hex>`` unless ``namespace=``
   names one), created on first use and deleted by ``close()`` only if this backend created
-  it.
+  it. An existing ``namespace=`` must hold no NetworkPolicy (each reset replaces all of
+  them); one that does is refused (:class:`BackendUnavailable`) and left untouched.
 * **The agent never holds the caller's credentials.** With them (the grader's side) the
   backend creates, in that namespace, a ServiceAccount, a Role and a RoleBinding named
   ``netarena-agent`` (:mod:`netarena_gym.k8s.rbac`: reads of the namespace's objects, writes
   of its NetworkPolicies, nothing else), labelled with this instance's id, and asks the
   TokenRequest API for a short-lived token of that account. The agent's ``kubectl`` runs
-  with a kubeconfig holding only that token (mode 0600 in a private 0700 folder), in a
+  with a kubeconfig holding only that token (mode 0600, in a folder only the grader
+  writes and only the grader and the agent user may enter, never opened through a link), in a
   minimal environment, and, when the grader runs as root, as an unprivileged user
   (``agent_user``, default ``nobody``) that cannot read the caller's kubeconfig. The API
   server enforces the Role; the shared allow-list is the second line.
@@ -22,9 +24,14 @@
   objects (works on any API server, even one without nodes); ``probe="live"`` runs
   ``nc -z -w 1 <service> <port>`` in every source pod with ``kubectl exec`` (the grader's
   credentials), for clusters whose pods run and whose network plugin enforces policies.
+* Every API call waits ``command_timeout`` seconds at most; a failed or stalled server
+  during ``apply`` raises :class:`BackendUnavailable` with the server's message.
 * ``close()`` deletes the RoleBinding, Role and ServiceAccount it created, each by its
   recorded name and uid after checking the instance label, then the namespace if it
-  created it. Nothing else is touched.
+  created it; in an existing ``namespace=``, the workload objects it created (by recorded
+  name and uid) and the namespace's NetworkPolicies (the scenario's and the agent's).
+  Nothing else is touched. A ``reset`` after ``close`` starts again, in a new namespace
+  unless ``namespace=`` fixed one.
 
 The caller's credentials need: create/delete of namespaces (or an existing ``namespace=``),
 pods, services, networkpolicies, serviceaccounts, roles, rolebindings and
@@ -33,18 +40,16 @@ caller must hold every permission the Role grants, as RBAC requires).
 """
 from __future__ import annotations
 
-import base64
 import copy
 import json
 import os
-import pwd
 import secrets
 import shutil
 import subprocess
 import tempfile
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Mapping
 
 import numpy as np
@@ -59,22 +64,15 @@ from netarena_gym.k8s.commands.kubectl import LAST_APPLIED, last_applied, parse_
 from netarena_gym.k8s.cluster import DNS_POD
 from netarena_gym.k8s.grader import Cluster, PolicyEngine
 from netarena_gym.k8s.rbac import AGENT_NAME, agent_objects
+from netarena_gym.k8s.backends.kubernetes_credentials import (
+    agent_ids, find_kubeconfig, remove_folders, write_agent_kubeconfig, write_grader_kubeconfig)
 from netarena_gym.k8s.backends.sim import scenario_policies
-from netarena_gym.k8s.workload import load_workload, yaml_module
+from netarena_gym.k8s.workload import load_workload
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "netarena-gym"}
 INSTANCE_LABEL = "netarena-gym/instance"
 TOKEN_AUDIENCE = "https://kubernetes.default.svc"
 _SKEW = "WARNING: version difference between client"
-
-
-def find_kubeconfig(path: str | None = None) -> str:
-    for cand in (path, os.environ.get("NETARENA_KUBECONFIG"), os.environ.get("KUBECONFIG"),
-                 os.path.expanduser("~/.kube/config")):
-        if cand and Path(cand).is_file():
-            return cand
-    raise FileNotFoundError("no kubeconfig: pass kubeconfig=, or set NETARENA_KUBECONFIG "
-                            "(envs/k8s/start-apiserver.sh starts a local API server)")
 
 
 class KubernetesBackend:
@@ -90,73 +88,86 @@ class KubernetesBackend:
         client = require("kubernetes.client", "k8s")
         config = require("kubernetes.config", "k8s")
         self._client_mod = client
+        self._config_mod = config
         self.kubeconfig = find_kubeconfig(kubeconfig)
-        self.api_client = config.new_client_from_config(config_file=self.kubeconfig)
+        self._given_namespace = namespace
+        self.probe = probe
+        self.verbs = frozenset(verbs)
+        self.command_timeout = float(command_timeout)
+        self.token_ttl = max(600, int(token_ttl))
+        self.kubectl_bin = kubectl or shutil.which("kubectl") or "kubectl"
+        self._uid, self._gid = agent_ids(agent_user)
+        self.scenario: Scenario | None = None
+        self.engine: PolicyEngine | None = None
+        self._open()
+
+    def _open(self) -> None:
+        """A fresh connection, instance id, namespace name (unless ``namespace=`` fixed one)
+        and private folders: what ``__init__`` sets up and ``close()`` takes down, so a
+        closed backend opens again on the next ``apply`` (a reset after ``close``)."""
+        client = self._client_mod
+        self.api_client = self._config_mod.new_client_from_config(config_file=self.kubeconfig)
         if not self.api_client.configuration.verify_ssl:
             import urllib3
             urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
         self.core = client.CoreV1Api(self.api_client)
         self.net = client.NetworkingV1Api(self.api_client)
         self.rbac = client.RbacAuthorizationV1Api(self.api_client)
-        self.namespace = namespace or f"netarena-{secrets.token_hex(4)}"
+        # a namespace this backend deleted stays Terminating a while (for good on a server
+        # without a namespace controller): a generated name is never used twice
+        self.namespace = self._given_namespace or f"netarena-{secrets.token_hex(4)}"
         self.instance = secrets.token_hex(6)
         self.labels = {**MANAGED_BY, INSTANCE_LABEL: self.instance}
-        self.probe = probe
-        self.verbs = frozenset(verbs)
-        self.command_timeout = float(command_timeout)
-        self.token_ttl = max(600, int(token_ttl))
-        self.kubectl_bin = kubectl or shutil.which("kubectl") or "kubectl"
         self.created_namespace = False
+        self._namespace_checked = False
         self.created: list[tuple[str, str, str]] = []  # (kind, name, uid) of the agent's RBAC
+        self.workload_created: list[tuple[str, str, str]] = []  # (kind, name, uid) we made
         self._workload_ready = False
-        self.scenario: Scenario | None = None
-        self.engine: PolicyEngine | None = None
-        self._uid, self._gid = _agent_ids(agent_user)
+        self._closed = False
         # the grader's kubeconfig (the caller's credentials, for ``kubectl exec`` probes)
         self._kc_dir = tempfile.mkdtemp(prefix="netarena-grader-")
-        self.grader_kubeconfig = self._write_grader_kubeconfig()
-        # the agent's folder: its HOME, holding only the token kubeconfig
+        # the agent's files: the grader's folder (mode 0710, group the agent's: the agent may
+        # enter it, not write to it, nobody else may enter) holding the token kubeconfig,
+        # which only the grader writes, and inside it the agent's HOME and working
+        # directory (the agent user's), where kubectl keeps its cache
         self._agent_dir = tempfile.mkdtemp(prefix="netarena-agent-")
+        self._agent_home = os.path.join(self._agent_dir, "home")
+        os.mkdir(self._agent_home, 0o700)
         if self._uid is not None:
-            os.chown(self._agent_dir, self._uid, self._gid)
+            os.chown(self._agent_dir, -1, self._gid)
+            os.chmod(self._agent_dir, 0o710)
+            os.chown(self._agent_home, self._uid, self._gid)
         self.agent_kubeconfig = os.path.join(self._agent_dir, "kubeconfig")
         self._token_expires = 0.0
         self._dns_cache: list | None = None
+        # the folders go with the object even when close() is never called
+        self._finalizer = weakref.finalize(self, remove_folders, self._kc_dir, self._agent_dir)
+        self.grader_kubeconfig = write_grader_kubeconfig(self.kubeconfig, self.namespace,
+                                                         self._kc_dir)
 
     # ------------------------------------------------------------ kubeconfig
-    def _write_grader_kubeconfig(self) -> str:
-        yaml = yaml_module()
-        cfg = yaml.safe_load(Path(self.kubeconfig).read_text())
-        cur = cfg.get("current-context")
-        for ctx in cfg.get("contexts") or ():
-            if ctx.get("name") == cur:
-                ctx.setdefault("context", {})["namespace"] = self.namespace
-        path = os.path.join(self._kc_dir, "kubeconfig")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            yaml.safe_dump(cfg, f)
-        return path
-
     def _ensure_agent(self) -> None:
         """The agent's ServiceAccount, Role and RoleBinding (created once, with the caller's
         credentials), and a fresh token kubeconfig when the last token is near its end."""
         from kubernetes.client.rest import ApiException
         ns = self.namespace
-        if not self.created:
-            for body in agent_objects(ns, self.labels):
-                kind = body["kind"]
-                read, create, _ = self._rbac_calls(kind)
-                try:
-                    have = read(AGENT_NAME, ns, _request_timeout=self.command_timeout)
-                except ApiException as e:
-                    if e.status != 404:
-                        raise
-                    have = create(ns, body, _request_timeout=self.command_timeout)
-                if (have.metadata.labels or {}).get(INSTANCE_LABEL) != self.instance:
-                    raise BackendUnavailable(
-                        f"{kind} {ns}/{AGENT_NAME} exists and was not created by this env: "
-                        "use another namespace= (one env per namespace)")
-                self.created.append((kind, AGENT_NAME, have.metadata.uid))
+        have_kinds = {kind for kind, _, _ in self.created}
+        for body in agent_objects(ns, self.labels):
+            kind = body["kind"]
+            if kind in have_kinds:
+                continue  # made before (an earlier call failed after it: the rest is made now)
+            read, create, _ = self._rbac_calls(kind)
+            try:
+                have = read(AGENT_NAME, ns, _request_timeout=self.command_timeout)
+            except ApiException as e:
+                if e.status != 404:
+                    raise
+                have = create(ns, body, _request_timeout=self.command_timeout)
+            if (have.metadata.labels or {}).get(INSTANCE_LABEL) != self.instance:
+                raise BackendUnavailable(
+                    f"{kind} {ns}/{AGENT_NAME} exists and was not created by this env: "
+                    "use another namespace= (one env per namespace)")
+            self.created.append((kind, AGENT_NAME, have.metadata.uid))
         if time.time() < self._token_expires - 300:
             return
         req = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
@@ -177,26 +188,8 @@ class KubernetesBackend:
                                 r.delete_namespaced_role_binding)}[kind]
 
     def _write_agent_kubeconfig(self, token: str) -> None:
-        conf = self.api_client.configuration
-        cluster = {"server": conf.host}
-        if conf.verify_ssl and conf.ssl_ca_cert:
-            cluster["certificate-authority-data"] = base64.b64encode(
-                Path(conf.ssl_ca_cert).read_bytes()).decode()
-        else:
-            cluster["insecure-skip-tls-verify"] = True
-        cfg = {"apiVersion": "v1", "kind": "Config", "preferences": {},
-               "clusters": [{"name": "netarena", "cluster": cluster}],
-               "users": [{"name": AGENT_NAME, "user": {"token": token}}],
-               "contexts": [{"name": "netarena", "context": {
-                   "cluster": "netarena", "user": AGENT_NAME, "namespace": self.namespace}}],
-               "current-context": "netarena"}
-        tmp = self.agent_kubeconfig + ".tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(cfg, f)
-        if self._uid is not None:
-            os.chown(tmp, self._uid, self._gid)
-        os.replace(tmp, self.agent_kubeconfig)
+        write_agent_kubeconfig(self.agent_kubeconfig, self.api_client.configuration, token,
+                               self.namespace, self._uid, self._gid)
 
     # ------------------------------------------------------------------ raw API
     def _list(self, what: str, namespace: str | None = None, **kw) -> dict:
@@ -221,10 +214,23 @@ class KubernetesBackend:
 
     # ------------------------------------------------------------------- apply
     def apply(self, scenario: Scenario, prebuilt=None) -> None:
-        """``prebuilt`` (the generator's in-memory state, a simulator hint) is ignored."""
+        """``prebuilt`` (the generator's in-memory state, a simulator hint) is ignored. An API
+        server that fails or stops answering (each call waits ``command_timeout`` seconds
+        at most) raises :class:`BackendUnavailable`."""
+        import urllib3
         from kubernetes.client.rest import ApiException
+        if self._closed:
+            self._open()
+        try:
+            self._apply(scenario)
+        except (ApiException, urllib3.exceptions.HTTPError) as e:
+            raise BackendUnavailable(
+                f"the API server failed while setting up the episode in namespace "
+                f"{self.namespace}: {_api_error(e)}") from e
+
+    def _apply(self, scenario: Scenario) -> None:
         self.scenario = scenario
-        ns = self.namespace
+        ns, t = self.namespace, self.command_timeout
         if scenario.params.get("namespace") not in (None, ns):
             scenario = Scenario.from_dict({**scenario.to_dict(),
                                            "params": {**scenario.params, "namespace": ns}})
@@ -232,15 +238,19 @@ class KubernetesBackend:
         if not self._ns_exists():
             self.core.create_namespace({"apiVersion": "v1", "kind": "Namespace",
                                         "metadata": {"name": ns, "labels": {
-                                            **MANAGED_BY, "kubernetes.io/metadata.name": ns}}})
+                                            **MANAGED_BY, "kubernetes.io/metadata.name": ns}}},
+                                       _request_timeout=t)
             self.created_namespace = True
             self._workload_ready = False
+        elif not self._namespace_checked and not self.created_namespace:
+            self._check_foreign_namespace()
+        self._namespace_checked = True
         self._ensure_agent()
         if not self._workload_ready:
             # Deployments, ReplicaSets, pods, Services and Endpoints, as the controllers of a
             # full cluster would hold them (the bundled server runs none)
             from netarena_gym.k8s.backends.kubernetes_workload import create_workload
-            create_workload(self.api_client, ns, self.command_timeout)
+            self.workload_created += create_workload(self.api_client, ns, t)
             self._workload_ready = True
         want = {p["metadata"]["name"]: p["metadata"]["labels"] for p in wl.pods}
         for pod in self._list("pods", ns)["items"]:
@@ -249,21 +259,42 @@ class KubernetesBackend:
             if name in want and labels != want[name]:
                 patch = {k: None for k in labels if k not in want[name]}
                 patch.update(want[name])
-                self.core.patch_namespaced_pod(name, ns, {"metadata": {"labels": patch}})
-        for p in self._list("networkpolicies", ns)["items"]:
-            try:
-                self.net.delete_namespaced_network_policy(p["metadata"]["name"], ns)
-            except ApiException as e:
-                if e.status != 404:
-                    raise
+                self.core.patch_namespaced_pod(name, ns, {"metadata": {"labels": patch}},
+                                               _request_timeout=t)
+        self._delete_policies()
         for m in scenario_policies(scenario).values():
             body = copy.deepcopy(m)
             md = body.setdefault("metadata", {})
             md["annotations"] = {**(md.get("annotations") or {}), LAST_APPLIED: last_applied(m, ns)}
-            self.net.create_namespaced_network_policy(ns, body)
+            self.net.create_namespaced_network_policy(ns, body, _request_timeout=t)
         probes = load_workload().probe_sets[scenario.params.get("probes", "full")].probes
         self.engine = PolicyEngine(probes, ns)
         self._probes = probes
+
+    def _check_foreign_namespace(self) -> None:
+        """A namespace this backend did not create (``namespace=``) is used only when it
+        holds no NetworkPolicy: every reset replaces all of the namespace's NetworkPolicies
+        with the scenario's (the agent's own included), and ``close()`` removes them, so one
+        that was there before would be deleted, and would change every probe besides."""
+        have = [p["metadata"]["name"] for p in self._list("networkpolicies", self.namespace)["items"]]
+        if have:
+            names = ", ".join(sorted(have)[:5]) + (", ..." if len(have) > 5 else "")
+            raise BackendUnavailable(
+                f"namespace {self.namespace} already holds NetworkPolicies ({names}): the env "
+                "replaces every NetworkPolicy of its namespace at each reset; give it an empty "
+                "namespace= (one env per namespace), or none to let it create its own")
+
+    def _delete_policies(self) -> None:
+        """Every NetworkPolicy of the namespace: the scenario's and what the agent made (the
+        namespace held none of anybody else's, :meth:`_check_foreign_namespace`)."""
+        from kubernetes.client.rest import ApiException
+        for p in self._list("networkpolicies", self.namespace)["items"]:
+            try:
+                self.net.delete_namespaced_network_policy(
+                    p["metadata"]["name"], self.namespace, _request_timeout=self.command_timeout)
+            except ApiException as e:
+                if e.status != 404:
+                    raise
 
     def reset_to_baseline(self) -> None:
         if self.scenario is not None:
@@ -311,10 +342,10 @@ class KubernetesBackend:
         the agent can do; the attack tests call this to check exactly that."""
         self._ensure_agent()
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "KUBECONFIG": self.agent_kubeconfig,
-               "HOME": self._agent_dir, "LANG": "C.UTF-8"}
+               "HOME": self._agent_home, "LANG": "C.UTF-8"}
         return subprocess.run([self.kubectl_bin, *argv[1:]], input=stdin, capture_output=True,
                               text=True, timeout=self.command_timeout, env=env,
-                              cwd=self._agent_dir, **self._drop())
+                              cwd=self._agent_home, **self._drop())
 
     def run(self, action: Mapping[str, str]) -> CommandResult:
         """``action``: ``{"command": <shell line>}`` plus an optional ``"stdin"``."""
@@ -381,38 +412,50 @@ class KubernetesBackend:
 
     # ------------------------------------------------------------------- close
     def close(self) -> None:
+        """Deletes what this backend created, each by its recorded name and uid: the agent's
+        RoleBinding, Role and ServiceAccount (after checking this instance's label), then
+        the namespace if it created it; in a namespace it did not create, the workload
+        objects it made and the namespace's NetworkPolicies (the scenario's and the
+        agent's). A later ``apply`` opens it again, in a new namespace unless ``namespace=``
+        fixed one."""
+        if self._closed:
+            return
         from kubernetes.client.rest import ApiException
+        t = self.command_timeout
         try:
             for kind, name, uid in reversed(self.created):
                 read, _, delete = self._rbac_calls(kind)
                 try:
-                    have = read(name, self.namespace, _request_timeout=self.command_timeout)
+                    have = read(name, self.namespace, _request_timeout=t)
                     if (have.metadata.uid == uid and
                             (have.metadata.labels or {}).get(INSTANCE_LABEL) == self.instance):
-                        delete(name, self.namespace, _request_timeout=self.command_timeout,
+                        delete(name, self.namespace, _request_timeout=t,
                                body={"preconditions": {"uid": uid}})
                 except ApiException as e:
                     if e.status != 404:
                         raise
             self.created = []
             if self.created_namespace:
-                self.core.delete_namespace(self.namespace, _request_timeout=self.command_timeout)
+                self.core.delete_namespace(self.namespace, _request_timeout=t)
                 self.created_namespace = False
+            elif self._namespace_checked:
+                self._delete_policies()
+                from netarena_gym.k8s.backends.kubernetes_workload import delete_workload
+                delete_workload(self.api_client, self.namespace, self.workload_created, t)
+            self.workload_created = []
         finally:
-            shutil.rmtree(self._kc_dir, ignore_errors=True)
-            shutil.rmtree(self._agent_dir, ignore_errors=True)
+            self._closed = True
+            self._finalizer()
             self.api_client.close()
 
 
-def _agent_ids(user) -> tuple[int | None, int | None]:
-    """(uid, gid) the agent's kubectl runs as: ``user`` (a name or uid) when we are root,
-    else None (the caller's own uid; no privilege to drop)."""
-    if user is None or os.geteuid() != 0:
-        return None, None
+def _api_error(e: Exception) -> str:
+    """One line for an API failure: the status and the server's message when it sent one."""
+    status, reason, body = getattr(e, "status", None), getattr(e, "reason", None), getattr(e, "body", None)
+    if status is None:
+        return f"{type(e).__name__}: {e}"
     try:
-        pw = pwd.getpwnam(user) if isinstance(user, str) else pwd.getpwuid(int(user))
-    except KeyError:
-        raise ValueError(f"agent_user {user!r} is not a user on this machine") from None
-    if pw.pw_uid == 0:
-        raise ValueError("agent_user must not be root")
-    return pw.pw_uid, pw.pw_gid
+        msg = json.loads(body).get("message") if body else None
+    except (ValueError, AttributeError):
+        msg = None
+    return f"{status} {reason}" + (f": {msg}" if msg else "")
