@@ -28,3 +28,50 @@ def test_allowed(line):
 def test_refused(line, why):
     msg = check_command_line(parse_command_line(line))
     assert msg is not None and why in msg
+
+
+# ---- a real node keeps what these change across episodes (the network is reused): refused
+# in every spelling the tools accept, on every backend (the allow-list is shared)
+@pytest.mark.parametrize("line,why", [
+    # iproute2 takes any prefix of a verb, the first match in its order winning
+    ("ip link ad zz0 type bridge", "(add)"), ("ip l a x type dummy", "(add)"),
+    ("ip link de r0-eth3", "(delete)"), ("ip link dele r0-eth3", "(delete)"),
+    ("ip link d r0-eth3", "(delete)"), ("ip link delete dev r0-eth3", "(delete)"),
+    ("ip link rep name br9 type bridge", "(replace)"), ("ip link r x type bridge", "(replace)"),
+    ("ip link p add dev r0-eth1 altname x", "(property)"),
+    ("ip link property add dev r0-eth1 altname x", "(property)"),
+    # set/change keywords the simulator does not model
+    ("ip link set dev r0-eth3 name zz0", "name is not allowed"),
+    ("ip link cha dev r0-eth3 name zz0", "ip link change ... name"),
+    ("ip link c r0-eth3 name zz0", "name is not allowed"),
+    ("ip link s r0-eth1 ty bridge", "ty (type)"),
+    ("ip link set r0-eth1 address 02:00:00:00:00:01", "address"),
+    ("ip link set r0-eth1 a 02:00:00:00:00:01", "a (address)"),
+    ("ip link set r0-eth1 txq 5", "txq (txqueuelen)"), ("ip link set r0-eth1 m r0-eth2", "(master)"),
+    ("ip link set r0-eth1 nomaster", "nomaster"), ("ip link set r0-eth1 multicast off", "multicast"),
+    ("ip link set r0-eth1 group 3", "group"), ("ip link set r0-eth1 up name zz0", "name"),
+    # iptables: only the filter table may change
+    ("iptables -t raw -A PREROUTING -i r0-eth1 -j DROP", "-t raw: only the filter table"),
+    ("iptables -t mangle -A FORWARD -o r0-eth2 -j DROP", "-t mangle"),
+    ("iptables -tnat -F", "-t nat"), ("iptables -nvtraw -L -Z", "-t raw"),
+    ("iptables --table=nat -A POSTROUTING -j MASQUERADE", "-t nat"),
+    ("iptables --ta nat -X", "-t nat"), ("iptables --t raw -N x", "-t raw"),
+    ("iptables -t security -P INPUT DROP", "-t security"),
+    ("iptables -M /bin/sh -L", "--modprobe"), ("iptables -nM/bin/sh -L", "--modprobe"),
+    ("iptables --mod=/bin/sh -L", "--modprobe"), ("iptables --modprobe /bin/sh -L", "--modprobe"),
+])
+def test_refused_in_every_spelling(line, why):
+    msg = check_command_line(parse_command_line(line))
+    assert msg is not None and why in msg, msg
+
+
+@pytest.mark.parametrize("line", [
+    "ip link set r0-eth1 up", "ip link s r0-eth1 down", "ip link cha r0-eth1 mtu 1400",
+    "ip link set dev r0-eth1 al x", "ip link set r0-eth1 alias name",
+    "ip link set r0-eth1 promisc on arp off mtu 1400 up", "ip link sh", "ip link ls",
+    "ip link l", "ip link list dev r0-eth1", "ip link", "ip link help",
+    "iptables -t nat -S", "iptables -t raw -L -n", "iptables -L -t nat", "iptables -nvtraw -L",
+    "iptables -t filter -A FORWARD -j DROP", "iptables -A FORWARD -j DROP",
+    "iptables-save -t nat"])
+def test_still_allowed(line):
+    assert check_command_line(parse_command_line(line)) is None

@@ -18,6 +18,19 @@ only name ``net.*`` keys (per network namespace) and never loads files: ``-p``, 
 switch namespaces (``-batch``, ``-netns``, ``-all``, ``-force``, ``tc -conf``) are refused in
 every prefix spelling iproute2 accepts. The filters' own refusals (file operands, ``sort
 -o``) come from :func:`netarena_gym.shell.policy.filter_position_refusal`.
+
+The topology is fixed: ``ip link`` may show links and set what the simulator models (``up``,
+``down``, ``mtu``, ``promisc``, ``arp``, ``alias``) and nothing else. ``add``, ``delete``,
+``replace`` and ``property`` (alternative names) are refused in every spelling iproute2
+accepts (any prefix, its first match in iproute2's own order: ``ad``, ``de``, ``dele``,
+``rep``...), and so is every other ``ip link set``/``change`` keyword (``name`` renames,
+``address``, ``type``, ``master``, ``txqueuelen``, ``multicast``...: a real node would keep
+them across episodes, and the simulator does not model them). ``iptables`` may change only
+the ``filter`` table, the one the simulator models: another ``-t`` table (``raw``,
+``mangle``, ``nat``, ``security``) may only be listed (``-L``/``-S``, which show it empty on
+both backends), in every spelling of the option (``-tnat``, ``-nt nat``, ``--table=nat``,
+``--ta nat``); ``--modprobe``/``-M`` (a program iptables would run) is refused in every
+spelling.
 """
 from __future__ import annotations
 
@@ -157,8 +170,59 @@ def refusal(cmd: SimpleCommand, position: int) -> str | None:
         return _sysctl_refusal(cmd.argv)
     if prog == "ping" and any(a in ("-f",) for a in cmd.argv[1:]):
         return "flood ping is not allowed"
-    if prog == "iptables" and any(a.startswith("--modprobe") for a in cmd.argv[1:]):
-        return "iptables --modprobe is not allowed"
+    if prog == "iptables":
+        return _iptables_refusal(cmd.argv)
+    return None
+
+
+# iptables 1.8.9's short options that take an argument (getopt: the rest of the word, or the
+# next word) or an optional one (the rest of the word): a cluster ends at the first
+_IPT_ARG_SHORTS = frozenset("ACDRIMNEPopsdjitmcgLSFZXhwW")
+# the long commands that change a table (``--de`` may be --delete or --delete-chain: both)
+_IPT_WRITES = ("append", "check", "delete", "delete-chain", "flush", "insert", "new-chain",
+               "policy", "rename-chain", "replace", "set-counters", "zero")
+
+
+def _iptables_options(argv: list[str]):
+    """(short letter or long name as written, value or None) for each option of an
+    iptables argv, as getopt_long splits clusters (``-nvtnat``: n, v, t=nat). Conservative:
+    a word after an option that takes an argument is still scanned as an option."""
+    i = 1
+    while i < len(argv):
+        tok = argv[i]
+        i += 1
+        if tok.startswith("--") and len(tok) > 2:
+            name, eq, val = tok[2:].partition("=")
+            yield "--" + name, (val if eq else argv[i] if i < len(argv) else None)
+        elif tok.startswith("-") and len(tok) > 1:
+            for j, c in enumerate(tok[1:], 2):
+                if c in _IPT_ARG_SHORTS:
+                    rest = tok[j:] or None
+                    yield c, (rest if rest or c not in "ACDRIMNEPopsdjitmcg" else
+                              argv[i] if i < len(argv) else None)
+                    break
+                yield c, None
+
+
+def _iptables_refusal(argv: list[str]) -> str | None:
+    """``--modprobe``/``-M`` in any spelling; a table other than ``filter`` unless the
+    command only lists it (``-L``/``-S``)."""
+    tables, lists, writes = [], False, False
+    for opt, val in _iptables_options(argv):
+        name = opt[2:] if opt.startswith("--") else None
+        if opt == "M" or (name is not None and len(name) >= 2 and "modprobe".startswith(name)):
+            return "iptables --modprobe is not allowed"
+        if opt == "t" or (name and "table".startswith(name)):
+            tables.append(val or "")
+        elif opt in ("L", "S") or (name and "list-rules".startswith(name)):
+            lists = True
+        elif opt in "ACDRIFZNXEP" and len(opt) == 1 or (
+                name and any(w.startswith(name) for w in _IPT_WRITES)):
+            writes = True
+    other = next((t for t in tables if t != "filter"), None)
+    if other is not None and (writes or not lists):
+        return (f"iptables -t {other or '(none)'}: only the filter table may be changed (the "
+                "simulator models no other; -L and -S list the others, empty)")
     return None
 
 
@@ -180,8 +244,61 @@ def _ip_refusal(argv: list[str]) -> str | None:
     rest = argv[i + 1:]
     if "netns" in rest:
         return "moving interfaces between namespaces is not allowed"
-    if obj == "link" and rest and rest[0] in ("add", "a", "delete", "del", "d"):
-        return "creating or deleting links is not allowed (the topology is fixed)"
+    if obj == "link" and rest:
+        return _ip_link_refusal(rest)
+    return None
+
+
+def _matches(word: str, keyword: str) -> bool:
+    """iproute2's ``matches() == 0``: ``word`` is a non-empty prefix of ``keyword``."""
+    return bool(word) and keyword.startswith(word)
+
+
+# ``ip link`` commands in the order iproute2 6.1's do_iplink tries them (the first a word
+# abbreviates wins: ``a`` is add, ``s`` set, ``sh`` show, ``l`` lst)
+_LINK_VERBS = ("add", "set", "change", "replace", "delete", "show", "lst", "list", "xstats",
+               "afstats", "property", "help")
+# the keywords of iplink_parse (iproute2 6.1) in its order; True: any prefix matches
+_LINK_WORDS = (
+    ("up", False), ("down", False), ("name", False), ("index", False), ("link", True),
+    ("address", True), ("broadcast", True), ("brd", False), ("txqueuelen", True),
+    ("qlen", False), ("txqlen", True), ("mtu", False), ("xdpgeneric", False),
+    ("xdpdrv", False), ("xdpoffload", False), ("xdp", False), ("netns", False),
+    ("multicast", False), ("allmulticast", False), ("promisc", False), ("trailers", False),
+    ("arp", False), ("carrier", False), ("vf", False), ("master", True), ("vrf", False),
+    ("nomaster", True), ("dynamic", True), ("type", True), ("alias", True), ("group", False),
+    ("mode", False), ("state", False), ("numtxqueues", True), ("numrxqueues", True),
+    ("addrgenmode", True), ("link-netns", True), ("link-netnsid", True), ("protodown", False),
+    ("protodown_reason", False), ("gso_max_size", False), ("gso_max_segs", False),
+    ("gro_max_size", False), ("gso_ipv4_max_size", False), ("gro_ipv4_max_size", False),
+    ("parentdev", False))
+# what ``ip link set`` may change (the simulator's model): keyword -> words it takes
+_LINK_SETTABLE = {"up": 0, "down": 0, "mtu": 1, "promisc": 1, "arp": 1, "alias": 1}
+
+
+def _ip_link_refusal(rest: list[str]) -> str | None:
+    verb = next((v for v in _LINK_VERBS if _matches(rest[0], v)), None)
+    if verb in ("add", "replace", "delete"):
+        return (f"ip link {rest[0]} ({verb}): creating or deleting links is not allowed (the "
+                "topology is fixed)")
+    if verb == "property":
+        return f"ip link {rest[0]} (property): alternative link names are not allowed"
+    if verb not in ("set", "change"):
+        return None
+    i = 1
+    while i < len(rest):
+        a = rest[i]
+        i += 1
+        word = next((w for w, prefix in _LINK_WORDS
+                     if a == w or (prefix and _matches(a, w))), None)
+        if word in _LINK_SETTABLE:
+            i += _LINK_SETTABLE[word]
+        elif word is not None:
+            what = a if a == word else f"{a} ({word})"
+            return (f"ip link {verb} ... {what} is not allowed: the topology is fixed (only "
+                    "up, down, mtu, promisc, arp and alias may be set)")
+        elif a == "dev":
+            i += 1
     return None
 
 
