@@ -35,6 +35,8 @@ PUBLIC_INFO = ("correct", "safe", "safe_compat", "steps", "violations", "loss_pc
                "refused", "timeouts", "reward_components")
 OVER = "netarena: the episode is over; call reset to start a new one"
 NO_EPISODE = "netarena: no episode is running; call reset first"
+EXPIRED = ("netarena: this session expired (closed, or idle for longer than the server's "
+           "idle timeout); open a new session")
 
 
 class SessionLimit(RuntimeError):
@@ -46,6 +48,21 @@ class UnknownSession(KeyError):
 
     def __str__(self) -> str:  # KeyError would quote the id; say what happened instead
         return "unknown or expired session"
+
+
+class SessionExpired(UnknownSession):
+    """A request reached a session that was closed (reaped for idleness, or closed by the
+    server): it stays closed, so nothing is built or run in it again."""
+
+    def __str__(self) -> str:
+        return EXPIRED
+
+
+def empty_record(env_id: str, level: Any) -> dict:
+    """The episode record of a session in which no step was played."""
+    return {"env": env_id, "level": jsonable(level), "seed": None, "steps": [], "n_steps": 0,
+            "total_reward": 0.0, "done": True, "correct": False, "safe": True,
+            "safe_compat": True}
 
 
 def public_info(info: dict) -> dict:
@@ -87,9 +104,12 @@ class Session(PooledSession):
         self.last_observation = ""
         self.last_info: dict = {}
         self.total_reward = 0.0
+        self.closed = False  # once closed (by the client, the server or the reaper), for good
 
     # ----------------------------------------------------------------- env
     def _ensure_env(self, level: Any) -> gym.Env:
+        if self.closed:  # a reaped session must not build an env that nothing would close
+            raise SessionExpired(self.id)
         if self.env is not None and level == self.level:
             return self.env
         new = self._make(self.env_id, level=level, render_mode="ansi", **self.env_options)
@@ -106,7 +126,8 @@ class Session(PooledSession):
 
     def reset(self, seed: int | None = None, level: Any = None) -> tuple[str, dict]:
         """A new episode; a seed that is not an integer >= 0 is :class:`InvalidConfig`
-        (what every protocol turns into its own invalid-argument answer)."""
+        (what every protocol turns into its own invalid-argument answer); a closed session
+        raises :class:`SessionExpired` (its message says so)."""
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
                                  or seed < 0):
             raise InvalidConfig(f"seed must be an integer >= 0 or null, got {seed!r}")
@@ -122,14 +143,19 @@ class Session(PooledSession):
             self.last_info = public_info(info)
             return self.last_observation, self.last_info
 
-    def step(self, action: Any) -> tuple[str, float, bool, dict]:
-        """``(observation, reward, done, public_info)``; stepping with no live episode
-        answers an error text (the episode stays over), never raises."""
+    def step(self, action: Any, convert: Callable[[Any, str], Any] | None = None
+             ) -> tuple[str, float, bool, dict]:
+        """``(observation, reward, done, public_info)``; stepping with no live episode or in
+        a closed session answers an error text (the episode stays over), never raises.
+        ``convert(action, interface)``, when given, turns a protocol's action into the
+        env's (it needs the live env's interface, so it runs only when there is one)."""
         with self.lock:
             self.last_used = time.monotonic()
-            if self.env is None or self.done:
-                text = OVER if self.seed_set else NO_EPISODE
+            if self.closed or self.env is None or self.done:
+                text = EXPIRED if self.closed else OVER if self.seed_set else NO_EPISODE
                 return text, 0.0, True, dict(self.last_info, error=text)
+            if convert is not None:
+                action = convert(action, self.env.unwrapped.interface)
             obs, reward, terminated, truncated, info = self.env.step(action)
             self.done = bool(terminated or truncated)
             self.last_observation = str(obs)
@@ -148,6 +174,8 @@ class Session(PooledSession):
         connectivity mismatches (the env's ANSI render), or the last observation."""
         with self.lock:
             self.last_used = time.monotonic()
+            if self.closed:
+                return EXPIRED
             if self.env is None or not self.seed_set:
                 return NO_EPISODE
             return str(self.env.render() or self.last_observation)
@@ -156,7 +184,7 @@ class Session(PooledSession):
         """The episode so far: the agent's actions, rewards and outcome (no scenario)."""
         with self.lock:
             info = self.last_info
-            return {"env": self.env_id, "level": jsonable(self.level), "seed": self.seed,
+            return {**empty_record(self.env_id, self.level), "seed": self.seed,
                     "steps": list(self.steps), "n_steps": len(self.steps),
                     "total_reward": self.total_reward, "done": self.done,
                     "correct": bool(info.get("correct", False)),
@@ -166,10 +194,12 @@ class Session(PooledSession):
     def start(self) -> None:
         """Called by the pool once the session holds its slot: a bad option fails here,
         not at the first reset."""
-        self._ensure_env(self.level)
+        with self.lock:
+            self._ensure_env(self.level)
 
     def close(self) -> None:
         with self.lock:
+            self.closed = True
             if self.env is not None:
                 env, self.env = self.env, None
                 env.close()
@@ -264,6 +294,14 @@ class SessionPool:
             s = self._pop(sid)
         if s is not None:
             s.close()
+
+    def close_key(self, key: str) -> None:
+        """Close the session bound to the client's ``key`` (its transport session ended);
+        nothing when none is."""
+        with self._lock:
+            sid = self._by_key.get(key)
+        if sid is not None:
+            self.close(sid)
 
     def close_all(self) -> None:
         self._stop.set()

@@ -9,8 +9,9 @@ import time
 import pytest
 
 from netarena_gym.errors import InvalidConfig
-from netarena_gym.serve.sessions import (NO_EPISODE, OVER, PUBLIC_INFO, SessionLimit,
-                                         SessionManager, UnknownSession)
+from netarena_gym.serve.sessions import (EXPIRED, NO_EPISODE, OVER, PUBLIC_INFO,
+                                         SessionExpired, SessionLimit, SessionManager,
+                                         UnknownSession)
 
 
 def test_ids_are_random_and_unique():
@@ -60,6 +61,49 @@ def test_idle_sessions_are_reaped_and_their_env_closed():
         with pytest.raises(UnknownSession, match="unknown or expired"):
             m.get(s.id)
         assert m.get(busy.id) is busy
+    finally:
+        m.close_all()
+
+
+def test_a_reaped_session_stays_closed_and_builds_no_env():
+    """A server may still hold a reaped session (an open WebSocket): its requests answer
+    that it expired, and none of them builds an env outside the pool (which nothing would
+    close, not even close_all)."""
+    import gymnasium as gym
+
+    made, closed = [], []
+
+    def make(*a, **kw):
+        env = gym.make(*a, **kw)
+        made.append(env)
+        inner = env.close
+        env.close = lambda: (closed.append(env), inner())[1]
+        return env
+
+    m = SessionManager("NetArena-Routing-v0", idle_timeout=0.5, make=make)
+    s = m.open()
+    s.reset(seed=1)
+    time.sleep(0.7)
+    assert m.reap() == [s.id] and len(made) == 1 and len(closed) == 1
+    text, reward, done, info = s.step({"machine": "r0", "command": "ip route"})
+    assert text == EXPIRED and done and reward == 0.0 and info["error"] == EXPIRED
+    assert s.status() == EXPIRED
+    with pytest.raises(SessionExpired, match="session expired"):
+        s.reset(seed=2)
+    with pytest.raises(SessionExpired):
+        s.start()
+    assert len(made) == 1 and s.env is None and len(m) == 0
+    m.close_all()
+    assert len(made) == len(closed)
+
+
+def test_close_key_closes_the_bound_session_only():
+    m = SessionManager("NetArena-Routing-v0", max_sessions=2)
+    try:
+        a, b = m.for_key("a"), m.for_key("b")
+        m.close_key("a")
+        m.close_key("nobody")
+        assert a.closed and a.env is None and not b.closed and m.ids() == [b.id]
     finally:
         m.close_all()
 
