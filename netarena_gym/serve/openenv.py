@@ -2,12 +2,18 @@
 
 Built with openenv-core's ``create_app``: ``POST /reset``, ``POST /step``, ``GET /state``,
 ``GET /schema``, ``GET /health`` and the WebSocket ``/ws`` with one env per session
-(``max_concurrent_envs`` = ``--max-sessions``). Each WebSocket session opens one
+(openenv-core's ``ConcurrencyConfig``: ``max_concurrent_envs`` = ``--max-sessions``,
+``session_timeout`` = ``--idle-timeout``, so a session reaped for idleness frees its slot
+in openenv-core as well as in the manager). Each WebSocket session opens one
 :class:`~netarena_gym.serve.sessions.Session` of the server's
-:class:`~netarena_gym.serve.sessions.SessionManager` (its own env instance, so its own
-Mininet names or K8s namespace on a real backend). The stateless HTTP ``/reset`` and
-``/step`` are openenv-core's: each request builds and closes a fresh env, so multi-step
-episodes need the WebSocket (openenv-core's ``EnvClient`` uses it).
+:class:`~netarena_gym.serve.sessions.SessionManager` at its first reset (its own env
+instance, so its own Mininet names or K8s namespace on a real backend); a session once
+reaped or closed stays closed: its step and status answer that it expired and its reset
+is an error saying so. The stateless HTTP ``/reset`` and ``/step`` are openenv-core's: a
+``/reset`` opens a session and closes it after the request, so multi-step episodes need
+the WebSocket (openenv-core's ``EnvClient`` uses it); ``/step``, ``/state`` and
+``/metadata`` answer without building an env or taking a slot. A refused reset argument
+(level, seed, scenario) is HTTP 422 and a full server 503, each with the message.
 
 Typed actions per task: routing ``machine`` + ``command``; K8s ``command`` + ``stdin``;
 capacity planning ``tool`` + ``arguments`` (the text interface's graph operations and
@@ -29,12 +35,17 @@ require("openenv.core", "serve")
 
 from openenv.core.client_types import StepResult  # noqa: E402
 from openenv.core.env_client import EnvClient  # noqa: E402
-from openenv.core.env_server import Action, Environment, Observation, State, create_app  # noqa: E402
+from fastapi import Request  # noqa: E402
+from fastapi.responses import JSONResponse  # noqa: E402
+from openenv.core.env_server import (  # noqa: E402
+    Action, ConcurrencyConfig, Environment, Observation, State, create_app)
 from openenv.core.env_server.types import EnvironmentMetadata  # noqa: E402
 from pydantic import Field  # noqa: E402
 
+from netarena_gym.errors import InvalidConfig, ScenarioError  # noqa: E402
 from netarena_gym.eval.spec import parse_level  # noqa: E402
-from netarena_gym.serve.sessions import SessionManager  # noqa: E402
+from netarena_gym.serve.sessions import (  # noqa: E402
+    NO_EPISODE, Session, SessionLimit, SessionManager, UnknownSession, empty_record)
 
 MAX_FIELD = 65536
 
@@ -124,7 +135,9 @@ def models(env_id: str):
 
 # ------------------------------------------------------------- environment
 class NetArenaOpenEnv(Environment):
-    """One OpenEnv session = one :class:`Session` of the server's manager."""
+    """One OpenEnv session = one :class:`Session` of the server's manager, opened by the
+    first reset (openenv-core builds one of these per stateless HTTP request as well, on
+    its event loop: construction takes no slot and builds nothing)."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True
 
@@ -132,11 +145,16 @@ class NetArenaOpenEnv(Environment):
         super().__init__()
         self.manager = manager
         self.action_cls, self.obs_cls, self.to_env = models(manager.env_id)
-        self.session = manager.open()
+        self.session: Session | None = None
         self.episode_id: str | None = None
 
+    def _record(self) -> dict:
+        if self.session is None:
+            return empty_record(self.manager.env_id, self.manager.level)
+        return self.session.record()
+
     def _obs(self, text: str, reward: float | None, done: bool, info: dict):
-        rec = self.session.record()
+        rec = self._record()
         comps = dict(info.get("reward_components", {}))
         flags = {"correct": bool(info.get("correct", False)), "safe": bool(info.get("safe", True)),
                  "safe_compat": bool(info.get("safe_compat", True))}
@@ -147,7 +165,9 @@ class NetArenaOpenEnv(Environment):
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None,
               level: Any = None) -> NetArenaObservation:
         lvl = None if level is None else parse_level(str(level))
-        text, info = self.session.reset(seed=seed, level=lvl)
+        if self.session is None:  # SessionLimit when the pool is full
+            self.session = self.manager.open()
+        text, info = self.session.reset(seed=seed, level=lvl)  # SessionExpired once closed
         self.episode_id = secrets.token_urlsafe(12)
         return self._obs(text, None, False, info)
 
@@ -155,13 +175,17 @@ class NetArenaOpenEnv(Environment):
              **kwargs: Any) -> NetArenaObservation:
         if not isinstance(action, self.action_cls):
             action = self.action_cls.model_validate(action)
-        env_action = self.to_env(action, self.session.interface)
-        text, reward, done, info = self.session.step(env_action)
+        if self.session is None:  # no reset yet: nothing to open or build for this answer
+            return self._obs(NO_EPISODE, 0.0, True, {"error": NO_EPISODE})
+        text, reward, done, info = self.session.step(action, convert=self.to_env)
         return self._obs(text, reward, done, info)
 
     @property
     def state(self) -> NetArenaState:
         s = self.session
+        if s is None:
+            return NetArenaState(episode_id=None, step_count=0, env=self.manager.env_id,
+                                 level=self.manager.level, done=True)
         return NetArenaState(episode_id=self.episode_id, step_count=len(s.steps),
                              env=s.env_id, level=s.level, done=s.done)
 
@@ -181,14 +205,30 @@ class NetArenaOpenEnv(Environment):
                                    version=netarena_gym.__version__)
 
     def close(self) -> None:
-        self.manager.close(self.session.id)
+        if self.session is not None:
+            self.manager.close(self.session.id)
+
+
+def _client_error(status: int):
+    async def handler(request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse(status_code=status, content={"detail": f"netarena: {exc}"})
+
+    return handler
 
 
 def build_app(manager: SessionManager):
-    """The FastAPI app for ``manager``'s env (openenv-core's ``create_app``)."""
+    """The FastAPI app for ``manager``'s env (openenv-core's ``create_app``). A refused
+    argument (:class:`InvalidConfig`, :class:`ScenarioError`) is HTTP 422, a full server
+    (:class:`SessionLimit`) 503 and an expired session 410, each with the message."""
     action_cls, obs_cls, _ = models(manager.env_id)
-    return create_app(functools.partial(NetArenaOpenEnv, manager), action_cls, obs_cls,
-                      env_name=manager.env_id, max_concurrent_envs=manager.max_sessions)
+    config = ConcurrencyConfig(max_concurrent_envs=manager.max_sessions,
+                               session_timeout=manager.idle_timeout or None)
+    app = create_app(functools.partial(NetArenaOpenEnv, manager), action_cls, obs_cls,
+                     env_name=manager.env_id, concurrency_config=config)
+    for exc, status in ((InvalidConfig, 422), (ScenarioError, 422), (SessionLimit, 503),
+                        (UnknownSession, 410)):
+        app.add_exception_handler(exc, _client_error(status))
+    return app
 
 
 # ------------------------------------------------------------------- client

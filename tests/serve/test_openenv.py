@@ -137,3 +137,107 @@ def test_schema_endpoint_shows_the_typed_models(serve):
     assert set(schema["action"]["properties"]) >= {"command", "stdin"}
     assert "reward_components" in schema["observation"]["properties"]
     assert models("NetArena-K8sPolicy-v0")[0] is K8sPolicyAction
+
+
+def ws_url(srv) -> str:
+    return srv.url.replace("http", "ws") + "/ws"
+
+
+def ask(ws, kind: str, data: dict) -> dict:
+    ws.send(json.dumps({"type": kind, "data": data}))
+    return json.loads(ws.recv(timeout=60))
+
+
+def counting_make(made: list, closed: list):
+    """A ``make`` for the manager that records every env built and every env closed."""
+    import gymnasium as gym
+
+    def make(*a, **kw):
+        env = gym.make(*a, **kw)
+        made.append(env)
+        inner = env.close
+        env.close = lambda: (closed.append(env), inner())[1]
+        return env
+
+    return make
+
+
+def test_a_reaped_session_stays_closed_on_its_open_websocket(serve):
+    """The reaper closed the session while the client kept its WebSocket: the next
+    messages answer that the session expired and build no env outside the pool."""
+    from websockets.sync.client import connect
+
+    from netarena_gym.serve.sessions import EXPIRED
+
+    made, closed = [], []
+    srv, manager = serve("NetArena-Routing-v0", max_sessions=1, idle_timeout=0.5,
+                         make=counting_make(made, closed))
+    with connect(ws_url(srv), open_timeout=10) as ws:
+        assert ask(ws, "reset", {"seed": 1})["type"] == "observation"
+        time.sleep(0.7)
+        assert len(manager.reap()) == 1 and len(manager) == 0
+        step = ask(ws, "step", {"machine": "r0", "command": "ip route"})
+        assert step["type"] == "observation" and step["data"]["done"]
+        assert step["data"]["observation"]["text"] == EXPIRED
+        again = ask(ws, "reset", {"seed": 2})
+        assert again["type"] == "error" and again["data"]["message"] == EXPIRED
+        assert len(made) == 1 and len(closed) == 1 and len(manager) == 0
+    manager.close_all()
+    assert len(made) == len(closed)  # nothing was built that nothing closes
+
+
+def test_an_idle_timeout_frees_the_openenv_slot_for_a_new_client(serve):
+    """openenv-core counts its own sessions: with its session_timeout left unset, a reaped
+    session's slot was held for good and every new client got CAPACITY_REACHED."""
+    from websockets.sync.client import connect
+
+    srv, manager = serve("NetArena-Routing-v0", max_sessions=1, idle_timeout=1.0)
+    manager.start_reaper(interval=0.25)
+    with connect(ws_url(srv), open_timeout=10) as idle:
+        assert ask(idle, "reset", {"seed": 1})["type"] == "observation"
+        deadline = time.monotonic() + 20  # openenv-core's reaper looks every 5 s at most
+        while True:
+            with connect(ws_url(srv), open_timeout=10) as ws:
+                try:  # a refused connection is answered at once, then closed
+                    refused = json.loads(ws.recv(timeout=2))
+                except TimeoutError:
+                    assert ask(ws, "reset", {"seed": 2})["type"] == "observation"
+                    assert len(manager) == 1
+                    break
+                assert refused["data"]["code"] == "CAPACITY_REACHED"
+            assert time.monotonic() < deadline, "the reaped session's slot was never freed"
+            time.sleep(0.5)
+        step = ask(idle, "step", {"machine": "r0", "command": "ip route"})
+        assert "session expired" in step["data"]["observation"]["text"]
+
+
+def test_http_refusals_are_client_errors_with_the_message(serve):
+    srv, manager = serve("NetArena-Routing-v0", max_sessions=1)
+    bad = httpx.post(srv.url + "/reset", json={"level": "bogus"}, timeout=60)
+    assert bad.status_code == 422 and "level must be one of" in bad.json()["detail"]
+    assert httpx.post(srv.url + "/reset", json={"level": 99}, timeout=60).status_code == 422
+    assert httpx.post(srv.url + "/reset", json={"seed": 1}, timeout=60).status_code == 200
+    assert len(manager) == 0  # the stateless reset's session was closed
+    from websockets.sync.client import connect
+
+    with connect(ws_url(srv), open_timeout=10) as ws:
+        assert ask(ws, "reset", {"seed": 1})["type"] == "observation"
+        full = httpx.post(srv.url + "/reset", json={"seed": 1}, timeout=60)
+        assert full.status_code == 503 and "limit of 1 sessions" in full.json()["detail"]
+        state = httpx.get(srv.url + "/state", timeout=60)
+        assert state.status_code == 200 and state.json()["step_count"] == 0
+
+
+def test_stateless_requests_build_no_env_and_take_no_slot(serve):
+    """openenv-core builds one env object per stateless request, on its event loop: it
+    must not start a backend (a Mininet net on a real one) nor hold a session."""
+    made, closed = [], []
+    srv, manager = serve("NetArena-Routing-v0", max_sessions=1, make=counting_make(made, closed))
+    state = httpx.get(srv.url + "/state", timeout=60)  # openenv-core's State fields only
+    assert state.status_code == 200 and state.json()["step_count"] == 0
+    assert httpx.get(srv.url + "/metadata", timeout=60).json()["name"] == "NetArena-Routing-v0"
+    step = httpx.post(srv.url + "/step", json={"action": {"machine": "r0", "command": "ip a"}},
+                      timeout=60).json()
+    assert "no episode is running" in step["observation"]["text"]
+    assert step["observation"]["episode"]["n_steps"] == 0
+    assert made == [] and len(manager) == 0
