@@ -8,6 +8,9 @@ import asyncio
 import json
 import os
 import sys
+import time
+
+import httpx
 
 import pytest
 
@@ -138,3 +141,129 @@ def test_streamable_http_gives_each_client_its_own_session():
         manager.close_all()
     assert ra["seed"] == 1 and ra["n_steps"] == 1
     assert rb["seed"] == 2 and rb["n_steps"] == 0
+
+
+def drained(manager, seconds: float = 10.0) -> bool:
+    end = time.monotonic() + seconds
+    while len(manager) and time.monotonic() < end:
+        time.sleep(0.02)
+    return len(manager) == 0
+
+
+def test_a_session_ends_with_its_transport_session_and_a_full_server_says_so():
+    """Sequential clients: each one's manager session is closed when its MCP session ends
+    (before, only the 900 s reaper freed it, and the third client found the server full);
+    while two are connected to a server of one session, the second is told why."""
+    manager = SessionManager("NetArena-Routing-v0", max_sessions=1)
+    srv = UvicornThread(build_server(manager).streamable_http_app()).start()
+    url = srv.url + "/mcp"
+
+    async def one(seed: int) -> str:
+        async with Client(url, mode="legacy") as c:
+            r = await c.call_tool("reset", {"seed": seed})
+            assert not r.is_error and len(manager) == 1
+            return call_tool_text(r)
+
+    async def two() -> str:
+        async with Client(url, mode="legacy") as a, Client(url, mode="legacy") as b:
+            await a.call_tool("reset", {"seed": 1})
+            r = await b.call_tool("reset", {"seed": 2})
+            assert not r.is_error
+            return call_tool_text(r)
+
+    try:
+        for seed in (1, 2, 3):
+            assert run(one(seed)).startswith("Pingall")
+            assert drained(manager)
+        assert "holds its limit of 1 sessions" in run(two())
+        assert drained(manager)
+    finally:
+        srv.stop()
+        manager.close_all()
+
+
+HANDSHAKE = "2025-11-25"
+STATELESS = "2026-07-28"
+
+
+def post(url: str, body: dict, version: str, sid: str | None = None) -> httpx.Response:
+    headers = {"accept": "application/json, text/event-stream",
+               "content-type": "application/json", "mcp-protocol-version": version}
+    if sid:
+        headers["mcp-session-id"] = sid
+    if version == STATELESS:  # the 2026-07-28 envelope: routing headers and _meta
+        headers["mcp-method"] = body["method"]
+        if "name" in body["params"] or "uri" in body["params"]:
+            headers["mcp-name"] = body["params"].get("name") or body["params"]["uri"]
+        body["params"]["_meta"] = {"io.modelcontextprotocol/protocolVersion": STATELESS,
+                                   "io.modelcontextprotocol/clientCapabilities": {}}
+    return httpx.post(url, json={"jsonrpc": "2.0", **body}, headers=headers, timeout=60)
+
+
+def call(url: str, name: str, args: dict, version: str, sid: str | None = None) -> str:
+    r = post(url, {"id": 2, "method": "tools/call",
+                   "params": {"name": name, "arguments": args}}, version, sid)
+    assert r.status_code == 200, r.text
+    return r.json()["result"]["content"][0]["text"]
+
+
+def handshake(url: str) -> str:
+    """A raw handshake-protocol session; its SDK-issued id."""
+    r = post(url, {"id": 1, "method": "initialize", "params": {
+        "protocolVersion": HANDSHAKE, "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}, HANDSHAKE)
+    sid = r.headers["mcp-session-id"]
+    post(url, {"method": "notifications/initialized"}, HANDSHAKE, sid)
+    return sid
+
+
+def test_only_sdk_issued_session_ids_are_keys():
+    """A client-chosen mcp-session-id (stateless requests carry whatever they like) opened
+    a session per string, so one client filled the pool; and a real session's id sent on a
+    stateless request reached that session. Now only the SDK's own stateful sessions are
+    keys; everything stateless shares the process's one session."""
+    manager = SessionManager("NetArena-Routing-v0", max_sessions=3)
+    srv = UvicornThread(build_server(manager).streamable_http_app(json_response=True)).start()
+    url = srv.url + "/mcp"
+    try:
+        for made_up in ("x1", "x2", "x3", "x4"):
+            assert call(url, "reset", {"seed": 1}, STATELESS, made_up).startswith("Pingall")
+        assert len(manager) == 1  # the stateless one
+        assert post(url, {"id": 3, "method": "tools/list", "params": {}}, HANDSHAKE,
+                    "made-up").status_code == 404  # the SDK refuses unknown ids itself
+        sid = handshake(url)
+        assert call(url, "reset", {"seed": 4}, HANDSHAKE, sid).startswith("Pingall")
+        assert len(manager) == 2
+        call(url, "run", {"machine": "r0", "command": "ip route"}, HANDSHAKE, sid)
+        rec = post(url, {"id": 4, "method": "resources/read",
+                         "params": {"uri": EPISODE_URI}}, HANDSHAKE, sid).json()
+        assert json.loads(rec["result"]["contents"][0]["text"])["seed"] == 4
+        # the real id on a stateless request: the shared session, not the id's
+        rec = post(url, {"id": 5, "method": "resources/read", "params": {"uri": EPISODE_URI}},
+                   STATELESS, sid).json()
+        assert json.loads(rec["result"]["contents"][0]["text"])["seed"] == 1, rec
+        assert httpx.delete(url, headers={"mcp-session-id": sid,
+                                          "mcp-protocol-version": HANDSHAKE},
+                            timeout=30).status_code < 400
+        assert len(manager) == 1  # the DELETE closed the session's env
+    finally:
+        srv.stop()
+        manager.close_all()
+
+
+def test_a_session_the_sdk_drops_for_idleness_is_closed():
+    manager = SessionManager("NetArena-Routing-v0", max_sessions=2, idle_timeout=None)
+    srv = UvicornThread(build_server(manager).streamable_http_app(
+        json_response=True, session_idle_timeout=1.0)).start()
+    url = srv.url + "/mcp"
+    try:
+        sid = handshake(url)
+        call(url, "reset", {"seed": 1}, HANDSHAKE, sid)
+        assert len(manager) == 1
+        time.sleep(1.5)
+        assert post(url, {"id": 3, "method": "tools/list", "params": {}}, HANDSHAKE,
+                    sid).status_code == 404  # the SDK dropped it; so did we
+        assert len(manager) == 0
+    finally:
+        srv.stop()
+        manager.close_all()
