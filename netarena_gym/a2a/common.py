@@ -16,9 +16,12 @@ try:
     from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Role
     from google.protobuf.json_format import MessageToDict
     from starlette.applications import Starlette
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError("A2A support needs a2a-sdk and uvicorn: "
-                      "pip install 'a2a-sdk[http-server]' uvicorn") from e
+except ImportError as e:  # a missing extra is DependencyNotInstalled, as everywhere else
+    from netarena_gym.errors import DependencyNotInstalled
+
+    raise DependencyNotInstalled(
+        f"A2A support needs a2a-sdk and uvicorn ({e}); run: pip install "
+        '"netarena-gym[a2a]"') from None
 
 import netarena_gym
 from netarena_gym.serve.common import UvicornThread, free_port  # noqa: F401 (re-exported)

@@ -39,7 +39,8 @@ from google.protobuf.json_format import MessageToDict  # noqa: E402
 from netarena_gym.a2a.common import build_app, data_of, make_card  # noqa: E402
 from netarena_gym.agents.episode import jsonable  # noqa: E402
 from netarena_gym.eval.spec import parse_level  # noqa: E402
-from netarena_gym.serve.sessions import Session, SessionLimit, SessionManager  # noqa: E402
+from netarena_gym.serve.sessions import (  # noqa: E402
+    Session, SessionLimit, SessionManager, UnknownSession)
 
 VERBS = ("reset", "step", "status", "episode", "close")
 
@@ -65,15 +66,34 @@ def read_request(message: Message | None) -> tuple[str, object]:
     return next(iter(body.items()))
 
 
+def read_seed(seed):
+    """A reset's seed: null or an integer >= 0. A data part's numbers are doubles (3 arrives
+    as 3.0), so an integral number is taken; a bool, a fraction or a string is refused."""
+    if seed is None:
+        return None
+    if isinstance(seed, float) and seed.is_integer():
+        seed = int(seed)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        shown = repr(seed) if isinstance(seed, (bool, int, float)) else f"a {type(seed).__name__}"
+        raise InvalidConfig(f"seed must be an integer >= 0 or null, got {shown}")
+    return seed
+
+
 def answer(session: Session | None, verb: str, arg, manager: SessionManager) -> dict:
     """Run one request in the caller's session (in a worker thread)."""
+    try:
+        return _answer(session, verb, arg, manager)
+    except UnknownSession as e:  # closed (reaped) between the lookup and the request
+        return {"error": f"netarena: {e}", "done": True}
+
+
+def _answer(session: Session, verb: str, arg, manager: SessionManager) -> dict:
     if verb == "reset":
         arg = arg if isinstance(arg, dict) else {}
         level = arg.get("level")
         try:
             lvl = None if level in (None, "") else parse_level(str(level))
-            seed = arg.get("seed")
-            text, info = session.reset(seed=None if seed is None else int(seed), level=lvl)
+            text, info = session.reset(seed=read_seed(arg.get("seed")), level=lvl)
         except (InvalidConfig, ValueError, TypeError) as e:
             return {"error": f"netarena: invalid reset: {e}"}
         return {"observation": text, "reward": 0.0, "done": False, "info": info}

@@ -121,3 +121,18 @@ def test_conversations_have_their_own_envs_and_the_card_describes_the_protocol(s
     finally:
         a.close()
         b.close()
+
+
+def test_a_reset_seed_is_a_whole_number(serve):
+    """1.5 and True were taken as seeds 1 (int() of them); a data part's numbers are doubles,
+    so 3 (sent as 3.0) is still seed 3."""
+    srv, _ = serve("NetArena-Routing-v0", max_sessions=1)
+    c = A2AEnvClient(srv.url)
+    try:
+        for seed in (1.5, True, "3", -3, [1]):
+            err = c.send({"reset": {"seed": seed}})["error"]
+            assert "seed must be an integer >= 0 or null" in err
+        c.send({"reset": {"seed": 3}})
+        assert c.send({"episode": {}})["episode"]["seed"] == 3
+    finally:
+        c.close()
