@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -149,3 +150,54 @@ def test_helper_processes_end_with_their_group_on_an_exception():
     while not gone() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert gone()
+
+
+TRACKER = """
+import gc, os, signal, sys
+from netarena_gym.routing.backends.mininet_lifecycle import track
+
+closed = []
+
+class Backend:  # what track() needs of a backend
+    def __init__(self, i):
+        self.i = i
+    def close(self):
+        closed.append(self.i)
+        if isinstance(self.i, str):
+            print("close", self.i, flush=True)
+
+if sys.argv[1] == "python-handler":
+    signal.signal(signal.SIGTERM, lambda s, f: print("previous handler", s, flush=True))
+for i in range(2000):  # a trainer that re-creates its env, each closed and dropped
+    b = Backend(i)
+    track(b)
+    if i == 0:
+        first = signal.getsignal(signal.SIGTERM)
+    b.close()
+    del b
+gc.collect()
+assert signal.getsignal(signal.SIGTERM) is first
+live = [Backend("a"), Backend("b")]
+for b in live:
+    track(b)
+closed.clear()
+os.kill(os.getpid(), signal.SIGTERM)
+print("closed", sorted(closed), flush=True)
+"""
+
+
+@pytest.mark.parametrize("prev", ["default", "python-handler"])
+def test_one_signal_handler_for_every_backend(prev):
+    """2,000 backends made and dropped install one SIGTERM handler (one per backend, each
+    chained to the one before, raised RecursionError after 1,500): it closes the live
+    backends once, then does what the signal did before, once."""
+    p = subprocess.run([sys.executable, "-c", TRACKER, prev], capture_output=True, text=True,
+                       timeout=60, cwd=os.getcwd())
+    assert "RecursionError" not in p.stderr, p.stderr[-2000:]
+    lines = p.stdout.splitlines()
+    assert sorted(lines[:2]) == ["close a", "close b"], (p.stdout, p.stderr[-2000:])
+    if prev == "default":  # closed, then killed by the signal as before
+        assert p.returncode == -signal.SIGTERM and lines[2:] == []
+    else:
+        assert p.returncode == 0, p.stderr[-2000:]
+        assert lines[2:] == ["previous handler 15", "closed ['a', 'b']"]

@@ -15,30 +15,32 @@ the captured output, ``echo`` is the simulator's (bash's builtin), and a redirec
 by the backend to the resolved ``/proc/sys/net/...`` path in the same sandbox. The baseline
 and fault scripts are the env's own (never the agent's) and still run through ``bash``.
 
-Lifecycle (:mod:`.mininet_lifecycle`): everything this run creates in the root namespace
-(bridges and their ports) is named with a run-unique prefix ``nxXXXX``; routers' and hosts'
-interfaces live in their own namespaces. Write-ahead: every bridge (with the MAC address it
-is created with), port and node process is recorded in ``/run/netarena-gym/<run>.json``
-before it exists (a process right after its fork); a build runs in steps during which a
-SIGINT/SIGTERM teardown waits, and stops at its next step once the network was torn down.
-``close()``, exceptions (a failed build too), SIGINT/SIGTERM and garbage collection tear the
-network down, and a new run removes what a crashed run left, by those recorded names, each
-only while it is still provably the run's: a bridge while it has the recorded address, a
-process while its start time and uid match (a reused PID is left alone). A record goes only
-once nothing it lists is left. Nothing else is touched (Mininet's global clean-up is never
-called, nothing is killed or deleted by name alone, a namesake bridge is never removed).
+Lifecycle (:mod:`.mininet_lifecycle`): what a run creates in the root namespace (bridges
+and their ports, named ``nxXXXX...``) and every node process are recorded before they exist;
+``close()``, exceptions, SIGINT/SIGTERM and garbage collection tear the network down, and a
+new run removes what a crashed run left, each thing only while it is provably the run's.
+Mininet's global clean-up is never called.
 
 The network stays up across episodes with the same topology: ``reset`` restores every
-node's baseline configuration instead of rebuilding.
+node's baseline configuration instead of rebuilding. The baseline resets what an agent may
+change (addresses, routes of every IPv4 table, rules, neighbours, links' state, qdiscs,
+sysctls, every iptables table the node has); what the allow-list keeps fixed (the links
+themselves) is checked instead: each node's links (names and indexes) are compared with
+those it had when built, and the network is rebuilt when they differ.
+
+Each command line has a wall-clock budget (``step_timeout``): a command runs at most
+``command_timeout`` or what is left of the budget, whichever is less; past it the command is
+killed, the result is a ``timeout`` and the rest of the line is not run.
 """
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shlex
 import shutil
-import signal
 import subprocess
+import time
 import weakref
 from typing import Mapping
 from pathlib import Path
@@ -53,7 +55,8 @@ from netarena_gym.shell.policy import run_pipeline
 from netarena_gym.routing.backends import nodeexec
 from netarena_gym.routing.backends.mininet_lifecycle import (  # noqa: F401 (re-exported)
     STATE_DIR, RunRecord, ended_on_exit, new_run_id, node_classes, process_identity,
-    reap_leftovers, remove_run, signals_held, teardown, teardown_handler)
+    reap_leftovers, remove_run, signals_held, teardown, teardown_handler, track)
+from netarena_gym.routing.backends.nsprobe import link_indexes, ping_matrix
 from netarena_gym.routing.commands.allowlist import ALLOWED, redirect_target
 from netarena_gym.routing.commands.executor import classify, not_found, precheck
 from netarena_gym.routing.commands.files import echo_cmd
@@ -65,6 +68,15 @@ from netarena_gym.routing.topology import Layout, TopologySpec, labels_for
 # source then sends more echo requests than the kernel queues for a neighbour it has not
 # resolved yet (see NamespaceProber.matrix)
 RETRY_ABOVE = 128
+# a command line's budget when none is given: the env's step budget on the simulator, or one
+# command's timeout if that is longer (a single command is never cut shorter than it)
+STEP_TIMEOUT = 5.0
+# every iptables table and its built-in chains: the baseline empties those a node has
+IPTABLES_TABLES = {"raw": "PREROUTING OUTPUT", "mangle": "PREROUTING INPUT FORWARD OUTPUT "
+                   "POSTROUTING", "nat": "PREROUTING INPUT OUTPUT POSTROUTING",
+                   "security": "INPUT FORWARD OUTPUT"}
+log = logging.getLogger(__name__)
+
 
 def requirements_missing() -> list[str]:
     """What this machine lacks for the Mininet backend (empty when it can run)."""
@@ -103,13 +115,28 @@ def _batch(prog: str, lines: list[str], quiet: bool = False) -> str:
 # ``default``: so ``default`` is off too, and each device is set after its MTU.
 
 
+def iptables_reset() -> str:
+    """Shell commands that empty every iptables table a node has, in one
+    ``iptables-restore``: ``filter`` always (policies ACCEPT, no rules, no user chains),
+    ``raw``, ``mangle``, ``nat`` and ``security`` when ``iptables-save`` lists them (a
+    table that does not exist is not created: with nf_tables a ``nat`` table would turn
+    connection tracking on)."""
+    cases = " ".join(f"{t}) c='{chains}';;" for t, chains in IPTABLES_TABLES.items())
+    return ("{ printf '*filter\\n:INPUT ACCEPT [0:0]\\n:FORWARD ACCEPT [0:0]\\n"
+            ":OUTPUT ACCEPT [0:0]\\nCOMMIT\\n'; "
+            "for t in $(iptables-save 2>/dev/null | sed -n 's/^\\*//p'); do "
+            f"case $t in {cases} *) continue;; esac; "
+            "echo \"*$t\"; for x in $c; do echo \":$x ACCEPT [0:0]\"; done; echo COMMIT; "
+            "done; } | iptables-restore")
+
+
 def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
     """Shell commands that bring ``node`` to its healthy configuration from any state
     (``labels``: set the interface aliases, else clear them). A handful of processes per
     node, however many interfaces and routes it has: the ``ip`` and ``tc`` commands run
     as one batch each (a spine of a 64-router leaf-spine has 60 interfaces and 300
-    routes), the filter table is reset by one ``iptables-restore``, the sysctls by one
-    ``sysctl``."""
+    routes), every iptables table by one ``iptables-restore`` (:func:`iptables_reset`),
+    the sysctls by one ``sysctl``."""
     router = node.startswith("r")
     if router:
         addrs = {}
@@ -154,14 +181,17 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
         ip.append(f"route add default via {int_to_ip(s.gateway)} dev {ifaces[0]}")
     ip.append("addr add 127.0.0.1/8 dev lo")
     return "\n".join([
-        "iptables-restore <<'NXEOF'\n*filter\n:INPUT ACCEPT [0:0]\n:FORWARD ACCEPT [0:0]\n"
-        ":OUTPUT ACCEPT [0:0]\nCOMMIT\nNXEOF",  # policies ACCEPT, no rules, no user chains
+        iptables_reset(),
         # `ip rule flush` keeps every pref-0 rule: delete all but `lookup local` by spec
         "ip rule show | sed -n 's/^0:\t//p' | grep -vx 'from all lookup local' | "
         "while read -r spec; do ip rule del pref 0 $spec; done",
         sysctl,
-        _batch("tc", [f"qdisc del dev {itf} root" for itf in [*ifaces, "lo"]], quiet=True),
+        _batch("tc", [f"qdisc del dev {itf} {q}" for itf in [*ifaces, "lo"]
+                      for q in ("root", "ingress", "clsact")], quiet=True),
         "ip -4 addr flush dev lo",
+        # routes of every IPv4 table (table 100 too); the local ones come back with the
+        # addresses (-4: the local table's ::1 stays)
+        "ip -4 route flush table all",
         _batch("ip", links), ipv6, _batch("ip", ip),
         # an MTU under 1280 took ::1 away; a down/up of lo brings it back
         "ip -6 addr show dev lo | grep -q '::1/128' || "
@@ -175,6 +205,7 @@ class MininetBackend:
     capabilities: frozenset[str] = frozenset()  # probed per instance in __init__
 
     def __init__(self, *, probe_timeout: float = 0.2, command_timeout: float = 10.0,
+                 step_timeout: float | None = None,
                  state_dir: Path | None = None, probe: str = "socket",
                  interface_labels: bool | None = None,
                  missing_programs: frozenset[str] = frozenset()):
@@ -182,10 +213,13 @@ class MininetBackend:
         namespace (one process, fast); ``probe="ping"`` runs ``ping -c1 -W<t>`` per pair.
         ``interface_labels``: router interface aliases (None: off in compat, on otherwise).
         ``missing_programs``: tools treated as not installed (a compat profile), for the
-        faults and the agent alike."""
+        faults and the agent alike. ``step_timeout``: the wall-clock budget of one command
+        line (None: :data:`STEP_TIMEOUT` or ``command_timeout``, whichever is longer)."""
         self.missing_programs = frozenset(missing_programs)
         if probe not in ("socket", "ping"):
             raise ValueError("probe must be 'socket' or 'ping'")
+        if step_timeout is not None and not 0 < step_timeout < float("inf"):
+            raise ValueError(f"step_timeout must be seconds > 0, got {step_timeout!r}")
         self.probe = probe
         self._prober = None
         missing = requirements_missing()
@@ -193,6 +227,8 @@ class MininetBackend:
             raise BackendUnavailable("the mininet backend needs: " + ", ".join(missing))
         self.probe_timeout = probe_timeout
         self.command_timeout = command_timeout
+        self.step_timeout = (max(STEP_TIMEOUT, command_timeout) if step_timeout is None
+                             else step_timeout)
         self.interface_labels = interface_labels
         self._labels = True
         self.capabilities = detect_capabilities()
@@ -212,31 +248,14 @@ class MininetBackend:
         self._rec: RunRecord | None = None  # the write-ahead record of the current build
         self._nodes: list = []  # (Mininet node, its shell's Popen) as forked
         self._stale: list[RunRecord] = []  # records of ours not fully removed yet
+        self._links: dict[str, dict[str, int]] = {}  # each node's links as built
         self.builds = 0
         # runs on garbage collection and at interpreter exit
         self._finalizer = weakref.finalize(self, teardown, self.__dict__)
-        self._install_signal_handlers()
+        # SIGINT/SIGTERM tear it down (one module-level handler for every backend)
+        track(self)
 
     # ------------------------------------------------------------- lifecycle
-    def _install_signal_handlers(self) -> None:
-        """SIGINT and SIGTERM tear the network down (between two creation steps of a
-        build), then do what they did before; a signal that was ignored stays ignored
-        (the network stays up: the program goes on)."""
-        ref = weakref.ref(self)
-
-        def close():
-            b = ref()
-            if b is not None:
-                b.close()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            prev = signal.getsignal(sig)
-            if prev == signal.SIG_IGN:
-                continue
-            try:
-                signal.signal(sig, teardown_handler(close, prev))
-            except ValueError:  # not the main thread: rely on atexit and finalize
-                pass
-
     def _bridge(self, switch: str) -> str:
         return f"{self.run_id}{switch}"
 
@@ -284,6 +303,7 @@ class MininetBackend:
                     from netarena_gym.routing.backends.nsprobe import NamespaceProber
                     self._prober = NamespaceProber([self._pids[n] for n in self.names],
                                                    self._probe_ips)
+                self._links = {n: link_indexes(pid) for n, pid in self._pids.items()}
         except BaseException:  # an exception or a signal mid-build: nothing stays up
             teardown(self.__dict__)
             if rec not in self._stale and remove_run(rec.data, settle=0.5):
@@ -363,7 +383,7 @@ class MininetBackend:
     def apply(self, scenario: Scenario, prebuilt=None) -> None:
         """``prebuilt`` (the generator's in-memory state, a simulator hint) is ignored."""
         spec = TopologySpec.from_dict(scenario.params["topology"])
-        if self.net is None or spec != self.spec:
+        if self.net is None or spec != self.spec or self._damaged():
             self._build(spec)
         self._labels = labels_for(scenario.level, self.interface_labels)
         self.restore_baseline()
@@ -375,7 +395,25 @@ class MininetBackend:
 
     def reset_to_baseline(self) -> None:
         if self.net is not None:
+            if self._damaged():
+                self._build(self.spec)
             self.restore_baseline()
+
+    def _damaged(self) -> list[str]:
+        """The nodes whose links (names and indexes) are not those they had when built: a
+        link renamed, deleted, or made (again) is logged and the caller rebuilds."""
+        bad = []
+        for n, pid in self._pids.items():
+            try:
+                now = link_indexes(pid)
+            except OSError:  # the node's process is gone
+                now = None
+            if now != self._links.get(n):
+                bad.append(n)
+        if bad:
+            log.warning("mininet run %s: the links of %s changed since the build; rebuilding "
+                        "the network", self.run_id, ", ".join(bad))
+        return bad
 
     def run(self, action: Mapping[str, str]) -> CommandResult:
         """``action``: ``{"machine": <node name>, "command": <shell line>}``."""
@@ -384,24 +422,35 @@ class MininetBackend:
         if early is not None:
             return early
         pid = self._pids[machine]
-        return run_pipeline(cl, lambda cmd, data: self._one(pid, cmd))
+        deadline = time.monotonic() + self.step_timeout
+        return run_pipeline(cl, lambda cmd, data: self._one(pid, cmd, deadline))
 
-    def _one(self, pid: int, cmd) -> CommandResult:
-        """One allow-listed simple command (not a filter) in the node's sandbox."""
+    def _one(self, pid: int, cmd, deadline: float) -> CommandResult:
+        """One allow-listed simple command (not a filter) in the node's sandbox, given what
+        is left of the line's budget (``deadline``, ``time.monotonic()``)."""
         prog = cmd.argv[0]
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return CommandResult(f"netarena: {prog} not run: the command line's budget of "
+                                 f"{self.step_timeout:g} s (step_timeout) is spent\n", 124,
+                                 TIMEOUT)
         if prog == "echo":
             res = echo_cmd(None, list(cmd.argv), "")
         elif prog not in ALLOWED or prog in self.missing_programs or shutil.which(prog) is None:
             return not_found(prog)
         else:
+            limit = min(self.command_timeout, left)
             try:
-                p = nodeexec.run_argv(pid, list(cmd.argv), self.command_timeout,
+                p = nodeexec.run_argv(pid, list(cmd.argv), limit,
                                       drop_stderr=cmd.stderr == "null")
             except subprocess.TimeoutExpired as e:
                 out = e.stdout or b""
                 out = out.decode(errors="replace") if isinstance(out, bytes) else out
-                return CommandResult(out + f"netarena: command timed out after "
-                                     f"{self.command_timeout:g} s (killed)\n", 124, TIMEOUT)
+                why = (f"after {self.command_timeout:g} s" if limit >= self.command_timeout
+                       else f"after {limit:.3g} s: the command line's budget of "
+                       f"{self.step_timeout:g} s (step_timeout) is spent")
+                return CommandResult(out + f"netarena: command timed out {why} (killed)\n",
+                                     124, TIMEOUT)
             res = CommandResult(p.stdout or "", p.returncode,
                                 classify(prog, p.returncode, p.stdout or ""))
         if cmd.redirect is None or res.status != 0:
@@ -446,26 +495,8 @@ class MininetBackend:
 
     def _ping_matrix(self) -> np.ndarray:
         """One shell per source node firing ``ping -c1 -W<t>`` at every other node."""
-        n = len(self.names)
-        w = f"{self.probe_timeout:g}"
-        with ended_on_exit() as procs:
-            for i, src in enumerate(self.names):
-                targets = " ".join(ip for j, ip in enumerate(self._probe_ips) if j != i)
-                script = (f"for d in {targets}; do (ping -n -q -c1 -W{w} $d >/dev/null 2>&1 "
-                          f"&& echo $d) & done; wait")
-                procs.append(subprocess.Popen(
-                    ["mnexec", "-a", str(self._pids[src]), "sh", "-c", script],
-                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                    start_new_session=True))
-            m = np.zeros((n, n), dtype=bool)
-            index = {ip: j for j, ip in enumerate(self._probe_ips)}
-            for i, p in enumerate(procs):
-                out, _ = p.communicate(timeout=60)
-                for line in out.split():
-                    j = index.get(line.strip())
-                    if j is not None:
-                        m[i, j] = True
-        np.fill_diagonal(m, True)
+        m = ping_matrix([self._pids[n] for n in self.names], self._probe_ips,
+                        self.probe_timeout)
         m.flags.writeable = False
         return m
 

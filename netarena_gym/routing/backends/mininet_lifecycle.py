@@ -34,6 +34,7 @@ import signal
 import subprocess
 import threading
 import time
+import weakref
 from pathlib import Path
 
 STATE_DIR = Path(os.environ.get("NETARENA_STATE_DIR", "/run/netarena-gym"))
@@ -133,6 +134,46 @@ def teardown_handler(close, prev):
             signal.signal(signum, signal.SIG_DFL)
             os.kill(os.getpid(), signum)
     return handler
+
+
+# every live backend (weakly: garbage collection still tears one down) and the one handler
+# per signal that closes them all: installed once, however many backends are made (one
+# handler per backend, each chained to the previous, recursed 1,500 deep on SIGTERM)
+_live: "weakref.WeakSet" = weakref.WeakSet()
+_handlers: dict[int, object] = {}  # signal -> the handler installed for it
+
+
+def close_live() -> None:
+    """Close every live backend (the signal handlers' action); the first error is raised
+    once all were tried."""
+    errors = []
+    for backend in list(_live):
+        try:
+            backend.close()
+        except Exception as e:  # noqa: BLE001 - the others still close
+            errors.append(e)
+    if errors:
+        raise errors[0]
+
+
+def track(backend) -> None:
+    """Close ``backend`` on SIGINT and SIGTERM (between two creation steps of a build), then
+    do what the signal did before. One module-level handler per signal closes every live
+    backend: it is installed by the first backend made in the main thread and chains to the
+    handler it replaced; a later backend installs it again only if someone else replaced it
+    since. A signal that was ignored stays ignored (the network stays up: the program goes
+    on); off the main thread nothing is installed (atexit and garbage collection remain)."""
+    _live.add(backend)
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        prev = signal.getsignal(sig)
+        if prev is _handlers.get(sig) or prev == signal.SIG_IGN:
+            continue
+        handler = teardown_handler(close_live, prev)
+        try:
+            signal.signal(sig, handler)
+        except ValueError:  # not the main thread
+            continue
+        _handlers[sig] = handler
 
 
 def netns() -> str:

@@ -5,6 +5,9 @@ node's ``/proc/PID/ns/net``; a socket stays in the namespace it was created in),
 source sends one 56-byte echo request (84-byte IP packet, like ``ping -c1``) to every target
 and replies are collected until all arrived or the timeout passed. Source address, routing,
 filters and MTU are the kernel's, as for ``ping``; no process is forked per pair.
+
+Also here: :func:`ping_matrix` (the same matrix from ``ping -c1`` processes) and
+:func:`link_indexes` (a namespace's links, which the backend compares between episodes).
 """
 from __future__ import annotations
 
@@ -13,11 +16,12 @@ import os
 import selectors
 import socket
 import struct
+import subprocess
 import time
 
 import numpy as np
 
-from netarena_gym.routing.backends.mininet_lifecycle import signals_held
+from netarena_gym.routing.backends.mininet_lifecycle import ended_on_exit, signals_held
 
 CLONE_NEWNET = 0x40000000
 SOL_RAW, ICMP_FILTER = 255, 1  # <linux/icmp.h>
@@ -29,6 +33,45 @@ def _setns(fd: int) -> None:
     if _libc.setns(fd, CLONE_NEWNET) != 0:
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err))
+
+
+def link_indexes(pid: int) -> dict[str, int]:
+    """``{name: ifindex}`` of every link in the network namespace of process ``pid`` (the C
+    library's ``if_nameindex``, whose netlink socket is made while this thread is there).
+    A link deleted and made again under its name has a new index."""
+    with open("/proc/thread-self/ns/net") as home, open(f"/proc/{pid}/ns/net") as there, \
+            signals_held():
+        _setns(there.fileno())
+        try:
+            return {name: index for index, name in socket.if_nameindex()}
+        finally:
+            _setns(home.fileno())
+
+
+def ping_matrix(pids: list[int], ips: list[str], timeout: float) -> np.ndarray:
+    """The reachability matrix from one shell per source node (``pids[i]``) firing ``ping
+    -c1 -W<timeout>`` at every other node's address (``ips``)."""
+    n = len(pids)
+    w = f"{timeout:g}"
+    with ended_on_exit() as procs:
+        for i, pid in enumerate(pids):
+            targets = " ".join(ip for j, ip in enumerate(ips) if j != i)
+            script = (f"for d in {targets}; do (ping -n -q -c1 -W{w} $d >/dev/null 2>&1 "
+                      f"&& echo $d) & done; wait")
+            procs.append(subprocess.Popen(
+                ["mnexec", "-a", str(pid), "sh", "-c", script],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                start_new_session=True))
+        m = np.zeros((n, n), dtype=bool)
+        index = {ip: j for j, ip in enumerate(ips)}
+        for i, p in enumerate(procs):
+            out, _ = p.communicate(timeout=60)
+            for line in out.split():
+                j = index.get(line.strip())
+                if j is not None:
+                    m[i, j] = True
+    np.fill_diagonal(m, True)
+    return m
 
 
 def socket_in_netns(pid: int) -> socket.socket:
