@@ -72,3 +72,17 @@ def serve_with():
     for srv, manager in started:
         srv.stop()
         manager.close_all()
+
+
+def counting_make(made: list, closed: list):
+    """A ``make`` for the manager that records every env built and every env closed."""
+    import gymnasium as gym
+
+    def make(*a, **kw):
+        env = gym.make(*a, **kw)
+        made.append(env)
+        inner = env.close
+        env.close = lambda: (closed.append(env), inner())[1]
+        return env
+
+    return make

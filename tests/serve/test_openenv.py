@@ -15,7 +15,7 @@ pytest.importorskip("openenv.core")
 
 from netarena_gym.serve.openenv import (  # noqa: E402
     CapacityPlanningAction, K8sPolicyAction, NetArenaClient, RoutingAction, build_app, models)
-from tests.serve.conftest import ENV_IDS  # noqa: E402
+from tests.serve.conftest import ENV_IDS, counting_make  # noqa: E402
 
 
 def to_model(env_id: str, action):
@@ -146,20 +146,6 @@ def ws_url(srv) -> str:
 def ask(ws, kind: str, data: dict) -> dict:
     ws.send(json.dumps({"type": kind, "data": data}))
     return json.loads(ws.recv(timeout=60))
-
-
-def counting_make(made: list, closed: list):
-    """A ``make`` for the manager that records every env built and every env closed."""
-    import gymnasium as gym
-
-    def make(*a, **kw):
-        env = gym.make(*a, **kw)
-        made.append(env)
-        inner = env.close
-        env.close = lambda: (closed.append(env), inner())[1]
-        return env
-
-    return make
 
 
 def test_a_reaped_session_stays_closed_on_its_open_websocket(serve):

@@ -12,6 +12,7 @@ from netarena_gym.errors import InvalidConfig
 from netarena_gym.serve.sessions import (EXPIRED, NO_EPISODE, OVER, PUBLIC_INFO,
                                          SessionExpired, SessionLimit, SessionManager,
                                          UnknownSession)
+from tests.serve.conftest import counting_make
 
 
 def test_ids_are_random_and_unique():
@@ -69,18 +70,8 @@ def test_a_reaped_session_stays_closed_and_builds_no_env():
     """A server may still hold a reaped session (an open WebSocket): its requests answer
     that it expired, and none of them builds an env outside the pool (which nothing would
     close, not even close_all)."""
-    import gymnasium as gym
-
     made, closed = [], []
-
-    def make(*a, **kw):
-        env = gym.make(*a, **kw)
-        made.append(env)
-        inner = env.close
-        env.close = lambda: (closed.append(env), inner())[1]
-        return env
-
-    m = SessionManager("NetArena-Routing-v0", idle_timeout=0.5, make=make)
+    m = SessionManager("NetArena-Routing-v0", idle_timeout=0.5, make=counting_make(made, closed))
     s = m.open()
     s.reset(seed=1)
     time.sleep(0.7)
