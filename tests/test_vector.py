@@ -210,3 +210,32 @@ def test_max_concurrency_one_steps_the_same():
     for a, b in zip(*runs):
         for x, y in zip(a, b):
             assert_same(x, y)
+
+
+@pytest.mark.parametrize("interface,shared", [("text", True), ("discrete", False),
+                                              ("discrete", True)])
+def test_a_partial_reset_returns_the_others_last_observation_as_gymnasiums(interface, shared):
+    """``reset(options={"reset_mask": ...})``: the envs not reset keep their last
+    observation (a ``reset-noop`` worker sends it back when observations use the pipe, as
+    Gymnasium's worker does; it sent None: NoneType text observations, and a TypeError for
+    a discrete Dict without shared memory)."""
+    def make():
+        return gym.make("NetArena-Routing-v0", interface=interface, info="lean", max_steps=4)
+    ref = gym.vector.AsyncVectorEnv([make] * 3, shared_memory=shared and interface != "text")
+    ours = NetArenaAsyncVectorEnv([make] * 3, shared_memory=shared)
+    rng = np.random.default_rng(1)
+    try:
+        r1, r2 = ref.reset(seed=0), ours.reset(seed=0)
+        for t in range(3):
+            acts = actions(interface, r1[-1]["action_mask"], rng)
+            r1, r2 = ref.step(acts), ours.step(acts)
+            mask = np.array([t == 0, t == 1, True])
+            r1 = ref.reset(seed=5 + t, options={"reset_mask": mask})
+            r2 = ours.reset(seed=5 + t, options={"reset_mask": mask})
+            assert_same(r1[0], r2[0], f"obs after partial reset {t}")
+            assert_same(r1[1], r2[1], f"info after partial reset {t}")
+        if interface == "text":
+            assert all(isinstance(o, str) and o for o in r2[0])
+    finally:
+        ref.close()
+        ours.close(terminate=True)  # a failed reset_wait leaves it waiting: do not hang

@@ -60,6 +60,7 @@ def netarena_worker(index: int, env_fn: Callable, pipe, parent_pipe, shared_memo
     parent_pipe.close()
     write = None
     autoreset = False
+    last_obs = None  # what a ``reset-noop`` sends back when observations use the pipe
     try:
         if shared_memory and shares_memory(obs_space):
             write = shared_writer(obs_space, shared_memory, buffer_envs(obs_space, shared_memory))
@@ -85,12 +86,13 @@ def netarena_worker(index: int, env_fn: Callable, pipe, parent_pipe, shared_memo
                     if write is not None:
                         write(index, obs)
                         obs = None
+                    last_obs = obs
                     if held:  # released before the send, which waits for the main process
                         held = False
                         semaphore.release()
                     pipe.send(((obs, *reply), True))
-                elif command == "reset-noop":
-                    pipe.send(((None, {}), True))
+                elif command == "reset-noop":  # as Gymnasium's: the env's last observation
+                    pipe.send(((last_obs, {}), True))
                 elif command == "close":
                     pipe.send((None, True))
                     break
