@@ -7,7 +7,10 @@ with ``record=True``, every observation), the reward components, the metrics (co
 per-pair and upstream-compatible safety, steps, seconds), what the agent reported about
 each decision (an LLM's ``last_call``: latency, tokens) and any error. With ``catch=True``
 (the default) an agent or env that raises ends the episode with the error recorded, so a
-run never dies because one episode did.
+run never dies because one episode did: any exception, ``SystemExit`` (an agent calling
+``sys.exit``) and other ``BaseException`` included. ``KeyboardInterrupt`` still stops the
+caller (it may be the user's Ctrl-C) unless ``catch_interrupt=True``, which a worker
+process that ignores SIGINT passes: there only the agent can have raised it.
 
 Only the public env API is used: ``reset``, ``step``, ``info`` (read with ``.get``, so new
 keys are harmless), ``env.unwrapped.metrics``, ``.catalogue``, ``.interface`` and ``.task``.
@@ -92,6 +95,13 @@ def _rendered(base, action) -> Any:
         return None
 
 
+def _caught(e: BaseException, catch: bool, catch_interrupt: bool) -> bool:
+    """Whether ``play_episode`` records ``e`` (else it is re-raised)."""
+    if not catch or isinstance(e, GeneratorExit):
+        return False
+    return catch_interrupt or not isinstance(e, KeyboardInterrupt)
+
+
 def _error(where: str, e: BaseException, step: int | None = None) -> dict:
     tb = traceback.format_exception(type(e), e, e.__traceback__)
     return {"where": where, "step": step, "type": type(e).__name__, "message": str(e)[:2000],
@@ -100,13 +110,14 @@ def _error(where: str, e: BaseException, step: int | None = None) -> dict:
 
 def play_episode(env, agent, *, seed: int | None = None, options: dict | None = None,
                  record: bool = False, key: str | None = None, agent_name: str = "",
-                 catch: bool = True, max_obs_chars: int | None = MAX_RECORDED_OBS
-                 ) -> EpisodeRecord:
+                 catch: bool = True, max_obs_chars: int | None = MAX_RECORDED_OBS,
+                 catch_interrupt: bool = False) -> EpisodeRecord:
     """Play one episode of ``agent`` in ``env`` (a Gymnasium env, wrapped or not).
 
     ``seed`` and ``options`` go to ``env.reset``; agents with ``set_episode_seed`` get the
     seed first. ``record`` keeps the observations (each clipped to ``max_obs_chars``; None
-    keeps them whole). ``key`` and ``agent_name`` label the record for eval runs."""
+    keeps them whole). ``key`` and ``agent_name`` label the record for eval runs.
+    ``catch_interrupt`` records a ``KeyboardInterrupt`` too (see the module docstring)."""
     base = env.unwrapped
     spec = getattr(env, "spec", None)
     rec = EpisodeRecord(key=key, env=getattr(spec, "id", None),
@@ -118,8 +129,8 @@ def play_episode(env, agent, *, seed: int | None = None, options: dict | None = 
     t_start = time.perf_counter()
     try:
         obs, info = env.reset(seed=seed, options=options)
-    except Exception as e:
-        if not catch:
+    except BaseException as e:
+        if not _caught(e, catch, catch_interrupt):
             raise
         rec.errors.append(_error("reset", e))
         rec.safe = rec.safe_compat = False
@@ -130,17 +141,24 @@ def play_episode(env, agent, *, seed: int | None = None, options: dict | None = 
     rec.category = str((scenario.get("meta") or {}).get("category", "all"))
     if record:
         rec.initial_observation = _clip(obs, max_obs_chars)
-    if seed is not None and hasattr(agent, "set_episode_seed"):
-        agent.set_episode_seed(seed)
-    agent.reset()
     metrics = getattr(base, "metrics", None)
-    fatal = False
-    while True:
+    fatal = False  # the env failed: the episode is not correct, whatever the metrics say
+    started = True
+    try:
+        if seed is not None and hasattr(agent, "set_episode_seed"):
+            agent.set_episode_seed(seed)
+        agent.reset()
+    except BaseException as e:
+        if not _caught(e, catch, catch_interrupt):
+            raise
+        rec.errors.append(_error("agent", e, step=0))
+        started = False
+    while started:
         t0 = time.perf_counter()
         try:
             action = agent.act(obs, info)
-        except Exception as e:
-            if not catch:
+        except BaseException as e:
+            if not _caught(e, catch, catch_interrupt):
                 raise
             rec.agent_seconds += time.perf_counter() - t0
             rec.errors.append(_error("agent", e, step=len(rec.trajectory)))
@@ -151,8 +169,8 @@ def play_episode(env, agent, *, seed: int | None = None, options: dict | None = 
             metrics.agent_seconds += dt
         try:
             obs, reward, terminated, truncated, info = env.step(action)
-        except Exception as e:
-            if not catch:
+        except BaseException as e:
+            if not _caught(e, catch, catch_interrupt):
                 raise
             rec.errors.append(_error("env", e, step=len(rec.trajectory)))
             fatal = True
@@ -185,6 +203,11 @@ def play_episode(env, agent, *, seed: int | None = None, options: dict | None = 
     rec.steps = int(met.get("steps", len(rec.trajectory)))
     rec.env_seconds = float(met.get("env_seconds", 0.0))
     if hasattr(agent, "episode_stats"):
-        rec.agent_stats = jsonable(agent.episode_stats())
+        try:
+            rec.agent_stats = jsonable(agent.episode_stats())
+        except BaseException as e:
+            if not _caught(e, catch, catch_interrupt):
+                raise
+            rec.errors.append(_error("agent", e, step=len(rec.trajectory)))
     rec.wall_seconds = time.perf_counter() - t_start
     return rec

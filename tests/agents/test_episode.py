@@ -113,3 +113,47 @@ def test_jsonable_converts_numpy_values():
     import numpy as np
     assert jsonable({"a": np.int64(3), "b": np.array([1, 2]), 4: (np.float32(0.5),)}) == \
         {"a": 3, "b": [1, 2], "4": [0.5]}
+
+
+class Exits:
+    """Ends the grader's process if nothing catches it: ``sys.exit`` at its first step."""
+
+    def __init__(self, exc=SystemExit(3), where="act"):
+        self.exc, self.where = exc, where
+
+    def reset(self):
+        if self.where == "reset":
+            raise self.exc
+
+    def act(self, observation, info):
+        raise self.exc
+
+
+class Custom(BaseException):
+    pass
+
+
+@pytest.mark.parametrize("exc,where", [(SystemExit(3), "act"), (Custom("x"), "act"),
+                                       (SystemExit(4), "reset"), (ValueError("r"), "reset")])
+def test_an_agent_that_exits_or_raises_any_base_exception_is_recorded(exc, where):
+    env = gym.make("NetArena-Routing-v0", level=1)
+    try:
+        rec = play_episode(env, Exits(exc, where), seed=1)
+    finally:
+        env.close()
+    (err,) = rec.errors
+    assert err["where"] == "agent" and err["type"] == type(exc).__name__ and err["step"] == 0
+    assert not rec.correct and rec.steps == 0
+
+
+def test_keyboard_interrupt_stops_the_caller_unless_a_worker_asks_to_record_it():
+    env = gym.make("NetArena-Routing-v0", level=1)
+    try:
+        with pytest.raises(KeyboardInterrupt):  # may be the user's Ctrl-C
+            play_episode(env, Exits(KeyboardInterrupt()), seed=1)
+        rec = play_episode(env, Exits(KeyboardInterrupt()), seed=1, catch_interrupt=True)
+        assert rec.errors[0]["type"] == "KeyboardInterrupt"
+        with pytest.raises(SystemExit):
+            play_episode(env, Exits(), seed=1, catch=False)
+    finally:
+        env.close()
