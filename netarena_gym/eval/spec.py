@@ -92,8 +92,18 @@ class EvalSpec:
         d.pop("episodes")
         d.pop("levels")
         opts = {k: v for k, v in d["agent_options"].items() if k not in _VOLATILE_OPTIONS}
-        d["agent_options"] = json.loads(json.dumps(opts, sort_keys=True, default=str))
+        d["agent_options"] = _as_json(opts)
+        env_opts = dict(d["env_options"])
+        for old, new in RENAMED_ENV_OPTIONS.items():  # a recorded run's old names
+            if old in env_opts:
+                env_opts.setdefault(new, env_opts.pop(old))
+        d["env_options"] = _as_json(env_opts)  # as run.json holds them: tuples are lists
         return d
+
+
+def _as_json(d: dict) -> dict:
+    """``d`` as it reads back from JSON (tuples become lists, keys strings)."""
+    return json.loads(json.dumps(d, sort_keys=True, default=str))
 
 
 # agent options that may change between an interrupted run and its resumption
