@@ -23,6 +23,8 @@ PROG = "netarena-gym"
 DESCRIPTION = ("netarena-gym: evaluate, compare and train agents on the NetArena\n"
                "environments (routing, Kubernetes NetworkPolicy, capacity planning).")
 PROMPTS = ("zeroshot", "fewshot", "cot", "fewshot_cot")
+#: eval --agent-timeout's default, seconds: above an LLM call's own --timeout and retries
+AGENT_TIMEOUT = 600.0
 BY_HELP = ("rows of the table: category (the set of fault types, or the query template), "
            "type (each fault type), level; rows of fewer than 5 episodes fold into "
            "'other (n<5)'")
@@ -161,8 +163,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "record per episode), summary.json, run.json; an interrupted run "
                         "resumes there (a path ending in .jsonl is the records file itself)")
     e.add_argument("--overwrite", action="store_true", help="discard records already in --out")
-    e.add_argument("--workers", type=number(int, at_least=1), default=1,
-                   help="parallel local processes")
+    e.add_argument("--workers", type=number(int, at_least=1), default=None,
+                   help="parallel local processes (default 1), or Ray actors with --ray or "
+                        "--ray-address (default: the cluster's CPUs)")
+    e.add_argument("--agent-timeout", type=number(float, at_least=0, at_most=86400),
+                   default=AGENT_TIMEOUT, metavar="SECONDS",
+                   help="the most one call into the agent (act, reset, its construction, "
+                        "close) may take; past it the episode is recorded as timed out and "
+                        "its worker process replaced; 0: no limit, and with one worker the "
+                        "episodes run in this process")
     e.add_argument("--ray", action="store_true", help="run episodes as tasks on a local Ray")
     e.add_argument("--ray-address", default=None,
                    help="join a Ray cluster (\"auto\" or ray://HOST:10001)")
@@ -304,9 +313,13 @@ def cmd_eval(a) -> int:
         _check_env(spec)
         summary = evaluate(spec, out=a.out, workers=a.workers, ray=a.ray,
                            ray_address=a.ray_address, overwrite=a.overwrite,
-                           progress=_progress(a))
+                           progress=_progress(a), agent_timeout=a.agent_timeout or None)
     except (ValueError, RunMismatch, RuntimeError, ImportError, gym_error()) as e:
         return _fail(str(e), "eval")
+    except ray_errors() as e:
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        return _fail(f"Ray failed ({type(e).__name__}): {first}; the records written so far "
+                     "are kept: rerun the same command to resume", "eval")
     except KeyboardInterrupt:
         print("\nnetarena-gym: interrupted; rerun the same command to resume"
               + (f" in {a.out}" if a.out else ""), file=sys.stderr)
@@ -320,6 +333,12 @@ def cmd_eval(a) -> int:
         print(f"wrote {st.records_path} ({summary['episodes']} episodes), "
               f"{st.summary_path}, {st.meta_path}", file=sys.stderr)
     return 0
+
+
+def ray_errors() -> tuple:
+    """Ray's error root where Ray was imported (the run used it), else nothing to catch."""
+    ray_exceptions = sys.modules.get("ray.exceptions")
+    return (ray_exceptions.RayError,) if ray_exceptions is not None else ()
 
 
 def gym_error() -> type:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-from typing import Any, Iterable, Iterator
+import time
+from collections import deque
+from typing import Any, Callable, Iterable, Iterator
 
 import gymnasium as gym
 
-from netarena_gym.agents.episode import play_episode
+from netarena_gym.agents.episode import EpisodeRecord, play_episode
 from netarena_gym.agents.factory import make_agent
 from netarena_gym.errors import BackendUnavailable, require
 from netarena_gym.eval.spec import EvalSpec, Job
@@ -21,11 +23,18 @@ class EpisodeWorker:
     """Owns one env (and one agent) per level and plays jobs of one :class:`EvalSpec`
     through :func:`~netarena_gym.agents.episode.play_episode`.
 
-    The same class serves the sequential loop, each process of ``--workers`` and each Ray
-    actor, so every path produces the same records."""
+    The same class serves the sequential loop, each worker process and each Ray actor, so
+    every path produces the same records. ``mark(True)`` / ``mark(False)`` are called around
+    every call into the agent (its construction, ``set_episode_seed``, ``reset``, ``act``,
+    ``episode_stats``, ``close``): the executors time them against ``--agent-timeout``.
+    ``catch_interrupt`` records an agent's ``KeyboardInterrupt`` (a worker ignores SIGINT,
+    so only the agent can raise one there)."""
 
-    def __init__(self, spec: EvalSpec | dict):
+    def __init__(self, spec: EvalSpec | dict, *, mark: Callable[[bool], None] | None = None,
+                 catch_interrupt: bool = False):
         self.spec = spec if isinstance(spec, EvalSpec) else EvalSpec.from_dict(spec)
+        self.mark = mark
+        self.catch_interrupt = catch_interrupt
         self._envs: dict[Any, Any] = {}
         self._agents: dict[Any, Any] = {}
 
@@ -33,8 +42,10 @@ class EpisodeWorker:
         if level not in self._envs:
             env = gym.make(self.spec.env, **self.spec.env_kwargs(level))
             self._envs[level] = env
-            self._agents[level] = make_agent(self.spec.agent, env, seed=self.spec.seed,
-                                             options=self.spec.agent_options)
+            with _marked(self.mark):
+                agent = make_agent(self.spec.agent, env, seed=self.spec.seed,
+                                   options=self.spec.agent_options)
+            self._agents[level] = agent if self.mark is None else WatchedAgent(agent, self.mark)
         return self._envs[level], self._agents[level]
 
     def run(self, job: Job | tuple | list) -> dict:
@@ -42,24 +53,84 @@ class EpisodeWorker:
             job = Job(*job)
         env, agent = self._get(job.level)  # a setup error stops the run: nothing to record
         rec = play_episode(env, agent, seed=job.seed, record=True, key=job.key,
-                           agent_name=self.spec.agent)
+                           agent_name=self.spec.agent, catch_interrupt=self.catch_interrupt)
         rec.env, rec.level = job.env, job.level
         return rec.to_dict()
 
     def close(self) -> None:
+        """Close every agent and env; an error in one does not skip the others."""
         for level, env in self._envs.items():
             agent = self._agents.get(level)
-            if hasattr(agent, "close"):
-                try:
-                    agent.close()
-                except Exception:
-                    pass
-            env.close()
+            for obj in (agent, env):
+                if hasattr(obj, "close"):
+                    try:
+                        obj.close()
+                    except BaseException as e:
+                        if isinstance(e, KeyboardInterrupt) and not self.catch_interrupt:
+                            raise
         self._envs.clear()
         self._agents.clear()
 
 
+class _marked:
+    """``mark(True)`` on entry, ``mark(False)`` on exit (nothing when ``mark`` is None)."""
+
+    def __init__(self, mark):
+        self.mark = mark
+
+    def __enter__(self):
+        if self.mark is not None:
+            self.mark(True)
+
+    def __exit__(self, *exc):
+        if self.mark is not None:
+            self.mark(False)
+
+
+class WatchedAgent:
+    """An agent whose calls are marked (see :class:`EpisodeWorker`); every other attribute
+    (``last_call``, ...) is the agent's own, and ``hasattr`` answers as for the agent."""
+
+    CALLS = frozenset({"set_episode_seed", "reset", "act", "episode_stats", "close"})
+
+    def __init__(self, agent, mark: Callable[[bool], None]):
+        self._agent, self._mark = agent, mark
+
+    def __getattr__(self, name):
+        if name in ("_agent", "_mark"):  # not set yet (unpickling)
+            raise AttributeError(name)
+        attr = getattr(self._agent, name)
+        if name not in self.CALLS or not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            with _marked(self._mark):
+                return attr(*args, **kwargs)
+        return call
+
+
+def failed_record(spec: EvalSpec, job: Job | tuple, error_type: str, message: str,
+                  where: str = "worker") -> dict:
+    """The record of an episode whose worker could not return one (it timed out and was
+    stopped, or died): not correct, and not known to be safe."""
+    if not isinstance(job, Job):
+        job = Job(*job)
+    err = {"where": where, "step": None, "type": error_type, "message": message,
+           "traceback": ""}
+    return EpisodeRecord(key=job.key, env=job.env, level=job.level, seed=job.seed,
+                         agent=spec.agent, interface=spec.interface, backend=spec.backend,
+                         max_steps=spec.max_steps, errors=[err], correct=False, safe=False,
+                         safe_compat=False).to_dict()
+
+
+def timeout_message(seconds: float) -> str:
+    return (f"timed out: an agent call took longer than --agent-timeout {seconds:g} s; "
+            "its worker was stopped and replaced")
+
+
 def run_sequential(spec: EvalSpec, jobs: Iterable[Job]) -> Iterator[dict]:
+    """In this process: no isolation and no time limit (``evaluate`` with
+    ``agent_timeout=None`` and one worker)."""
     worker = EpisodeWorker(spec)
     try:
         for job in jobs:
@@ -68,18 +139,14 @@ def run_sequential(spec: EvalSpec, jobs: Iterable[Job]) -> Iterator[dict]:
         worker.close()
 
 
-# ---------------------------------------------------------------- processes
-_WORKER: EpisodeWorker | None = None
+def run_processes(spec: EvalSpec, jobs: Iterable[Job], workers: int,
+                  agent_timeout: float | None = None) -> Iterator[dict]:
+    """Each of ``workers`` processes owns its envs and agent and takes one job at a time
+    (:func:`netarena_gym.eval.pool.run_pool`): a worker that dies or whose agent overruns
+    ``agent_timeout`` gives that episode an error record and is replaced."""
+    from netarena_gym.eval.pool import run_pool
 
-
-def _init(spec_dict: dict) -> None:
-    global _WORKER
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    _WORKER = EpisodeWorker(spec_dict)
-
-
-def _run(job: tuple) -> dict:
-    return _WORKER.run(Job(*job))
+    yield from run_pool(spec, jobs, workers, agent_timeout=agent_timeout)
 
 
 def start_method() -> str:
@@ -90,41 +157,6 @@ def start_method() -> str:
     if want:
         return want
     return "forkserver" if "forkserver" in methods else "spawn"
-
-
-def run_processes(spec: EvalSpec, jobs: Iterable[Job], workers: int) -> Iterator[dict]:
-    """Each of ``workers`` processes owns its envs and agent and takes one job at a time.
-    A worker that dies (or cannot start) fails the run with ``BrokenProcessPool`` instead
-    of hanging it; the records already written are kept for a resume."""
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-
-    jobs = [(j.env, j.level, j.seed) for j in jobs]
-    if not jobs:
-        return
-    ctx = mp.get_context(start_method())
-    if ctx.get_start_method() == "forkserver":
-        ctx.set_forkserver_preload(["netarena_gym", "netarena_gym.agents.episode"])
-    n = min(workers, len(jobs))
-    pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init,
-                               initargs=(spec.to_dict(),))
-    pending = iter(jobs)
-    running = set()
-    try:
-        for job in pending:  # keep two jobs queued per worker, no more
-            running.add(pool.submit(_run, job))
-            if len(running) >= 2 * n:
-                break
-        while running:
-            done, running = wait(running, return_when=FIRST_COMPLETED)
-            for fut in done:
-                yield fut.result()
-                nxt = next(pending, None)
-                if nxt is not None:
-                    running.add(pool.submit(_run, nxt))
-    finally:
-        for fut in running:
-            fut.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 # ---------------------------------------------------------------------- Ray
@@ -168,15 +200,18 @@ def ray_capacity(resources: dict, spec: EvalSpec) -> int:
 
 
 def run_ray(spec: EvalSpec, jobs: Iterable[Job], workers: int | None = None,
-            address: str | None = None) -> Iterator[dict]:
+            address: str | None = None, agent_timeout: float | None = None
+            ) -> Iterator[dict]:
     """Episodes as calls on Ray actors, each actor owning its envs and agent.
 
     ``address=None`` starts a local Ray; ``"auto"`` or ``"ray://host:10001"`` joins a
     cluster. Actors = ``workers`` (default: the cluster's CPUs), capped at what the cluster
     can place at once (:func:`ray_capacity`): an actor that can never start would hold its
-    queued episodes forever."""
+    queued episodes forever. An actor that dies, or whose agent call overruns
+    ``agent_timeout`` seconds (the driver asks each busy actor how long its current agent
+    call has run), gives that episode an error record and is replaced. Every actor left
+    is closed (its agents and envs) before it is killed."""
     ray = require("ray", "ray")
-    from ray.util import ActorPool
 
     jobs = [(j.env, j.level, j.seed) for j in jobs]
     if not jobs:
@@ -192,22 +227,149 @@ def run_ray(spec: EvalSpec, jobs: Iterable[Job], workers: int | None = None,
         started = True
     try:
         n = min(workers or len(jobs), ray_capacity(ray.cluster_resources(), spec), len(jobs))
-        actor_cls = ray.remote(num_cpus=1, resources=backend_resources(spec) or None)(_RayWorker)
-        actors = [actor_cls.remote(spec.to_dict()) for _ in range(n)]
-        pool = ActorPool(actors)
-        yield from pool.map_unordered(lambda a, job: a.run.remote(job), jobs)
+        # two threads: one plays, the other answers ``age`` while it does
+        actor_cls = ray.remote(num_cpus=1, max_concurrency=2,
+                               resources=backend_resources(spec) or None)(RayWorker)
+        yield from _play_on_actors(ray, actor_cls, spec, jobs, n, agent_timeout)
     finally:
         if started:
             ray.shutdown()
 
 
-class _RayWorker:
-    def __init__(self, spec_dict: dict):
-        self.worker = EpisodeWorker(spec_dict)
+class _Actor:
+    def __init__(self, actor_cls, spec: EvalSpec):
+        self.actor = actor_cls.remote(spec.to_dict())
+        self.job = self.ref = self.probe = None
+        self.seen = 0.0  # when it last answered (or was given its job)
 
-    def run(self, job) -> dict:
+
+def _play_on_actors(ray, actor_cls, spec: EvalSpec, jobs: list, n: int,
+                    agent_timeout: float | None) -> Iterator[dict]:
+    todo = deque(jobs)
+    slots = [_Actor(actor_cls, spec) for _ in range(n)]
+    poll = poll_interval(agent_timeout)
+    try:
+        while True:
+            for s in slots:
+                if s.job is None and todo:
+                    s.job = todo.popleft()
+                    s.ref, s.probe, s.seen = s.actor.run.remote(s.job), None, time.monotonic()
+            busy = [s for s in slots if s.job is not None]
+            if not busy:
+                return
+            ready, _ = ray.wait([s.ref for s in busy], num_returns=1, timeout=poll)
+            ready = set(ready)
+            for i, s in enumerate(slots):
+                if s.job is None:
+                    continue
+                if s.ref in ready:
+                    try:
+                        kind, payload = ray.get(s.ref)
+                    except ray.exceptions.RayActorError as e:
+                        yield failed_record(spec, s.job, "WorkerDied", "the Ray actor playing "
+                                            f"this episode died: {_first_line(e)}")
+                        slots[i] = _replace(ray, s, actor_cls, spec)
+                        continue
+                    if kind != "ok":
+                        raise RuntimeError(f"a Ray worker could not set up: {payload}")
+                    s.job = None
+                    yield payload
+                elif agent_timeout is not None and _overran(ray, s, agent_timeout):
+                    yield failed_record(spec, s.job, "AgentTimeout",
+                                        timeout_message(agent_timeout), where="agent")
+                    slots[i] = _replace(ray, s, actor_cls, spec)
+    finally:
+        _close_actors(ray, slots, close_timeout(agent_timeout))
+
+
+def _overran(ray, s: _Actor, agent_timeout: float) -> bool:
+    """Whether the busy actor's current agent call has run past ``agent_timeout`` (or the
+    actor has not answered for that long)."""
+    now = time.monotonic()
+    if s.probe is not None:
+        got, _ = ray.wait([s.probe], timeout=0)
+        if got:
+            try:
+                age = ray.get(s.probe)
+            except ray.exceptions.RayError:
+                age = None  # it died: its run's reference says so
+            s.probe, s.seen = None, now
+            if age is not None and age > agent_timeout:
+                return True
+        elif now - s.seen > agent_timeout + 5.0:
+            return True
+    if s.probe is None:
+        s.probe = s.actor.age.remote()
+    return False
+
+
+def _replace(ray, s: _Actor, actor_cls, spec: EvalSpec) -> _Actor:
+    ray.kill(s.actor, no_restart=True)
+    return _Actor(actor_cls, spec)
+
+
+def _close_actors(ray, slots: list, timeout: float) -> None:
+    """Close the idle actors (their agents and envs) within ``timeout``, then kill all."""
+    refs = [s.actor.close.remote() for s in slots if s.job is None]
+    try:
+        if refs:
+            ray.wait(refs, num_returns=len(refs), timeout=timeout)
+    except Exception:
+        pass
+    finally:
+        for s in slots:
+            try:
+                ray.kill(s.actor, no_restart=True)
+            except Exception:
+                pass
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0][:300]
+
+
+def poll_interval(agent_timeout: float | None) -> float:
+    """How often the executors look for an agent call past its deadline."""
+    return 1.0 if agent_timeout is None else min(1.0, max(0.02, agent_timeout / 10))
+
+
+#: seconds a worker has to close its agents and envs at the end without --agent-timeout
+CLOSE_TIMEOUT = 60.0
+
+
+def close_timeout(agent_timeout: float | None) -> float:
+    return CLOSE_TIMEOUT if agent_timeout is None else max(agent_timeout, 5.0)
+
+
+class RayWorker:
+    """The actor: an :class:`EpisodeWorker` whose agent calls are timed for ``age``."""
+
+    def __init__(self, spec_dict: dict):
+        self.since = 0.0
+        self.worker = EpisodeWorker(spec_dict, mark=self._mark, catch_interrupt=True)
+
+    def _mark(self, busy: bool) -> None:
+        self.since = time.monotonic() if busy else 0.0
+
+    def age(self) -> float | None:
+        """Seconds the current agent call has run; None between calls."""
+        since = self.since
+        return time.monotonic() - since if since else None
+
+    def run(self, job) -> tuple[str, Any]:
+        """``("ok", record)``, or ``("error", message)`` when the env or the agent could
+        not be made (which stops the run)."""
         import ray
 
-        rec = self.worker.run(Job(*job))
+        try:
+            rec = self.worker.run(Job(*job))
+        except BaseException as e:
+            return "error", f"{type(e).__name__}: {e}"
         rec["node_id"] = ray.get_runtime_context().get_node_id()  # where it ran
-        return rec
+        return "ok", rec
+
+    def close(self) -> None:
+        self.worker.close()
+
+
+_RayWorker = RayWorker  # the name earlier versions used

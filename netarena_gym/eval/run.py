@@ -24,12 +24,19 @@ def run_meta(spec: EvalSpec) -> dict:
             "prompt": spec.agent_options.get("prompt")}
 
 
-def evaluate(spec: EvalSpec, *, out: str | None = None, workers: int = 1,
+def evaluate(spec: EvalSpec, *, out: str | None = None, workers: int | None = None,
              ray: bool = False, ray_address: str | None = None, overwrite: bool = False,
              progress: bool | None = None, progress_stream=None,
-             on_record: Callable[[dict], None] | None = None) -> dict:
+             on_record: Callable[[dict], None] | None = None,
+             agent_timeout: float | None = None) -> dict:
     """Play every job of ``spec`` not already recorded under ``out`` and return the summary
-    of all of them (resumed and new). ``progress=None`` shows it on a terminal only."""
+    of all of them (resumed and new). ``progress=None`` shows it on a terminal only.
+
+    ``workers``: local processes (default 1), or Ray actors (default: the cluster's CPUs).
+    ``agent_timeout``: seconds any one call into the agent may take; past it the worker is
+    stopped and the episode gets an error record. With a timeout, or more than one worker,
+    episodes run in worker processes; with neither, in this process (no isolation, no
+    limit)."""
     jobs = spec.jobs()
     wanted = {j.key for j in jobs}
     store = RunStore(out) if out else None
@@ -41,12 +48,18 @@ def evaluate(spec: EvalSpec, *, out: str | None = None, workers: int = 1,
                    safe=sum(bool(r["safe"]) for r in records), stream=progress_stream,
                    enabled=progress, label=f"{spec.env} {spec.agent} ")
     t0 = time.perf_counter()
+    if ray or ray_address:
+        executor = "ray"
+    elif (workers or 1) > 1 or agent_timeout is not None:
+        executor = "processes"
+    else:
+        executor = "local"
     try:
-        if ray or ray_address:
-            it = run_ray(spec, todo, workers=workers if workers > 1 else None,
-                         address=ray_address)
-        elif workers > 1 and len(todo) > 1:
-            it = run_processes(spec, todo, workers)
+        if executor == "ray":
+            it = run_ray(spec, todo, workers=workers, address=ray_address,
+                         agent_timeout=agent_timeout)
+        elif executor == "processes":
+            it = run_processes(spec, todo, workers or 1, agent_timeout=agent_timeout)
         else:
             it = run_sequential(spec, todo)
         for rec in it:
@@ -67,8 +80,9 @@ def evaluate(spec: EvalSpec, *, out: str | None = None, workers: int = 1,
     summary["episodes_resumed"] = len(done)
     summary["episodes_played"] = len(records) - len(done)
     summary["wall_seconds"] = time.perf_counter() - t0
-    summary["workers"] = workers
-    summary["executor"] = "ray" if (ray or ray_address) else ("processes" if workers > 1 else "local")
+    summary["workers"] = workers if workers is not None else (None if executor == "ray" else 1)
+    summary["executor"] = executor
+    summary["agent_timeout"] = agent_timeout
     if store:
         store.write_summary(summary)
     return summary
