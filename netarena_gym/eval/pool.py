@@ -79,9 +79,15 @@ def _on_sigterm(signum, frame):
     raise KeyboardInterrupt("stopped by the grader")
 
 
-def serve(spec_dict: dict, conn, clock, grader_pid: int) -> None:
+def serve(spec_dict: dict, conn, clock, grader_pid: int, environ: dict) -> None:
     """A worker process: receives ``(env, level, seed)`` jobs (None to finish), answers
-    ``("ok", record)`` or ``("error", message)`` when the env or agent cannot be made."""
+    ``("ok", record)`` or ``("error", message)`` when the env or agent cannot be made.
+
+    ``environ`` is the grader's environment when the worker was started: a forkserver
+    child inherits the forkserver's, which is the grader's when the *first* pool started,
+    so a variable set since (an agent's ``NETARENA_POLICY``) would be missing."""
+    os.environ.clear()
+    os.environ.update(environ)
     _die_with(grader_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -121,7 +127,8 @@ class _Worker:
         self.clock = ctx.RawValue("d", 0.0)
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=serve, name="netarena-eval-worker",
-                                args=(spec_dict, child, self.clock, os.getpid()))
+                                args=(spec_dict, child, self.clock, os.getpid(),
+                                      dict(os.environ)))
         self.proc.start()
         child.close()
         self.job = None
