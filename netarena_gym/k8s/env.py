@@ -93,7 +93,7 @@ class K8sPolicyEnv(NetArenaEnv):
     ``level``, ``interface``, ``backend``, ``max_steps``, ``reward`` (a ``RewardConfig`` or a
     dict of weights), ``observability`` ("partial"|"full"), ``history`` (previous steps
     shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
-    per tool run), ``step_timeout`` (wall-clock budget of one step; 5 s on the simulator, none on a real cluster);
+    per tool run), ``step_timeout`` (wall-clock budget of one step, default 5 s; on a real cluster the budget of the command line, whose overrunning kubectl is killed, default 5 s or ``command_timeout`` if longer);
     then the task's own: ``probe_set`` ("full"|"compat"), ``probe_mode`` ("policy"|"live"), ``namespace``, ``fault_types``, ``allowed_verbs``, ``initial_report``, ``end_port``, ``kubeconfig``, ``agent_user`` (the unprivileged user the
     agent's kubectl runs as on the real backend when the grader is root; default ``"nobody"``),
     ``app`` (``"boutique"``, the default, or ``"large"``: a generated app of 120 services,
@@ -161,6 +161,7 @@ class K8sPolicyEnv(NetArenaEnv):
             self.backend = KubernetesBackend(kubeconfig=kubeconfig, namespace=namespace,
                                              probe=probe_mode, verbs=allowed_verbs,
                                              command_timeout=command_timeout,
+                                             step_timeout=step_timeout,
                                              agent_user=agent_user)
             ns = self.backend.namespace
         else:
@@ -179,8 +180,8 @@ class K8sPolicyEnv(NetArenaEnv):
                              max_steps=max_steps, reward=reward, observability=observability,
                              history=history, render_mode=render_mode,
                              command_timeout=command_timeout,
-                             step_timeout=(step_timeout if step_timeout is not None
-                                           else (5.0 if backend == "sim" else None)),
+                             step_timeout=((5.0 if step_timeout is None else step_timeout)
+                                           if backend == "sim" else None),
                              info=info)
         except BaseException:  # a bad option after the backend was made: nothing is left
             self.backend.close()

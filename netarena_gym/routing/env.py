@@ -108,7 +108,7 @@ class RoutingEnv(NetArenaEnv):
     ``level``, ``interface``, ``backend``, ``max_steps``, ``reward`` (a ``RewardConfig`` or a
     dict of weights), ``observability`` ("partial"|"full"), ``history`` (previous steps
     shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
-    per tool run), ``step_timeout`` (wall-clock budget of one step; 5 s on the simulator, none on Mininet);
+    per tool run), ``step_timeout`` (wall-clock budget of one step, default 5 s; on Mininet the budget of the command line, whose overrunning command is killed, default 5 s or ``command_timeout`` if longer);
     then the task's own: ``probe_timeout``, ``topology`` (size ranges, and ``shape``:
     ``"tree"``, ``"ring"`` or ``"leaf-spine"`` networks of up to 64 routers, see
     :mod:`netarena_gym.routing.shapes`; more than four routers add one step per router
@@ -166,8 +166,11 @@ class RoutingEnv(NetArenaEnv):
             self.max_obs_chars = max(self.max_obs_chars,
                                      6 * (d.nodes + 1) ** 2 + 2 * self.max_output_chars)
         self.profile = compat_profile_named(compat_profile)
+        # a real backend keeps the budget of a command line itself (it kills the command
+        # that overruns it); the core's step deadline (a signal) bounds the simulator
+        real = {} if backend == "sim" else {"step_timeout": step_timeout}
         self.backend = make_backend(backend, probe_timeout=probe_timeout,
-                                    command_timeout=command_timeout,
+                                    command_timeout=command_timeout, **real,
                                     interface_labels=interface_labels,
                                     missing_programs=self.profile.missing_programs)
         self.generator = RoutingGenerator(level, capabilities=self.backend.capabilities,
@@ -179,8 +182,8 @@ class RoutingEnv(NetArenaEnv):
         super().__init__(level=level, interface=interface, backend=backend, max_steps=max_steps,
                          reward=reward, observability=observability, history=history,
                          render_mode=render_mode, command_timeout=command_timeout,
-                         step_timeout=(step_timeout if step_timeout is not None
-                                       else (5.0 if backend == "sim" else None)),
+                         step_timeout=((5.0 if step_timeout is None else step_timeout)
+                                       if backend == "sim" else None),
                          info=info)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):

@@ -10,15 +10,21 @@ output options by :func:`~netarena_gym.shell.filters.operand_refusal`, which
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from netarena_gym.shell.filters import FILTER_NAMES, operand_refusal, run_filter
 from netarena_gym.shell.parser import (
-    INVALID, CommandLine, CommandResult, Executor, ShellSyntaxError, SimpleCommand,
+    INVALID, TIMEOUT, CommandLine, CommandResult, Executor, ShellSyntaxError, SimpleCommand,
     parse_command_line, refused, run_command_line)
 
-__all__ = ["ParseCache", "Policy", "check_command_line", "filter_position_refusal", "parse",
-           "refused", "run_pipeline"]
+__all__ = ["STEP_TIMEOUT", "LineBudget", "ParseCache", "Policy", "check_command_line",
+           "filter_position_refusal", "line_budget_seconds", "parse", "refused",
+           "run_pipeline"]
+
+#: a real backend's default budget of one command line, in seconds (or its per-command
+#: timeout, when that is longer): see :class:`LineBudget`
+STEP_TIMEOUT = 5.0
 
 Policy = Callable[[SimpleCommand, int], "str | None"]
 
@@ -79,3 +85,50 @@ def run_pipeline(cl: CommandLine, execute: Executor) -> CommandResult:
             return run_filter(cmd.argv, data)
         return execute(cmd, data)
     return run_command_line(cl, one)
+
+
+def line_budget_seconds(step_timeout: float | None, command_timeout: float) -> float:
+    """A real backend's ``step_timeout`` checked, or its default: :data:`STEP_TIMEOUT`
+    or ``command_timeout``, whichever is longer. ValueError names a bad value."""
+    if step_timeout is None:
+        return max(STEP_TIMEOUT, float(command_timeout))
+    if isinstance(step_timeout, bool) or not isinstance(step_timeout, (int, float)) \
+            or not 0 < step_timeout < float("inf"):
+        raise ValueError(f"step_timeout must be seconds > 0, got {step_timeout!r}")
+    return float(step_timeout)
+
+
+class LineBudget:
+    """The wall-clock budget of one command line on a real backend (``step_timeout``
+    seconds from its start), shared by the line's commands: each gets at most what is
+    left of it and its own ``command_timeout``; one that runs past it is killed by its
+    runner and the rest of the line is not run. The simulators are bounded by the core's
+    step deadline instead (a signal: no process to kill)."""
+
+    __slots__ = ("seconds", "command_timeout", "deadline")
+
+    def __init__(self, seconds: float, command_timeout: float):
+        self.seconds = float(seconds)
+        self.command_timeout = float(command_timeout)
+        self.deadline = time.monotonic() + self.seconds
+
+    def limit(self) -> float:
+        """Seconds the next command may run: its own timeout or what is left of the line's
+        budget, whichever is less (<= 0: spent, see :meth:`spent`)."""
+        return min(self.command_timeout, self.deadline - time.monotonic())
+
+    def spent(self, prog: str) -> CommandResult | None:
+        """The result of not running ``prog`` because the budget is spent, else None."""
+        if self.deadline - time.monotonic() > 0:
+            return None
+        return CommandResult(f"netarena: {prog} not run: the command line's budget of "
+                             f"{self.seconds:g} s (step_timeout) is spent\n", 124, TIMEOUT)
+
+    def timed_out(self, limit: float, output: str = "") -> CommandResult:
+        """The result of a command killed after ``limit`` seconds (what :meth:`limit`
+        gave it), with what it printed first."""
+        why = (f"after {self.command_timeout:g} s" if limit >= self.command_timeout
+               else f"after {limit:.3g} s: the command line's budget of "
+               f"{self.seconds:g} s (step_timeout) is spent")
+        return CommandResult(output + f"netarena: command timed out {why} (killed)\n", 124,
+                             TIMEOUT)

@@ -294,3 +294,49 @@ def test_an_agent_object_that_failed_once_is_made_on_the_next_reset(stalled_serv
         b.created = []
         b.api_client.close()
         b._finalizer()
+
+
+def test_a_command_line_of_kubectls_is_killed_at_its_step_budget(stalled_server, tmp_path):
+    """Each kubectl had ``command_timeout`` and the line none: three kubectls of 1 s each
+    took 3 s in one step, and any number of them as long. Now the line stops at
+    ``step_timeout``: the kubectl running then is killed and the rest is not run."""
+    from netarena_gym.k8s.backends.kubernetes import KubernetesBackend
+    from netarena_gym.shell.parser import TIMEOUT
+    slow = tmp_path / "kubectl"
+    slow.write_text("#!/bin/sh\necho listed\nexec sleep 1\n")
+    slow.chmod(0o755)
+    b = KubernetesBackend(kubeconfig=stalled_server, kubectl=str(slow), agent_user=None,
+                          command_timeout=3.0, step_timeout=1.5)
+    b._ensure_agent = lambda: None  # no RBAC objects on this server; the budget is tested
+    try:
+        t = time.monotonic()
+        res = b.run({"command": "kubectl get pods; kubectl get svc; kubectl get netpol"})
+        took = time.monotonic() - t
+        assert res.kind == TIMEOUT and 1.4 < took < 2.5, (took, res)
+        assert res.output.count("listed") == 2  # the first ran, the second was killed
+        assert "the command line's budget of 1.5 s (step_timeout) is spent (killed)" \
+            in res.output
+        slow.write_text("#!/bin/sh\nexec sleep 30\n")
+        res = b.run({"command": "kubectl get pods"})  # alone: killed at the budget too
+        assert res.kind == TIMEOUT and "timed out after 1.5 s" in res.output
+        b.step_timeout = 10.0
+        t = time.monotonic()
+        res = b.run({"command": "kubectl get pods"})  # its own timeout comes first
+        assert res.kind == TIMEOUT and "timed out after 3 s (killed)" in res.output
+        assert time.monotonic() - t < 5
+    finally:
+        b.close()
+
+
+def test_the_line_budget_defaults_to_the_command_timeout_when_longer(stalled_server):
+    from netarena_gym.k8s.backends.kubernetes import KubernetesBackend
+    from netarena_gym.shell.policy import STEP_TIMEOUT
+    bs = [KubernetesBackend(kubeconfig=stalled_server, agent_user=None, command_timeout=t)
+          for t in (2.0, 30.0)]
+    try:
+        assert [b.step_timeout for b in bs] == [STEP_TIMEOUT, 30.0]
+    finally:
+        for b in bs:
+            b.close()
+    with pytest.raises(ValueError, match="step_timeout"):
+        KubernetesBackend(kubeconfig=stalled_server, agent_user=None, step_timeout=0)

@@ -141,7 +141,8 @@ def test_a_command_line_has_a_budget(real):
 
 
 def test_the_budget_follows_the_command_timeout():
-    from netarena_gym.routing.backends.mininet import STEP_TIMEOUT, MininetBackend
+    from netarena_gym.routing.backends.mininet import MininetBackend
+    from netarena_gym.shell.policy import STEP_TIMEOUT
     bs = [MininetBackend(command_timeout=2.0), MininetBackend(command_timeout=30.0),
           MininetBackend(step_timeout=1.5)]
     try:
@@ -149,6 +150,23 @@ def test_the_budget_follows_the_command_timeout():
     finally:
         for b in bs:
             b.close()
+
+
+def test_the_env_hands_its_step_timeout_to_the_backend():
+    """The env kept ``step_timeout`` for itself (None on Mininet) and the backend used its
+    default: a user's ``step_timeout=1.5`` bounded nothing."""
+    from netarena_gym.routing.env import RoutingEnv
+    env = RoutingEnv(backend="mininet", step_timeout=1.5)
+    try:
+        assert env.backend.step_timeout == 1.5
+        assert env.step_timeout is None  # no signal deadline: the backend kills the command
+    finally:
+        env.close()
+    env = RoutingEnv(backend="mininet", command_timeout=20.0)
+    try:
+        assert env.backend.step_timeout == 20.0
+    finally:
+        env.close()
 
 
 def test_backends_share_one_signal_handler(real):

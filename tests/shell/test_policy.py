@@ -1,5 +1,7 @@
 """The shared allow-list mechanics: refusal results, parse cache, per-task policies, and the
 pipeline runner that keeps filters in-process."""
+import pytest
+
 from netarena_gym.shell.parser import INVALID, OK, REFUSED, CommandResult, parse_command_line
 from netarena_gym.shell.policy import (
     ParseCache, check_command_line, filter_position_refusal, parse, refused, run_pipeline)
@@ -45,3 +47,38 @@ def test_parse_cache_is_bounded_and_memoises():
     cache = ParseCache(lambda s: calls.append(s) or s.upper(), size=2)
     assert [cache("a"), cache("a"), cache("b"), cache("c"), cache("a")] == list("AABCA")
     assert calls == ["a", "b", "c", "a"]
+
+
+def test_line_budget_gives_each_command_what_is_left_and_then_nothing(monkeypatch):
+    import time as time_mod
+
+    from netarena_gym.shell.parser import TIMEOUT
+    from netarena_gym.shell.policy import LineBudget
+    now = [100.0]
+    monkeypatch.setattr(time_mod, "monotonic", lambda: now[0])
+    b = LineBudget(5.0, 3.0)
+    assert b.limit() == 3.0 and b.spent("ping") is None  # its own timeout is less
+    now[0] += 3.5
+    assert b.limit() == 1.5
+    cut = b.timed_out(b.limit(), "64 bytes\n")
+    assert cut.kind == TIMEOUT and cut.status == 124
+    assert cut.output == ("64 bytes\nnetarena: command timed out after 1.5 s: the command "
+                          "line's budget of 5 s (step_timeout) is spent (killed)\n")
+    assert "after 3 s (killed)" in b.timed_out(3.0).output
+    now[0] += 1.5
+    spent = b.spent("ping")
+    assert spent.kind == TIMEOUT and "ping not run" in spent.output
+
+
+@pytest.mark.parametrize("given, command_timeout, want", [
+    (None, 2.0, 5.0), (None, 30.0, 30.0), (1.5, 30.0, 1.5)])
+def test_line_budget_seconds(given, command_timeout, want):
+    from netarena_gym.shell.policy import line_budget_seconds
+    assert line_budget_seconds(given, command_timeout) == want
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("inf"), float("nan"), True, "5"])
+def test_line_budget_seconds_refuses(bad):
+    from netarena_gym.shell.policy import line_budget_seconds
+    with pytest.raises(ValueError, match="step_timeout must be seconds > 0"):
+        line_budget_seconds(bad, 10.0)

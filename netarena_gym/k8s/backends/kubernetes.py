@@ -19,7 +19,11 @@
   scenario's, with the ``last-applied-configuration`` annotation ``kubectl apply`` writes,
   through the ``kubernetes`` Python client.
 * ``run(command, stdin)`` checks the command line with the shared allow-list and runs each
-  ``kubectl`` with the real binary (``subprocess``, ``command_timeout`` seconds).
+  ``kubectl`` with the real binary (``subprocess``). Each kubectl runs at most
+  ``command_timeout`` seconds, and the whole line at most ``step_timeout`` (default 5 s or
+  ``command_timeout``, whichever is longer; :class:`~netarena_gym.shell.policy.LineBudget`):
+  a kubectl past either is killed, the result is a ``timeout`` and the rest of the line is
+  not run.
 * ``observe()``: ``probe="policy"`` (default) evaluates the policy engine over the live
   objects (works on any API server, even one without nodes); ``probe="live"`` runs
   ``nc -z -w 1 <service> <port>`` in every source pod with ``kubectl exec`` (the grader's
@@ -56,7 +60,8 @@ import numpy as np
 
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.errors import BackendUnavailable, require
-from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, CommandResult
+from netarena_gym.shell.policy import LineBudget, line_budget_seconds
 from netarena_gym.k8s.commands import executor
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS, apply_refusal
 from netarena_gym.k8s.commands.cmdline import UsageError, parse
@@ -81,6 +86,7 @@ class KubernetesBackend:
 
     def __init__(self, *, kubeconfig: str | None = None, namespace: str | None = None,
                  probe: str = "policy", verbs=DEFAULT_VERBS, command_timeout: float = 10.0,
+                 step_timeout: float | None = None,
                  kubectl: str | None = None, agent_user: str | int | None = "nobody",
                  token_ttl: int = 3600):
         if probe not in ("policy", "live"):
@@ -94,6 +100,7 @@ class KubernetesBackend:
         self.probe = probe
         self.verbs = frozenset(verbs)
         self.command_timeout = float(command_timeout)
+        self.step_timeout = line_budget_seconds(step_timeout, self.command_timeout)
         self.token_ttl = max(600, int(token_ttl))
         self.kubectl_bin = kubectl or shutil.which("kubectl") or "kubectl"
         self._uid, self._gid = agent_ids(agent_user)
@@ -301,9 +308,17 @@ class KubernetesBackend:
             self.apply(self.scenario)
 
     # --------------------------------------------------------------------- run
-    def kubectl(self, argv: list[str], stdin: str = "") -> CommandResult:
+    def kubectl(self, argv: list[str], stdin: str = "",
+                budget: LineBudget | None = None) -> CommandResult:
+        """One kubectl of a command line, as the agent, within what is left of the line's
+        ``budget`` (None: ``command_timeout``); killed when it runs past it."""
         # kubectl reads stdin only for ``apply -f -``: it gets exactly the documents the
         # allow-list checked (re-encoded as a JSON stream), never the agent's raw text.
+        if budget is None:
+            budget = LineBudget(self.command_timeout, self.command_timeout)
+        spent = budget.spent("kubectl")
+        if spent is not None:
+            return spent
         feed = ""
         try:
             verb = parse(argv[1:]).verb
@@ -318,11 +333,13 @@ class KubernetesBackend:
             if why:
                 return CommandResult(f"netarena: command refused: {why}\n", 126, REFUSED)
             feed = "\n".join(json.dumps(d) for d in docs) + "\n"
+        limit = budget.limit()
         try:
-            p = self.agent_process(argv, feed)
-        except subprocess.TimeoutExpired:
-            return CommandResult(f"netarena: command timed out after {self.command_timeout:g} s\n",
-                                 124, TIMEOUT)
+            p = self.agent_process(argv, feed, timeout=limit)
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout or ""
+            return budget.timed_out(limit, out.decode(errors="replace")
+                                    if isinstance(out, bytes) else out)
         except OSError as e:
             return CommandResult(f"netarena: cannot run kubectl: {e}\n", 127, ERROR)
         err = "".join(line for line in p.stderr.splitlines(keepends=True) if not line.startswith(_SKEW))
@@ -334,7 +351,8 @@ class KubernetesBackend:
                                 "error: unknown shorthand", "error: flag needs"))
         return CommandResult(out, p.returncode, INVALID if usage else ERROR)
 
-    def agent_process(self, argv: list[str], stdin: str = "") -> subprocess.CompletedProcess:
+    def agent_process(self, argv: list[str], stdin: str = "",
+                      timeout: float | None = None) -> subprocess.CompletedProcess:
         """Run the real kubectl as the agent, with no checks of ours: the agent's token
         kubeconfig only, a minimal environment (no KUBECONFIG or HOME of the caller, no
         proxy settings), its private folder as HOME and working directory, and the
@@ -344,14 +362,17 @@ class KubernetesBackend:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "KUBECONFIG": self.agent_kubeconfig,
                "HOME": self._agent_home, "LANG": "C.UTF-8"}
         return subprocess.run([self.kubectl_bin, *argv[1:]], input=stdin, capture_output=True,
-                              text=True, timeout=self.command_timeout, env=env,
-                              cwd=self._agent_home, **self._drop())
+                              text=True, env=env, cwd=self._agent_home,
+                              timeout=self.command_timeout if timeout is None else timeout,
+                              **self._drop())
 
     def run(self, action: Mapping[str, str]) -> CommandResult:
         """``action``: ``{"command": <shell line>}`` plus an optional ``"stdin"``."""
         command = action["command"]
         stdin = action.get("stdin", "")
-        return executor.run(command, stdin, self.namespace, self.kubectl, self.verbs)
+        budget = LineBudget(self.step_timeout, self.command_timeout)
+        return executor.run(command, stdin, self.namespace,
+                            lambda argv, feed: self.kubectl(argv, feed, budget), self.verbs)
 
     # ----------------------------------------------------------------- observe
     def objects(self) -> Cluster:

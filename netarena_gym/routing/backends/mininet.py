@@ -40,7 +40,6 @@ import os
 import shlex
 import shutil
 import subprocess
-import time
 import weakref
 from typing import Mapping
 from pathlib import Path
@@ -50,8 +49,8 @@ import numpy as np
 from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.errors import BackendUnavailable
-from netarena_gym.shell.parser import ERROR, TIMEOUT, CommandResult
-from netarena_gym.shell.policy import run_pipeline
+from netarena_gym.shell.parser import ERROR, CommandResult
+from netarena_gym.shell.policy import LineBudget, line_budget_seconds, run_pipeline
 from netarena_gym.routing.backends import nodeexec
 from netarena_gym.routing.backends.mininet_lifecycle import (  # noqa: F401 (re-exported)
     STATE_DIR, RunRecord, ended_on_exit, new_run_id, node_classes, process_identity,
@@ -68,9 +67,6 @@ from netarena_gym.routing.topology import Layout, TopologySpec, labels_for
 # source then sends more echo requests than the kernel queues for a neighbour it has not
 # resolved yet (see NamespaceProber.matrix)
 RETRY_ABOVE = 128
-# a command line's budget when none is given: the env's step budget on the simulator, or one
-# command's timeout if that is longer (a single command is never cut shorter than it)
-STEP_TIMEOUT = 5.0
 # every iptables table and its built-in chains: the baseline empties those a node has
 IPTABLES_TABLES = {"raw": "PREROUTING OUTPUT", "mangle": "PREROUTING INPUT FORWARD OUTPUT "
                    "POSTROUTING", "nat": "PREROUTING INPUT OUTPUT POSTROUTING",
@@ -214,12 +210,11 @@ class MininetBackend:
         ``interface_labels``: router interface aliases (None: off in compat, on otherwise).
         ``missing_programs``: tools treated as not installed (a compat profile), for the
         faults and the agent alike. ``step_timeout``: the wall-clock budget of one command
-        line (None: :data:`STEP_TIMEOUT` or ``command_timeout``, whichever is longer)."""
+        line (None: :data:`~netarena_gym.shell.policy.STEP_TIMEOUT` or ``command_timeout``, whichever is longer)."""
         self.missing_programs = frozenset(missing_programs)
         if probe not in ("socket", "ping"):
             raise ValueError("probe must be 'socket' or 'ping'")
-        if step_timeout is not None and not 0 < step_timeout < float("inf"):
-            raise ValueError(f"step_timeout must be seconds > 0, got {step_timeout!r}")
+        step_timeout = line_budget_seconds(step_timeout, command_timeout)
         self.probe = probe
         self._prober = None
         missing = requirements_missing()
@@ -227,8 +222,7 @@ class MininetBackend:
             raise BackendUnavailable("the mininet backend needs: " + ", ".join(missing))
         self.probe_timeout = probe_timeout
         self.command_timeout = command_timeout
-        self.step_timeout = (max(STEP_TIMEOUT, command_timeout) if step_timeout is None
-                             else step_timeout)
+        self.step_timeout = step_timeout
         self.interface_labels = interface_labels
         self._labels = True
         self.capabilities = detect_capabilities()
@@ -422,35 +416,29 @@ class MininetBackend:
         if early is not None:
             return early
         pid = self._pids[machine]
-        deadline = time.monotonic() + self.step_timeout
-        return run_pipeline(cl, lambda cmd, data: self._one(pid, cmd, deadline))
+        budget = LineBudget(self.step_timeout, self.command_timeout)
+        return run_pipeline(cl, lambda cmd, data: self._one(pid, cmd, budget))
 
-    def _one(self, pid: int, cmd, deadline: float) -> CommandResult:
-        """One allow-listed simple command (not a filter) in the node's sandbox, given what
-        is left of the line's budget (``deadline``, ``time.monotonic()``)."""
+    def _one(self, pid: int, cmd, budget: LineBudget) -> CommandResult:
+        """One allow-listed simple command (not a filter) in the node's sandbox, within
+        what is left of the line's ``budget``."""
         prog = cmd.argv[0]
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return CommandResult(f"netarena: {prog} not run: the command line's budget of "
-                                 f"{self.step_timeout:g} s (step_timeout) is spent\n", 124,
-                                 TIMEOUT)
+        spent = budget.spent(prog)
+        if spent is not None:
+            return spent
         if prog == "echo":
             res = echo_cmd(None, list(cmd.argv), "")
         elif prog not in ALLOWED or prog in self.missing_programs or shutil.which(prog) is None:
             return not_found(prog)
         else:
-            limit = min(self.command_timeout, left)
+            limit = budget.limit()
             try:
                 p = nodeexec.run_argv(pid, list(cmd.argv), limit,
                                       drop_stderr=cmd.stderr == "null")
             except subprocess.TimeoutExpired as e:
                 out = e.stdout or b""
-                out = out.decode(errors="replace") if isinstance(out, bytes) else out
-                why = (f"after {self.command_timeout:g} s" if limit >= self.command_timeout
-                       else f"after {limit:.3g} s: the command line's budget of "
-                       f"{self.step_timeout:g} s (step_timeout) is spent")
-                return CommandResult(out + f"netarena: command timed out {why} (killed)\n",
-                                     124, TIMEOUT)
+                return budget.timed_out(limit, out.decode(errors="replace")
+                                        if isinstance(out, bytes) else out)
             res = CommandResult(p.stdout or "", p.returncode,
                                 classify(prog, p.returncode, p.stdout or ""))
         if cmd.redirect is None or res.status != 0:
