@@ -59,6 +59,16 @@ def test_refused(line, why):
     ("iptables -t security -P INPUT DROP", "-t security"),
     ("iptables -M /bin/sh -L", "--modprobe"), ("iptables -nM/bin/sh -L", "--modprobe"),
     ("iptables --mod=/bin/sh -L", "--modprobe"), ("iptables --modprobe /bin/sh -L", "--modprobe"),
+    # ifconfig: what the simulator and the baseline leave alone (whole words, as net-tools)
+    ("ifconfig r0-eth1 hw ether 02:00:00:00:00:01", "ifconfig hw"),
+    ("ifconfig r0-eth1 txqueuelen 5", "txqueuelen"), ("ifconfig r0-eth1 -multicast", "-multicast"),
+    ("ifconfig r0-eth1 allmulti", "allmulti"), ("ifconfig r0-eth1 -broadcast", "-broadcast"),
+    ("ifconfig r0-eth1 10.0.0.1 metric 3", "metric"), ("ifconfig r0-eth1 name zz0", "name"),
+    ("ifconfig r0-eth1 pointopoint 10.0.0.2", "pointopoint"),
+    # tc: an ingress or clsact qdisc (the kernel takes it; nothing may use it)
+    ("tc qdisc add dev r0-eth1 ingress", "ingress is not allowed"),
+    ("tc q a dev r0-eth1 clsact", "clsact is not allowed"),
+    ("tc qdisc replace dev r0-eth1 handle ffff: ingress", "ingress"),
 ])
 def test_refused_in_every_spelling(line, why):
     msg = check_command_line(parse_command_line(line))
@@ -72,6 +82,9 @@ def test_refused_in_every_spelling(line, why):
     "ip link l", "ip link list dev r0-eth1", "ip link", "ip link help",
     "iptables -t nat -S", "iptables -t raw -L -n", "iptables -L -t nat", "iptables -nvtraw -L",
     "iptables -t filter -A FORWARD -j DROP", "iptables -A FORWARD -j DROP",
-    "iptables-save -t nat"])
+    "iptables-save -t nat", "ifconfig", "ifconfig -a r0-eth1",
+    "ifconfig r0-eth1 10.0.0.1/24 broadcast 10.0.0.255 mtu 1400 up -arp promisc",
+    "tc qdisc show dev r0-eth1 ingress", "tc qdisc del dev r0-eth1 root",
+    "tc qdisc add dev r0-eth1 root netem delay 10ms"])
 def test_still_allowed(line):
     assert check_command_line(parse_command_line(line)) is None

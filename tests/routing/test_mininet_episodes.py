@@ -52,7 +52,9 @@ def link_names(b, node: str) -> list[str]:
     "ip link set dev r0-eth3 name zz0", "ip link rep name br9 type bridge",
     "ip link de r0-eth3", "ip link dele r0-eth3", "ip link ad br9 type bridge",
     "ip link cha dev r0-eth3 name zz0", "ip link set r0-eth1 address 02:00:00:00:00:01",
-    "ip link property add dev r0-eth1 altname up1"])
+    "ip link property add dev r0-eth1 altname up1",
+    "ifconfig r0-eth1 hw ether 02:00:00:00:00:01", "ifconfig r0-eth1 txqueuelen 5",
+    "ifconfig r0-eth1 -multicast", "tc qdisc add dev r0-eth1 ingress"])
 def test_changes_that_outlive_the_episode_are_refused(real, line):
     real.apply(SC)
     before = link_names(real, "r0")

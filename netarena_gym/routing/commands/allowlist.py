@@ -157,6 +157,17 @@ def refusal(cmd: SimpleCommand, position: int) -> str | None:
         args = [a for a in cmd.argv[1:] if not a.startswith("-")]
         if args and args[0] not in ("qdisc", "q", "qd", "qdi"):
             return f"tc {args[0]} is not allowed (only tc qdisc)"
+        if len(args) > 1 and not any(_matches(args[1], v) for v in ("show", "list", "ls")):
+            hook = next((a for a in args[2:] if a in ("ingress", "clsact")), None)
+            if hook:
+                return (f"tc qdisc {args[1]} ... {hook} is not allowed (only root qdiscs; "
+                        "tc filter is refused, so an ingress hook has no use)")
+        return None
+    if prog == "ifconfig":
+        fixed = next((a for a in cmd.argv[1:] if a in _IFCONFIG_FIXED), None)
+        if fixed:
+            return (f"ifconfig {fixed} is not allowed: the links are fixed (only addresses, "
+                    "netmask, broadcast, mtu, up, down, arp and promisc may be set)")
         return None
     if prog == "cat":
         for a in cmd.argv[1:]:
@@ -274,6 +285,14 @@ _LINK_WORDS = (
     ("parentdev", False))
 # what ``ip link set`` may change (the simulator's model): keyword -> words it takes
 _LINK_SETTABLE = {"up": 0, "down": 0, "mtu": 1, "promisc": 1, "arp": 1, "alias": 1}
+# ifconfig's settings (net-tools 2.10 compares whole words) that change a link beyond the
+# simulator's model and the Mininet baseline (hardware address, queue length, flags):
+# refused like the ``ip link set`` keywords above
+_IFCONFIG_FIXED = frozenset({
+    "hw", "txqueuelen", "metric", "multicast", "-multicast", "allmulti", "-allmulti",
+    "trailers", "-trailers", "dynamic", "-dynamic", "-broadcast", "pointopoint",
+    "-pointopoint", "dstaddr", "tunnel", "name", "media", "mem_start", "io_addr", "irq",
+    "outfill", "keepalive"})
 
 
 def _ip_link_refusal(rest: list[str]) -> str | None:
