@@ -223,6 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--env", default=None, choices=sorted(netarena_gym.ENV_IDS),
                    help="the env of the served agent")
     s.add_argument("--out", default=None, help="evaluator: directory for run records")
+    s.add_argument("--allow-backend", dest="allow_backends", action="append",
+                   choices=("sim", "mininet", "kubernetes"), default=None, metavar="NAME",
+                   help="evaluator: a backend remote requesters may pick (repeat for more; "
+                        "default: sim only). A real backend runs their agents' commands on "
+                        "this machine's emulator or cluster")
     _add_llm_args(s)
 
     serve_cli.add_arguments(_sub(sub, "serve", "serve one env over OpenEnv or MCP"))
@@ -441,11 +446,15 @@ def cmd_serve_a2a(a) -> int:
         if not a.env:
             raise UsageError("argument --env: serving an agent needs --env (its prompts and "
                              "actions are per env)")
+        if a.allow_backends:
+            raise UsageError("argument --allow-backend: only the evaluator runs envs (not "
+                             "with --agent)")
         opts = llm_options(a) if a.agent == "llm" else {}
         serve_agent(a.agent, a.env, host=a.host, port=a.port, options=opts,
                     card_url=a.card_url)
     else:
-        serve_evaluator(host=a.host, port=a.port, card_url=a.card_url, out=a.out)
+        serve_evaluator(host=a.host, port=a.port, card_url=a.card_url, out=a.out,
+                        backends=tuple(dict.fromkeys(a.allow_backends or ("sim",))))
     return 0
 
 

@@ -124,3 +124,18 @@ def test_a_missing_a2a_extra_is_dependency_not_installed(monkeypatch):
     monkeypatch.delitem(sys.modules, "netarena_gym.a2a.common")
     with pytest.raises(DependencyNotInstalled, match=r"netarena-gym\[a2a\]"):
         importlib.import_module("netarena_gym.a2a.common")
+
+
+def test_serve_a2a_allow_backend_reaches_the_evaluator(monkeypatch):
+    """``serve-a2a`` had no way to offer a real backend: the evaluator always got sim."""
+    import netarena_gym.a2a.server as server
+    from netarena_gym.cli import main
+    got = []
+    monkeypatch.setattr(server, "serve_evaluator", lambda **kw: got.append(kw["backends"]))
+    assert main(["serve-a2a", "--port", "0"]) == 0
+    assert main(["serve-a2a", "--port", "0", "--allow-backend", "sim", "--allow-backend",
+                 "mininet", "--allow-backend", "sim"]) == 0
+    assert got == [("sim",), ("sim", "mininet")]
+    assert main(["serve-a2a", "--agent", "expert", "--env", "NetArena-Routing-v0",
+                 "--allow-backend", "mininet"]) == 2
+    assert main(["serve-a2a", "--allow-backend", "docker"]) == 2
