@@ -21,6 +21,7 @@ MAX_ACTION_CHARS = 4096
 #: the bound keeps deep values from the code that copies or prints them recursively, under
 #: any recursion limit the process may have)
 MAX_ACTION_DEPTH = 32
+_INT64 = 1 << 63
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
 
 
@@ -74,8 +75,40 @@ def parse_json_action(action: Any, keys: Sequence[str], optional: Sequence[str] 
             if not depth_ok(action[k], MAX_ACTION_DEPTH):
                 raise ActionError(f'"{k}" is nested too deeply (at most {MAX_ACTION_DEPTH} '
                                   "levels)")
-            out[k] = action[k]
+            out[k] = plain_json(action[k], k)
     return out
+
+
+def plain_json(v: Any, name: str) -> Any:
+    """A dict action's value ``v`` as plain JSON values: numpy scalars and arrays become
+    Python numbers and lists, tuples lists; ActionError names a value JSON cannot hold (an
+    object, a set, bytes), whose ``repr`` (a memory address) would otherwise reach the
+    observation. ``v`` is at most :data:`MAX_ACTION_DEPTH` deep (checked first)."""
+    t = type(v)
+    if t is int and not -_INT64 <= v < _INT64:
+        raise ActionError(f'"{name}" holds an integer beyond 64 bits; values are int64, '
+                          "floats and strings")
+    if v is None or t is str or t is int or t is float or t is bool:
+        return v
+    if isinstance(v, np.ndarray):
+        return plain_json(v.tolist(), name)
+    if isinstance(v, np.generic):
+        v = v.item()  # np.bytes_ and np.datetime64 stay non-JSON and are refused below
+        if type(v) in (bool, int, float, str):
+            return plain_json(v, name)
+    elif isinstance(v, (str, bool, int, float)):  # subclasses: IntEnum, a str subclass
+        return plain_json((str if isinstance(v, str) else bool if isinstance(v, bool)
+                           else int if isinstance(v, int) else float)(v), name)
+    elif isinstance(v, (list, tuple)):
+        return [plain_json(x, name) for x in v]
+    elif isinstance(v, dict):
+        bad = next((key for key in v if not isinstance(key, str)), None)
+        if bad is None:
+            return {str(key): plain_json(x, name) for key, x in v.items()}
+        raise ActionError(f'"{name}" holds an object key {bad!r} that is not a string')
+    raise ActionError(f'"{name}" holds a value of type {type(v).__name__}, which JSON '
+                      "cannot hold (use "
+                      "strings, numbers, true/false, null, lists and objects)")
 
 
 def depth_ok(v, limit: int) -> bool:

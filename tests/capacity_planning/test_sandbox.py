@@ -95,6 +95,45 @@ def test_extract_code():
     assert extract_code("Here:\n```python\n" + src + "```\nDone.") == src
     assert extract_code("```\nprint(1)\n```\n```python\n" + src + "```") == src
     assert extract_code("no code here") is None and extract_code(3) is None
+    assert extract_code("\t def  process_graph (g):\n    return 1\n") is not None
+
+
+def test_extract_code_is_linear_in_the_reply():
+    """``^\\s*def`` ran over every following newline at each line start: 20,000 newlines
+    took 2-4 s in the env process (quadratic); 400,000 would have taken about 20 minutes."""
+    t = time.perf_counter()
+    assert extract_code("process_graph" + "\n" * 400_000) is None
+    assert extract_code("```\nprocess_graph" + "\n" * 400_000) is None
+    assert time.perf_counter() - t < 10  # a hang guard: linear is a few milliseconds
+
+
+def test_random_and_string_hashing_are_the_same_in_every_worker(base):
+    """Each submission's ``random`` was seeded from urandom and each worker drew its own
+    hash seed: the same seed and code printed other numbers, and set orders, every run."""
+    code = fn("import random\nreturn {'type': 'list', 'data': [random.random(), "
+              "hash('ju1'), sorted({'a', 'b', 'c', 'd'}, key=lambda x: 0) == "
+              "list({'a', 'b', 'c', 'd'})]}")
+    boxes = [Sandbox(), Sandbox()]
+    try:
+        runs = [[b.run(base, code, seed=s).data for s in (7, 7, 8)] for b in boxes]
+    finally:
+        for b in boxes:
+            b.close()
+    assert runs[0] == runs[1]  # two workers (processes), the same numbers
+    assert runs[0][0] == runs[0][1] and runs[0][0][0] != runs[0][2][0]  # the seed decides
+
+
+def test_an_updated_graph_may_change_at_most_as_much_as_the_topology_holds(box, base):
+    """Grading runs in the env with no clock: 40,000 new ports took 17 s to grade there."""
+    most = max(1000, len(base.nodes) + base.n_edges)
+    grow = ("for i in range({n}):\n"
+            "    k = ('EK_PORT', 'p%d' % i)\n"
+            "    graph.add_node(k, name=k[1], type=['EK_PORT'])\n"
+            "return {{'type': 'list', 'data': [], 'updated_graph': graph}}")
+    r = box.run(base, fn(grow.format(n=most + 1)))
+    assert not r.ok and f"may change at most {most}" in r.message, r.message
+    r = box.run(base, fn(grow.format(n=10)))
+    assert r.ok and len(r.diff.nodes) == 10
 
 
 # ----------------------------------------------------------------- hostility
@@ -249,7 +288,8 @@ def test_the_worker_is_sent_the_topology_and_the_code_only(monkeypatch):
         env.close()
     assert [f["op"] for f in frames] == ["load", "run"]
     assert set(frames[0]) == {"op", "key", "scheme", "nodes", "edges"}
-    assert set(frames[1]) == {"op", "key", "code", "limits", "guard", "namespace"}
+    assert set(frames[1]) == {"op", "key", "code", "limits", "guard", "namespace",
+                              "seed"}  # random.seed of the code, from the episode seed
     assert str(truth) not in json.dumps(frames[0])  # the total is computed, never sent
 
 

@@ -27,6 +27,29 @@ def test_parse_json_action_rejects_with_message(bad):
     assert str(e.value)
 
 
+def test_dict_action_values_become_plain_json():
+    """A numpy number answer was compared as no number at all (graded wrong), and a value
+    JSON cannot hold put its repr, a memory address, into the observation."""
+    import enum
+
+    class Size(enum.IntEnum):
+        BIG = 3
+    a = parse_json_action({"tool": "answer", "answer": np.int64(30),
+                           "attrs": {"c": np.float32(1.5), "l": (np.bool_(True), Size.BIG),
+                                     "a": np.arange(2), "s": np.str_("x")}},
+                          ("tool",), optional=("answer", "attrs"))
+    assert a["answer"] == 30 and type(a["answer"]) is int
+    assert a["attrs"] == {"c": 1.5, "l": [True, 3], "a": [0, 1], "s": "x"}
+    assert [type(v) for v in a["attrs"]["l"]] == [bool, int]
+    for bad, says in ((object(), "type object"), ({1: 2}, "key 1"), ({"x"}, "type set"),
+                      (b"x", "type bytes"), (np.bytes_(b"x"), "type bytes"),
+                      (10**4300, "beyond 64 bits"), (np.uint64(2**63), "beyond 64 bits"),
+                      ([1 << 63], "beyond 64 bits")):
+        with pytest.raises(ActionError, match=says):
+            parse_json_action({"tool": "answer", "answer": bad}, ("tool",),
+                              optional=("answer",))
+
+
 def test_catalogue_mask_and_render():
     c = Catalogue(4)
     c.set(1, CatalogueEntry("a", {"command": "x"}))

@@ -52,6 +52,7 @@ class MaltSimBackend:
         self.query: Query | None = None
         self.graph: Graph | None = None
         self.toolbox: ToolBox | None = None
+        self._code_seed = self._submissions = 0
         self.verdict: Verdict | None = None
         self.answered = False
         self.sandbox_seconds = 0.0
@@ -67,6 +68,8 @@ class MaltSimBackend:
         self.verdict = None
         self.answered = False
         self.sandbox_seconds = 0.0
+        self._code_seed = scenario.seed or 0
+        self._submissions = 0
 
     def run(self, action: Mapping[str, Any]) -> CommandResult:
         if "code" in action:
@@ -81,6 +84,7 @@ class MaltSimBackend:
         return np.array([self.verdict is not None and self.verdict.correct], dtype=bool)
 
     def reset_to_baseline(self) -> None:
+        self._submissions = 0
         if self.graph is not None:
             self.graph.reset()
         self.verdict = None
@@ -107,8 +111,13 @@ class MaltSimBackend:
         if self.sandbox is None:
             self.sandbox = Sandbox(self.limits, self.python_guard, unsafe=self.unsafe_sandbox)
         # compat runs in upstream's namespace (nx, json, copy and G bound), the levels in none
+        # the code's ``random`` starts from the episode's seed and the submission's number
+        self._submissions += 1
+        seed = int(np.random.SeedSequence([self._code_seed, self._submissions])
+                   .generate_state(2, np.uint64)[0] >> 1)
         res = self.sandbox.run(self.base, code,
-                               "upstream" if self.query.level == "compat" else "default")
+                               "upstream" if self.query.level == "compat" else "default",
+                               seed=seed)
         self.sandbox_seconds += res.seconds
         out = f"[{res.status}] {res.message}".rstrip()
         if res.stdout:

@@ -196,6 +196,9 @@ def decode_diff(d, scheme: str) -> tuple[Diff, list]:
 
 
 _FENCE = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)(?:```|$)", re.S)
+# a line's own blanks only: ``\s*`` at every line start ran on over the newlines that
+# follow (a reply of 20,000 newlines took 2-4 s)
+_DEF = re.compile(r"^[ \t]*def[ \t]+process_graph[ \t]*\(", re.M)
 
 
 def extract_code(text: str) -> str | None:
@@ -204,9 +207,9 @@ def extract_code(text: str) -> str | None:
     if not isinstance(text, str) or "process_graph" not in text:
         return None
     for block in _FENCE.findall(text):
-        if re.search(r"^\s*def\s+process_graph\s*\(", block, re.M):
+        if _DEF.search(block):
             return block
-    if re.search(r"^\s*def\s+process_graph\s*\(", text, re.M):
+    if _DEF.search(text):
         return text
     return None
 
@@ -231,9 +234,15 @@ def upstream_source(text: str) -> str | None:
     return "\n".join("" if line.startswith("import") else line for line in body.split("\n"))
 
 
+# the worker's interpreter flags: ``-I`` but for ``-E``, so that the one PYTHON* variable of
+# the (wholly constructed) environment counts: a fixed hash seed, so ``hash(str)`` and the
+# order of sets of strings are the same in every run (each worker drew its own before)
+PYTHON_FLAGS = ("-s", "-P")
+
+
 def _minimal_env() -> dict:
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
-           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+           "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0"}
     if "NETARENA_SANDBOX_CACHE" in os.environ:
         env["NETARENA_SANDBOX_CACHE"] = os.environ["NETARENA_SANDBOX_CACHE"]
     return env
@@ -276,11 +285,11 @@ class Sandbox:
         if self.unsafe:
             scratch = tempfile.mkdtemp(prefix="netarena-sandbox-")
             os.chmod(scratch, 0o755)  # the code's working directory: empty, and not writable
-            argv = [sys.executable, "-I", WORKER, scratch]
+            argv = [sys.executable, *PYTHON_FLAGS, WORKER, scratch]
         else:
             scratch = None  # a directory of the sandbox's own tmpfs root
             argv = sandbox_bwrap.command(WORKER_FILES) + [
-                os.path.realpath(sys.executable), "-I",
+                os.path.realpath(sys.executable), *PYTHON_FLAGS,
                 sandbox_bwrap.SANDBOX_DIR + "/" + os.path.basename(WORKER),
                 sandbox_bwrap.SCRATCH_IN_SANDBOX]
         self._proc = subprocess.Popen(
@@ -366,8 +375,10 @@ class Sandbox:
             raise RuntimeError(f"the sandbox worker could not load the topology: {reply}")
         self._loaded.add(key)
 
-    def run(self, base: BaseGraph, code: str, namespace: str | None = None) -> SandboxResult:
-        """Run ``code`` on ``base`` in ``namespace`` (default: the sandbox's own)."""
+    def run(self, base: BaseGraph, code: str, namespace: str | None = None,
+            seed: int = 0) -> SandboxResult:
+        """Run ``code`` on ``base`` in ``namespace`` (default: the sandbox's own); the
+        code's ``random`` starts from ``seed``."""
         namespace = self.namespace if namespace is None else namespace
         if namespace not in NAMESPACES:
             raise ValueError(f"namespace must be one of {NAMESPACES}, got {namespace!r}")
@@ -376,7 +387,7 @@ class Sandbox:
         t0 = time.perf_counter()
         req = {"op": "run", "key": _records(base)[0], "code": code,
                "limits": self.limits.to_dict(), "guard": self.python_guard,
-               "namespace": namespace}
+               "namespace": namespace, "seed": int(seed) % (1 << 63)}
         for _ in range(2):
             self.prepare(base)
             reply = self._request(req, self.limits.wall_seconds + 10.0)

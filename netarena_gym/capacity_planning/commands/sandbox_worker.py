@@ -22,7 +22,9 @@ copy of the cached graph and can mutate it freely. Before the agent's code runs,
 5. runs the code in the restricted runtime of :mod:`sandbox_runtime` (restricted builtins,
    an import allow-list, an AST check), in the namespace the request names: ``"default"``
    binds nothing, ``"upstream"`` (compat) binds upstream's ``nx``, ``json``, ``copy`` and
-   ``G`` (see :mod:`sandbox_runtime`).
+   ``G`` (see :mod:`sandbox_runtime`), with ``random`` seeded from the request's
+   ``seed`` (the env derives it from the episode seed and the submission's number; the
+   worker runs with a fixed hash seed, so string hashes and set orders repeat too).
 
 6. installs a seccomp filter (libseccomp's Python bindings, Debian ``python3-seccomp``, when
    present) that fails with EPERM: sockets, exec, fork/clone, ptrace, mount, namespaces,
@@ -36,7 +38,8 @@ and never a host, worker or project path (:func:`sandbox_runtime.agent_traceback
 The zygote kills the child at the wall-clock limit. The child never sees the query's answer
 or the grader: they exist only in the env process. It returns the result's type and data
 (tagged JSON, so tuples and floats survive) and the updated graph as a net diff against the
-base, with node identity taken from the ``type``/``name`` attributes.
+base, with node identity taken from the ``type``/``name`` attributes; a diff of more items
+than the base holds (:func:`max_changes`) is refused, since the env grades it on no clock.
 """
 from __future__ import annotations
 
@@ -46,6 +49,7 @@ import io
 import json
 import math
 import os
+import random
 import resource
 import select
 import signal
@@ -180,6 +184,9 @@ def _run_agent(base: Base, req: dict) -> dict:
         tree = ast.parse(src, "<agent>", "exec")
         if guard:
             check_source(tree)
+        # the env's seed for this submission: ``random`` gives the same draws every time
+        # (forked from the zygote, every child would share one state seeded from urandom)
+        random.seed(req.get("seed", 0))
         g = restricted_globals(stdout) if guard else {"__name__": "__agent__"}
         if req.get("namespace") == "upstream":
             g.update(upstream_namespace(base.master, guard))
@@ -231,10 +238,23 @@ def _package(base: Base, res, stdout) -> dict:
         out["diff"] = None
     else:
         try:
-            out["diff"] = diff_against(base, updated)
+            diff = diff_against(base, updated)
         except (ValueError, TypeError, AttributeError) as e:
             return {"ok": False, "error": f"updated_graph could not be read: {e}"}
+        # grading runs in the env, on no clock of the sandbox's: its cost follows the diff
+        changed, most = len(diff["nodes"]) + len(diff["edges"]), max_changes(base)
+        if changed > most:
+            return {"ok": False, "error": f"updated_graph changes {changed} nodes and edges; "
+                    f"a submission may change at most {most} (as many as the topology "
+                    "holds)"}
+        out["diff"] = diff
     return out
+
+
+def max_changes(base: Base) -> int:
+    """The most nodes and edges a submission's updated graph may add, remove or change:
+    as many as the base holds (removing everything is one such change per item)."""
+    return max(1000, len(base.snap_nodes) + len(base.snap_edges))
 
 
 # ------------------------------------------------------------------ zygote
