@@ -263,3 +263,20 @@ def test_apply_runs_in_the_workers_of_the_envs_asked_for():
         assert not envs.closed
     finally:
         envs.close()
+
+
+def test_an_object_array_of_actions_steps_as_in_sync():
+    """Its bytes (pointers) were sent to the worker: ValueError, and the vector env closed."""
+    v = make_vec("NetArena-K8sPolicy-v0", num_envs=2, workers=1, interface="discrete")
+    s = gym.make_vec("NetArena-K8sPolicy-v0", num_envs=2, vectorization_mode="sync",
+                     interface="discrete")
+    try:
+        v.reset(seed=0)
+        s.reset(seed=0)
+        got = v.step(np.array([0, 5], dtype=object))
+        want = s.step(np.array([0, 5], dtype=object))
+        assert not v.closed and list(got[4]["command_kind"]) == list(want[4]["command_kind"])
+        assert np.array_equal(got[1], want[1])
+    finally:
+        v.close()
+        s.close()

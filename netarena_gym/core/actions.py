@@ -75,11 +75,11 @@ def parse_json_action(action: Any, keys: Sequence[str], optional: Sequence[str] 
             if not depth_ok(action[k], MAX_ACTION_DEPTH):
                 raise ActionError(f'"{k}" is nested too deeply (at most {MAX_ACTION_DEPTH} '
                                   "levels)")
-            out[k] = plain_json(action[k], k)
+            out[k] = action_value(action[k], k)
     return out
 
 
-def plain_json(v: Any, name: str) -> Any:
+def action_value(v: Any, name: str) -> Any:
     """A dict action's value ``v`` as plain JSON values: numpy scalars and arrays become
     Python numbers and lists, tuples lists; ActionError names a value JSON cannot hold (an
     object, a set, bytes), whose ``repr`` (a memory address) would otherwise reach the
@@ -91,20 +91,20 @@ def plain_json(v: Any, name: str) -> Any:
     if v is None or t is str or t is int or t is float or t is bool:
         return v
     if isinstance(v, np.ndarray):
-        return plain_json(v.tolist(), name)
+        return action_value(v.tolist(), name)
     if isinstance(v, np.generic):
         v = v.item()  # np.bytes_ and np.datetime64 stay non-JSON and are refused below
         if type(v) in (bool, int, float, str):
-            return plain_json(v, name)
+            return action_value(v, name)
     elif isinstance(v, (str, bool, int, float)):  # subclasses: IntEnum, a str subclass
-        return plain_json((str if isinstance(v, str) else bool if isinstance(v, bool)
+        return action_value((str if isinstance(v, str) else bool if isinstance(v, bool)
                            else int if isinstance(v, int) else float)(v), name)
     elif isinstance(v, (list, tuple)):
-        return [plain_json(x, name) for x in v]
+        return [action_value(x, name) for x in v]
     elif isinstance(v, dict):
         bad = next((key for key in v if not isinstance(key, str)), None)
         if bad is None:
-            return {str(key): plain_json(x, name) for key, x in v.items()}
+            return {str(key): action_value(x, name) for key, x in v.items()}
         raise ActionError(f'"{name}" holds an object key {bad!r} that is not a string')
     raise ActionError(f'"{name}" holds a value of type {type(v).__name__}, which JSON '
                       "cannot hold (use "

@@ -9,6 +9,7 @@ valid ones (a plain ``__init__`` would raise a bare ``TypeError``).
 """
 from __future__ import annotations
 
+import inspect
 import math
 from dataclasses import asdict, dataclass, fields
 from numbers import Integral
@@ -88,6 +89,23 @@ class EnvConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+_OPTIONS: dict[type, frozenset | None] = {}
+
+
+def check_options(cls: type, kwargs: dict) -> None:
+    """Refuse keyword arguments ``cls.__init__`` does not take with :class:`InvalidConfig`
+    listing the ones it does (``gym.make(..., levle=2)`` was a bare ``TypeError``)."""
+    names = _OPTIONS.get(cls, ())
+    if names == ():
+        params = inspect.signature(cls.__init__).parameters.values()
+        names = _OPTIONS[cls] = (None if any(p.kind is p.VAR_KEYWORD for p in params) else
+                                 frozenset(p.name for p in params if p.name != "self"))
+    unknown = sorted(set(kwargs) - names) if names is not None else ()
+    if unknown:
+        raise InvalidConfig(f"{cls.__name__}: unknown option(s) {unknown}; valid options: "
+                            f"{', '.join(sorted(names))}")
 
 
 def check_count(name: str, value, *, at_least: int = 0) -> None:

@@ -29,7 +29,7 @@ from gymnasium import spaces
 
 from netarena_gym.core.actions import (MAX_ACTION_CHARS, ActionError, Catalogue,
                                        parse_json_action, text_space)
-from netarena_gym.core.config import EnvConfig, check_seconds
+from netarena_gym.core.config import EnvConfig, check_options, check_seconds
 from netarena_gym.core.info import INFO_MODES, clean
 from netarena_gym.core.metrics import EpisodeMetrics, loss_percent
 from netarena_gym.core.reward import RewardConfig
@@ -131,13 +131,14 @@ def decode_index(action: Any) -> int:
     """A discrete action as a plain int, or :class:`ActionError` (never another error)."""
     if type(action) is int and -_INT64 <= action < _INT64:  # the common case, sans numpy
         return action
-    if isinstance(action, np.integer):
+    if isinstance(action, np.integer) and not isinstance(action, np.timedelta64):
         return int(action)
     if isinstance(action, (dict, str, bytes)):
         raise ActionError("the discrete interface takes a catalogue index")
     try:
         arr = np.asarray(action)
-        if arr.size != 1 or arr.dtype.kind not in "iufb":
+        # a bool (True ran entry 1) or a timedelta is no index, whatever numpy converts
+        if arr.size != 1 or arr.dtype.kind not in "iuf":
             raise ValueError
         value = arr.reshape(()).item()
         if isinstance(value, float) and not (np.isfinite(value) and value == int(value)):
@@ -318,9 +319,16 @@ class NetArenaEnv(gym.Env):
     def _format_action(self, action: dict[str, str]) -> str:
         return " ".join(f"{k.capitalize()}: {action[k]}" for k in self.text_keys)
 
+    def __new__(cls, *args, **kwargs):
+        check_options(cls, kwargs)  # InvalidConfig naming the valid options, not TypeError
+        return super().__new__(cls)
+
     # ------------------------------------------------------------------- API
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         super().reset(seed=seed)
+        # the last episode is over whatever happens next: a reset that raises leaves no
+        # episode to step (its metrics were the last one's, its scenario a refused record)
+        self._done = True
         self._seed = seed
         if options is not None and not isinstance(options, Mapping):
             raise InvalidConfig(f"reset options must be a dict such as {{'scenario': ...}}, "
@@ -348,7 +356,6 @@ class NetArenaEnv(gym.Env):
         if replayed and scenario.level not in self.levels:
             raise ScenarioError(f"scenario level {scenario.level!r} is not a level of "
                                 f"{type(self).__name__}: {self.levels}")
-        self.scenario = scenario
         if replayed:
             try:
                 self._apply(scenario)
@@ -359,6 +366,7 @@ class NetArenaEnv(gym.Env):
                                     f"({type(e).__name__}: {e})"[:400]) from e
         else:
             self._apply(scenario)
+        self.scenario = scenario
         self.metrics = self._new_metrics()
         self._last_action, self._last_result = None, None
         self._transcript = []
@@ -379,7 +387,8 @@ class NetArenaEnv(gym.Env):
         if self._done:
             raise ResetNeeded("the env is closed; call reset() to start a new episode"
                               if self._closed else
-                              "the episode is over (terminated or truncated); call reset()")
+                              "the episode is over (terminated or truncated, or the last reset "
+                              "raised); call reset()")
         t0 = time.perf_counter()
         decoded = None
         deadline = self._deadline

@@ -54,7 +54,7 @@ def _nz(x: float) -> float:
     return 0.0 if x == 0 else x
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RewardConfig:
     """Weights of the reward components (see the module docstring for their ranges).
 

@@ -223,7 +223,9 @@ class NetArenaBatchedVectorEnv(VectorEnv):
             actions = list(iterate(self.action_space, actions))
         if len(actions) != self.num_envs:
             raise ValueError(f"{len(actions)} actions for {self.num_envs} envs")
-        if type(actions) is np.ndarray:  # as bytes: cheaper to pickle than an array
+        if type(actions) is np.ndarray and actions.dtype.kind in "biuf":
+            # as bytes: cheaper to pickle than an array (numbers only: an object array's
+            # bytes are pointers, which mean nothing in the worker)
             replies = self._ask("step-array", [(actions[a:b].tobytes(), actions.dtype.str,
                                                 actions[a:b].shape) for a, b in self._slices])
         else:

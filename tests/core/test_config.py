@@ -3,6 +3,7 @@ import warnings
 
 import pytest
 
+from netarena_gym.capacity_planning.commands.sandbox import Limits
 from netarena_gym.capacity_planning.env import CapacityPlanningEnv
 from netarena_gym.core.config import EnvConfig
 from netarena_gym.core.reward import RewardConfig
@@ -26,6 +27,13 @@ def test_init_is_keyword_only_and_matches_its_config(cls):
 def test_unknown_key_lists_valid_ones(cls):
     with pytest.raises(InvalidConfig, match="valid options: level, interface, backend"):
         cls.from_config({"level": 1, "probes": "full"})
+
+
+@pytest.mark.parametrize("make", [lambda: RewardConfig(5.0, -3.0), lambda: Limits(1, 2)])
+def test_config_dataclasses_are_keyword_only(make):
+    """``RewardConfig(5.0, -3.0)`` was taken (success 5, safety -3) by position."""
+    with pytest.raises(TypeError, match="positional argument"):
+        make()
 
 
 def test_from_config_builds_the_same_env():

@@ -27,7 +27,7 @@ def test_parse_json_action_rejects_with_message(bad):
     assert str(e.value)
 
 
-def test_dict_action_values_become_plain_json():
+def test_dict_action_values_become_plain_json_values():
     """A numpy number answer was compared as no number at all (graded wrong), and a value
     JSON cannot hold put its repr, a memory address, into the observation."""
     import enum

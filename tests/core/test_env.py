@@ -9,6 +9,7 @@ import pytest
 import netarena_gym  # noqa: F401
 from netarena_gym.core.env import StepDeadline, StepTimeout, decode_index, sanitize
 from netarena_gym.core.actions import ActionError
+from netarena_gym.errors import InvalidConfig
 
 
 def test_deadline_interrupts_pure_python_in_main_thread():
@@ -44,7 +45,8 @@ def test_step_past_budget_is_a_timeout_with_penalty(env_id):
     assert info["reward_components"]["timeout"] < 0 and info["timeouts"] == 1
 
 
-@pytest.mark.parametrize("bad", [float("inf"), -0.5, 10**400, "1", np.array([1, 2]), object()])
+@pytest.mark.parametrize("bad", [float("inf"), -0.5, 10**400, "1", np.array([1, 2]), object(),
+                                 True, np.True_, np.array(True), np.timedelta64(1)])
 def test_decode_index_rejects_cleanly(bad):
     with pytest.raises(ActionError):
         decode_index(bad)
@@ -189,3 +191,27 @@ def test_a_malformed_scenario_record_is_a_scenario_error(env_id):
         with pytest.raises(ScenarioError):
             env.reset(options={"scenario": bad})
     assert env.reset(options={"scenario": rec})[1]["scenario"] == rec
+
+
+@pytest.mark.parametrize("env_id", sorted(netarena_gym.ENV_IDS))
+def test_a_reset_that_raises_leaves_no_episode_to_step(env_id):
+    """The last episode stayed steppable (as its step 2) while ``env.scenario`` held the
+    record the failed reset refused."""
+    from netarena_gym.errors import ResetNeeded, ScenarioError
+
+    env = gym.make(env_id).unwrapped
+    rec = env.reset(seed=0)[1]["scenario"]
+    played = env.scenario
+    with pytest.raises(ScenarioError):
+        env.reset(options={"scenario": {**rec, "faults": [{"type": "nope"}]}})
+    assert env.scenario is played  # not the refused record
+    with pytest.raises(ResetNeeded, match="the last reset raised"):
+        env.step(0)
+    assert env.reset(options={"scenario": rec})[1]["scenario"] == rec
+
+
+@pytest.mark.parametrize("env_id", sorted(netarena_gym.ENV_IDS))
+def test_an_unknown_option_is_invalid_config_listing_the_valid_ones(env_id):
+    with pytest.raises(InvalidConfig, match=r"unknown option\(s\) \['levle'\]; valid options: .*"
+                                            r"interface, .*level"):
+        gym.make(env_id, levle=2)

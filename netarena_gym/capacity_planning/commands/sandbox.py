@@ -54,7 +54,7 @@ LIMIT_CEILINGS = {"cpu_seconds": 3600, "wall_seconds": 3600, "memory_mb": 1 << 2
                   "output_bytes": 1 << 30}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Limits:
     cpu_seconds: float = 2.0
     wall_seconds: float = 5.0
