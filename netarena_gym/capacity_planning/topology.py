@@ -32,6 +32,9 @@ from netarena_gym.capacity_planning.kinds import (
 from netarena_gym.capacity_planning.textproto import Ident
 
 SCHEMES = ("kind_name", "merged")
+#: the most switches and ports a topology may hold: 15x the largest drawn one (compat,
+#: about 5,500 nodes); a replayed record of 10**5 superblocks used 22 GB before
+MAX_ELEMENTS = 100_000
 
 # NetArena's copy of Google's file differs in exactly these five port capacities
 NETARENA_OVERRIDES: tuple[tuple[str, int], ...] = (
@@ -255,6 +258,15 @@ class TopologySpec:
             raise ValueError("weights must be non-negative with a positive sum")
         if self.capacity_per not in ("port", "switch"):
             raise ValueError("capacity_per must be 'port' or 'switch'")
+        if self.size() > MAX_ELEMENTS:  # a replayed record builds before anything else
+            raise ValueError(f"the topology would have about {self.size():,} switches and "
+                             f"ports; at most {MAX_ELEMENTS:,}")
+
+    def size(self) -> int:
+        """Switches and ports the topology holds (what its graph's size follows)."""
+        switches = (self.superblocks * self.aggs_per_superblock * sum(self.agg_switches)
+                    + self.spineblocks * sum(self.spine_switches))
+        return switches * (1 + self.ports_per_switch)
 
     def to_dict(self) -> dict[str, Any]:
         d = {f: getattr(self, f) for f in self.__dataclass_fields__}  # scalars and tuples

@@ -23,7 +23,7 @@ import numpy as np
 from netarena_gym.core.actions import MAX_ACTION_CHARS, ActionError, parse_json_action
 from netarena_gym.core.env import NetArenaEnv
 from netarena_gym.core.scenario import Scenario
-from netarena_gym.k8s.config import K8sPolicyConfig
+from netarena_gym.k8s.config import DNS_LABEL, K8sPolicyConfig
 from netarena_gym.errors import InvalidConfig
 from netarena_gym.shell.parser import CommandResult
 from netarena_gym.k8s import catalogue as cat_mod
@@ -32,6 +32,7 @@ from netarena_gym.k8s.expert import K8sExpert
 from netarena_gym.k8s.features import FeatureBuilder, feature_spaces
 from netarena_gym.k8s.generator import K8sGenerator
 from netarena_gym.k8s.render import mismatch_report
+from netarena_gym.k8s.state_validation import DecodeError
 from netarena_gym.k8s.backends.sim import SimBackend
 from netarena_gym.k8s.workload_large import APPS, workload_for
 
@@ -206,7 +207,14 @@ class K8sPolicyEnv(NetArenaEnv):
         if scenario.params.get("probes", self.probes_name) != self.probes_name:
             raise ValueError(f"scenario uses probe set {scenario.params.get('probes')!r}, this env "
                              f"{self.probes_name!r}")
-        self.backend.apply(scenario, self._prebuilt)
+        ns = scenario.params.get("namespace", "default")
+        if not (isinstance(ns, str) and DNS_LABEL.fullmatch(ns)):
+            raise ValueError(f"scenario namespace {ns!r:.80} is not a Kubernetes name (a DNS "
+                             "label: lowercase letters, digits and '-', at most 63)")
+        try:
+            self.backend.apply(scenario, self._prebuilt)
+        except DecodeError as e:  # a policy of the record that kubectl could not decode
+            raise ValueError(f"a policy of the scenario does not decode: {e}") from None
         self._prebuilt = None
 
     def _execute(self, action: dict[str, str]) -> CommandResult:

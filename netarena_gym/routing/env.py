@@ -218,6 +218,10 @@ class RoutingEnv(NetArenaEnv):
             state = None  # the generator's check ran with every tool; inject without them
         self.backend.apply(scenario, state if isinstance(state, SimState) else None)
         lay = self.backend.layout
+        stray = sorted({f["router"] for f in scenario.faults} - set(lay.routers))
+        if stray:  # injected nowhere: the episode would start solved
+            raise ValueError(f"faults on routers {stray} that the scenario's topology does "
+                             f"not have (r0..r{len(lay.routers) - 1})")
         if (len(lay.routers) > self.dims.routers
                 or max(len(h) for h in lay.spec.hosts) > self.dims.subnets
                 or max((max(h) for h in lay.spec.hosts if h), default=0) > self.dims.hosts

@@ -148,3 +148,22 @@ def test_textproto_reader_details():
     for bad in ("a {", "a }", "a: @", "{"):
         with pytest.raises(textproto.TextProtoError):
             textproto.parse(bad)
+
+
+def test_a_topology_is_bounded_before_it_is_built():
+    """A replayed record of 10**5 superblocks was built until the kernel killed the
+    process (22 GB)."""
+    import copy
+
+    import gymnasium as gym
+    from netarena_gym.capacity_planning.topology import MAX_ELEMENTS, TopologySpec
+    from netarena_gym.errors import ScenarioError
+    assert TopologySpec().size() == 5440 < MAX_ELEMENTS  # Google's example, compat's size
+    with pytest.raises(ValueError, match="at most 100,000"):
+        TopologySpec(superblocks=10**5)
+    env = gym.make("NetArena-CapacityPlanning-v0", interface="discrete")
+    rec = env.reset(seed=0)[1]["scenario"]
+    bad = copy.deepcopy(rec)
+    bad["params"]["topology"]["ports_per_switch"] = 10**7
+    with pytest.raises(ScenarioError, match="switches and ports"):
+        env.reset(options={"scenario": bad})

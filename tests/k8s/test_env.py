@@ -130,3 +130,23 @@ def test_large_app_option():
                {"app": "large", "backend": "kubernetes"}):
         with pytest.raises(InvalidConfig):
             gym.make(ENV_ID, **{"level": 1, **kw})
+
+
+def test_a_replayed_record_that_does_not_decode_is_a_scenario_error():
+    """A policy field of the wrong type raised kubectl's DecodeError out of reset, and a
+    namespace of 500 characters was taken."""
+    import copy
+
+    import gymnasium as gym
+    from netarena_gym.errors import ScenarioError
+    env = gym.make("NetArena-K8sPolicy-v0")
+    rec = env.reset(seed=0)[1]["scenario"]
+    bad = copy.deepcopy(rec)
+    bad["faults"][0]["protocol"] = 5
+    with pytest.raises(ScenarioError, match="does not decode: .*expected a string"):
+        env.reset(options={"scenario": bad})
+    bad = copy.deepcopy(rec)
+    bad["params"]["namespace"] = "x" * 500
+    with pytest.raises(ScenarioError, match="is not a Kubernetes name"):
+        env.reset(options={"scenario": bad})
+    assert env.reset(options={"scenario": rec})[1]["scenario"] == rec

@@ -154,3 +154,14 @@ def test_reset_pauses_the_collector_and_restores_its_state(monkeypatch):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_replayed_fault_on_a_router_the_topology_lacks_is_refused():
+    """It was injected nowhere: the episode started solved and paid the success reward."""
+    import gymnasium as gym
+    from netarena_gym.errors import ScenarioError
+    env = gym.make("NetArena-Routing-v0")
+    rec = env.reset(seed=0)[1]["scenario"]
+    rec["faults"][0]["router"] = "r99"
+    with pytest.raises(ScenarioError, match=r"faults on routers \['r99'\]"):
+        env.reset(options={"scenario": rec})
