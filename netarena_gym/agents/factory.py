@@ -104,7 +104,7 @@ def make_agent(spec: str, env, *, seed: int | None = None, options: dict | None 
         return make_expert(env)
     if spec in LAZY:
         cls = _import(LAZY[spec])
-        if spec == "llm":
+        if spec in ("llm", "hf"):
             return cls.from_options(env, options, seed=seed)
         return cls.from_options(env, options)
     if ":" in spec:

@@ -3,11 +3,17 @@ ways to talk.
 
 * :class:`HFToolAgent` speaks the same conversation as GRPO rollouts and SFT
   demonstrations (:mod:`netarena_gym.train`): system prompt, task + first observation as the
-  user message, one tool call per turn, the env's next observation as the tool answer. A turn
-  without a tool call goes to the env as it is (an invalid action, penalised like any
-  unparseable text) and the env's answer comes back as a user message. With
-  ``max_prompt_tokens`` the oldest exchanges are dropped when the conversation outgrows it.
-  The factory's ``hf`` agent (``--agent hf --model PATH``).
+  user message, the env's next observation as the tool answer. Every tool call of a turn is
+  played, in order, one per ``act()`` (one env step each, as TRL's tool loop runs them all
+  in training), with one tool message per call, before the model generates again; each
+  call becomes its env action through :func:`netarena_gym.train.tools.env_action`, the
+  mapping GRPO's tool envs use, so a malformed call (unknown tool, wrong arguments) is the
+  same invalid step in training and evaluation. A turn without a tool call goes to the env
+  as it is (an invalid action, penalised like any unparseable text) and the env's answer
+  comes back as a user message. With ``max_prompt_tokens`` the oldest exchanges are
+  dropped when the conversation outgrows it. Sampling (temperature > 0) is seeded per step,
+  ``episode_seed * 1000 + step``, as :class:`~netarena_gym.agents.llm.LLMAgent` does, so a
+  seeded episode replays. The factory's ``hf`` agent (``--agent hf --model PATH``).
 * :class:`TransformersChat` is a chat backend for :class:`~netarena_gym.agents.llm.LLMAgent`
   (JSON replies, the format of ``netarena-gym generate``'s demonstrations):
   ``--agent llm --provider transformers --model PATH``.
@@ -109,7 +115,7 @@ class HFToolAgent:
 
     def __init__(self, model, tokenizer, env_id: str, *, max_new_tokens: int = 256,
                  temperature: float = 0.0, chat_template_kwargs: dict | None = None,
-                 max_prompt_tokens: int | None = None):
+                 max_prompt_tokens: int | None = None, seed: int | None = None):
         _require("trl")
         from trl.chat_template_utils import add_response_schema
         from netarena_gym.train.tools import tool_class
@@ -124,14 +130,17 @@ class HFToolAgent:
         self.temperature = temperature
         self.template_kwargs = {"enable_thinking": False, **(chat_template_kwargs or {})}
         self.max_prompt_tokens = max_prompt_tokens
+        self.seed = seed
+        self._episode_seed: int | None = None
         self.turns = 0
         self.tool_calls = 0
         self.reset()
 
     @classmethod
-    def from_options(cls, env, opts: dict) -> "HFToolAgent":
+    def from_options(cls, env, opts: dict, seed: int | None = None) -> "HFToolAgent":
         """The factory's ``hf`` agent: ``model`` (a path or hub id), ``max_tokens``,
-        ``temperature``, ``max_prompt_tokens``, ``device``, ``dtype``."""
+        ``temperature``, ``max_prompt_tokens``, ``device``, ``dtype``; ``seed`` seeds
+        sampling when no episode seed is set."""
         if not opts.get("model"):
             raise ValueError("--agent hf needs --model PATH")
         spec = getattr(env, "spec", None)
@@ -141,28 +150,47 @@ class HFToolAgent:
                                 dtype=opts.get("dtype"))
         return cls(model, tok, spec.id, max_new_tokens=int(opts.get("max_tokens", 256)),
                    temperature=float(opts.get("temperature", 0.0)),
-                   max_prompt_tokens=opts.get("max_prompt_tokens"))
+                   max_prompt_tokens=opts.get("max_prompt_tokens"), seed=seed)
 
     def reset(self) -> None:
         self.messages: list[dict] | None = None
-        self._called: str | None = None  # name of the tool the last turn called
+        self._called: str | None = None  # name of the tool the last action called
+        self._pending: list[tuple[str, object]] = []  # the turn's calls not played yet
+        self._step = 0
+
+    def set_episode_seed(self, seed: int) -> None:
+        """Seed this episode's sampling (the episode loop calls it before each episode)."""
+        self._episode_seed = int(seed)
+
+    def _sample_seed(self) -> int | None:
+        base = self._episode_seed if self._episode_seed is not None else self.seed
+        return None if base is None else (int(base) * 1000 + self._step) % (2 ** 31)
 
     def _prompt_ids(self) -> list[int]:
         """The rendered conversation; past ``max_prompt_tokens`` the oldest exchanges
-        (an assistant turn and the answer to it) are dropped, the system prompt and the
+        (an assistant turn and the answers to it) are dropped, the system prompt and the
         task with its first observation are kept."""
         while True:
             text = self.tokenizer.apply_chat_template(self.messages, tools=self.tools,
                                                       add_generation_prompt=True,
                                                       tokenize=False, **self.template_kwargs)
             ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
-            if (not self.max_prompt_tokens or len(ids) <= self.max_prompt_tokens
-                    or len(self.messages) <= 4):
+            nxt = next((i for i in range(3, len(self.messages))
+                        if self.messages[i]["role"] == "assistant"), None)
+            if not self.max_prompt_tokens or len(ids) <= self.max_prompt_tokens or nxt is None:
                 return ids
-            del self.messages[2:4]
+            del self.messages[2:nxt]
+
+    def _play(self, name: str, args):
+        """The env action of one tool call (the mapping training uses)."""
+        self._called = name
+        self.tool_calls += 1
+        return tools.env_action(self.cls, name, args)
 
     def act(self, observation: str, info: dict | None = None):
         from trl.chat_template_utils import parse_response
+        seed = self._sample_seed()
+        self._step += 1
         if self.messages is None:
             from netarena_gym.train.data import TASK_PROMPT
             from netarena_gym.train.tools import initial_message
@@ -173,32 +201,34 @@ class HFToolAgent:
             self.messages.append({"role": "tool", "name": self._called, "content": observation})
         else:
             self.messages.append({"role": "user", "content": observation})
+        if self._pending:  # the rest of the last turn's calls, one per step
+            return self._play(*self._pending.pop(0))
         prompt = self._prompt_ids()
         new = generate(self.model, self.tokenizer, prompt, max_new_tokens=self.max_new_tokens,
-                       temperature=self.temperature)
+                       temperature=self.temperature, seed=seed)
         parsed = parse_response(self.tokenizer, new, prefix=prompt, tools=self.tools)
         self.turns += 1
         calls = [c for c in (parsed.get("tool_calls") or []) if c.get("type") == "function"]
         msg = {"role": "assistant", "content": parsed.get("content") or ""}
         if calls:
-            fn = calls[0]["function"]
-            args = fn.get("arguments") or {}
-            if isinstance(args, str):
-                try:
-                    args = json.loads(args)
-                except json.JSONDecodeError:
-                    args = {}
+            played = []
+            for c in calls:
+                fn = c["function"]
+                args = fn.get("arguments")
+                args = {} if args is None else args
+                if isinstance(args, str):
+                    try:
+                        args = json.loads(args)
+                    except json.JSONDecodeError:
+                        pass  # not an object: env_action makes it an invalid call
+                played.append((str(fn.get("name", "")) or "tool", args))
             msg["tool_calls"] = [{"type": "function",
-                                  "function": {"name": fn.get("name", ""), "arguments": args}}]
+                                  "function": {"name": n,
+                                               "arguments": a if isinstance(a, dict) else {}}}
+                                 for n, a in played]
             self.messages.append(msg)
-            self._called = str(fn.get("name", "")) or "tool"
-            self.tool_calls += 1
-            try:
-                if not isinstance(args, dict):
-                    raise ValueError("tool arguments must be a JSON object")
-                return tools.action_of_call(self.cls, self._called, args)
-            except ValueError as e:  # the env reports it as an invalid action
-                return f"invalid tool call: {e}"
+            self._pending = played[1:]
+            return self._play(*played[0])
         self.messages.append(msg)
         self._called = None
         return msg["content"] or "(empty reply)"

@@ -20,14 +20,15 @@ import gymnasium as gym
 import netarena_gym
 from netarena_gym.train.tools_env import (
     ALL_COMPONENTS, SOLVED, UNSOLVED, EpisodeOver, NetArenaToolEnv, action_of_call,
-    call_of_action, check_tool, initial_message, make_limited_env, system_prompt, tool_names)
+    call_of_action, check_tool, env_action, initial_message, make_limited_env, play_call,
+    system_prompt, tool, tool_names)
 from netarena_gym.train.tools_tasks import CapacityPlanningTools, K8sPolicyTools, RoutingTools
 
 __all__ = [
     # the family's names (tools_env, tools_tasks)
     "ALL_COMPONENTS", "SOLVED", "UNSOLVED", "EpisodeOver", "NetArenaToolEnv", "action_of_call",
-    "call_of_action", "check_tool", "initial_message", "make_limited_env", "system_prompt",
-    "tool_names", "CapacityPlanningTools", "K8sPolicyTools", "RoutingTools",
+    "call_of_action", "check_tool", "env_action", "initial_message", "make_limited_env",
+    "play_call", "system_prompt", "tool", "tool_names", "CapacityPlanningTools", "K8sPolicyTools", "RoutingTools",
     # this module's
     "TOOL_CLASSES", "CatalogueTools", "catalogue_labels", "catalogue_prompt",
     "make_catalogue_factory", "make_environment_factory", "tool_class",
@@ -41,10 +42,12 @@ class CatalogueTools(NetArenaToolEnv):
     The label is rendered to the episode's text action by the env's own catalogue
     (``env.unwrapped.catalogue``), so the step, its reward, correctness and safety are the
     text interface's. A label this episode lacks (masked) reaches the env as an empty text
-    action, which the env answers as an invalid action, with its penalty. Bind the env id
+    action, which the env answers as an invalid action, with its penalty; so does a call
+    with other arguments, or of another tool (:func:`play_call`). Bind the env id
     with :func:`make_catalogue_factory`; the labels a model may choose from come from
     :func:`catalogue_labels`."""
 
+    @tool
     def act(self, action: str) -> str:
         """Run one action of the task's catalogue.
 
@@ -54,13 +57,17 @@ class CatalogueTools(NetArenaToolEnv):
         Returns:
             The env's answer: the connectivity check, the command's output and the steps left.
         """
+
+    def _tool_action(self, name: str, arguments) -> dict:
         if self._env is None:
             raise EpisodeOver("no episode is running (reset was not called)")
+        label = arguments.get("action") if isinstance(arguments, dict) else None
         cat = self._env.unwrapped.catalogue
         for i, e in enumerate(cat.entries):
-            if e is not None and cat.mask[i] and e.label == action:
-                return self._act(dict(e.action))
-        return self._act({})
+            if (name == "act" and e is not None and cat.mask[i] and isinstance(label, str)
+                    and e.label == label):
+                return dict(e.action)
+        return {}
 
 
 def catalogue_labels(env_id: str, *, level=1, seeds=range(1_000_000, 1_000_020)) -> list[str]:

@@ -13,11 +13,24 @@ correctness and safety; the accessors below are how other modules reach a tool c
 in :mod:`~netarena_gym.train.tools_tasks`, the factories that bind a configuration in
 :mod:`~netarena_gym.train.tools`.
 
+Every tool call, well formed or not, is one env step with the same text action as in
+evaluation (:func:`env_action`, which ``agents/hf.py``'s evaluation agent uses too): the tool
+methods are declared with :func:`tool`, which accepts any arguments and routes the call
+through :meth:`NetArenaToolEnv._action_of_call`; a call that does not map to an action
+(unknown tool, arguments that are not an object) reaches the env as the text
+``"invalid tool call: ..."``, which the env penalises as an invalid action. A missing
+argument is empty and an unknown one is ignored, so a call with wrong argument names is an
+invalid command. A tool name that the class lacks is played the same way by
+:func:`play_call` (``train/grpo.py`` routes TRL's unknown names there), so a malformed call
+never escapes the env's penalty in training.
+
 Left out: per-turn rewards (``get_reward`` sums the episode's reward components, one number
 per rollout as TRL takes it).
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 from collections import defaultdict
 from typing import Any, ClassVar
@@ -25,8 +38,8 @@ from typing import Any, ClassVar
 import gymnasium as gym
 
 __all__ = ["ALL_COMPONENTS", "SOLVED", "UNSOLVED", "EpisodeOver", "NetArenaToolEnv",
-           "action_of_call", "call_of_action", "check_tool", "initial_message",
-           "make_limited_env", "system_prompt", "tool_names"]
+           "action_of_call", "call_of_action", "check_tool", "env_action", "initial_message",
+           "make_limited_env", "play_call", "system_prompt", "tool", "tool_names"]
 
 #: components of ``info["reward_components"]`` (see ``netarena_gym.core.reward``)
 ALL_COMPONENTS = ("success", "safety", "step", "invalid", "refused", "timeout", "failed",
@@ -39,6 +52,23 @@ UNSOLVED = "Episode over: not solved. Stop calling tools."
 
 class EpisodeOver(RuntimeError):
     """Raised by a tool once the episode has ended (TRL shows the message to the model)."""
+
+
+def tool(method):
+    """Declare a tool method: its signature and docstring are the tool's schema, but its
+    body is never run. The call accepts any arguments (positional ones by the signature's
+    names) and plays :func:`env_action` of them, so a malformed call is the same env step
+    (an invalid action) in training as in evaluation, instead of a Python error that TRL
+    would answer without stepping the env."""
+    name = method.__name__
+    params = [p for p in inspect.signature(method).parameters][1:]
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        arguments = dict(zip(params, args))
+        arguments.update(kwargs)
+        return play_call(self, name, arguments)
+    return call
 
 
 class NetArenaToolEnv:
@@ -106,7 +136,7 @@ class NetArenaToolEnv:
         return float(sum(self._totals.get(k, 0.0) for k in keep))
 
     # ------------------------------------------------------------- helpers
-    def _act(self, action: dict[str, str]) -> str:
+    def _act(self, action: dict[str, Any] | str) -> str:
         if self._env is None:
             raise EpisodeOver("no episode is running (reset was not called)")
         if self._done:
@@ -114,7 +144,7 @@ class NetArenaToolEnv:
         obs, _reward, terminated, truncated, info = self._env.step(action)
         self._info = info
         self._steps += 1
-        self._calls.append(dict(action))
+        self._calls.append(dict(action) if isinstance(action, dict) else action)
         for k, v in info.get("reward_components", {}).items():
             self._totals[k] += float(v)
         self._correct = bool(info["correct"])
@@ -123,6 +153,11 @@ class NetArenaToolEnv:
             self._done = True
             return f"{obs}\n{self._outcome()}"
         return obs
+
+    def _tool_action(self, name: str, arguments) -> dict[str, Any] | str:
+        """The env action of a tool call in this episode (:func:`env_action`; a class whose
+        actions depend on the episode overrides it)."""
+        return env_action(type(self), name, arguments)
 
     def _outcome(self) -> str:
         return SOLVED if self._correct else UNSOLVED
@@ -162,6 +197,25 @@ def make_limited_env(env_id: str, level, env_kwargs: dict | None = None,
         env.close()
         env = gym.make(env_id, level=level, interface="text", max_steps=int(max_calls), **kw)
     return env
+
+
+def env_action(cls, name: str, arguments) -> dict[str, Any] | str:
+    """The env action of a tool call ``name(**arguments)`` of ``cls``, in training and in
+    evaluation alike: the text action of :meth:`NetArenaToolEnv._action_of_call`, or, for a
+    call that maps to none (unknown tool, arguments that are not an object), the text
+    ``"invalid tool call: ..."``, which the env answers as an invalid action."""
+    try:
+        if not isinstance(arguments, dict):
+            raise ValueError("tool arguments must be a JSON object")
+        return cls._action_of_call(str(name), arguments)
+    except ValueError as e:
+        return f"invalid tool call: {e}"
+
+
+def play_call(env: NetArenaToolEnv, name: str, arguments) -> str:
+    """Play the tool call ``name(**arguments)`` on a tool env: one env step with
+    :func:`env_action`'s action; the answer is the env's observation."""
+    return env._act(env._tool_action(name, arguments))
 
 
 def initial_message(observation: str) -> str:

@@ -4,7 +4,10 @@ Routing: ``run(machine, command)``; Kubernetes: ``kubectl(command, stdin)``; cap
 planning: ``get_node``, ``list_children``, ``add_node``, ``remove_node``, ``set_attr`` and
 ``answer``. Each tool call is one text action of the env (:meth:`_action_of_call` maps a call
 to it, :meth:`_call_of_action` back, for demonstrations), and its answer is the env's
-observation. Everything that is not a tool is underscore-prefixed on purpose.
+observation. The tool methods are declared with
+:func:`~netarena_gym.train.tools_env.tool`: their signatures and docstrings are the schemas
+the model reads, and every call, whatever its arguments, goes through
+:meth:`_action_of_call` (the mapping evaluation uses), so the methods have no body. Everything that is not a tool is underscore-prefixed on purpose.
 
 Left out: one tool per command family for routing and K8s (a call carries one shell or
 kubectl line, as the text interface does); typed JSON arguments: the capacity-planning tools
@@ -15,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from netarena_gym.train.tools_env import NetArenaToolEnv, check_tool
+from netarena_gym.train.tools_env import NetArenaToolEnv, check_tool, tool
 
 __all__ = ["CapacityPlanningTools", "K8sPolicyTools", "RoutingTools"]
 
@@ -32,6 +35,7 @@ class RoutingTools(NetArenaToolEnv):
         "command's output. Interface labels (ip link show) give each port's intended role "
         "and address. Stop calling tools once every pair can ping.")
 
+    @tool
     def run(self, machine: str, command: str) -> str:
         """Run one shell command on one machine of the network.
 
@@ -42,7 +46,6 @@ class RoutingTools(NetArenaToolEnv):
         Returns:
             The pingall result after the command, the command's output and the steps left.
         """
-        return self._act({"machine": machine, "command": command})
 
     @classmethod
     def _action_of_call(cls, name: str, arguments: dict) -> dict[str, Any]:
@@ -66,6 +69,7 @@ class K8sPolicyTools(NetArenaToolEnv):
         "command; its answer is the connectivity check and the command's output. Stop "
         "calling tools once the connectivity matches the intent.")
 
+    @tool
     def kubectl(self, command: str, stdin: str = "") -> str:
         """Run one kubectl command against the cluster.
 
@@ -77,10 +81,6 @@ class K8sPolicyTools(NetArenaToolEnv):
         Returns:
             The connectivity check after the command, the command's output and the steps left.
         """
-        action = {"command": command}
-        if stdin:
-            action["stdin"] = stdin
-        return self._act(action)
 
     @classmethod
     def _action_of_call(cls, name: str, arguments: dict) -> dict[str, Any]:
@@ -120,6 +120,7 @@ class CapacityPlanningTools(NetArenaToolEnv):
         "with the tools, then call `answer` once with the result; a change must leave a "
         "valid graph. `kind` is needed only when a name is shared.")
 
+    @tool
     def get_node(self, node: str, kind: str = "") -> str:
         """Show one node: attributes, total capacity, parents, counts of what is below it.
 
@@ -130,8 +131,8 @@ class CapacityPlanningTools(NetArenaToolEnv):
         Returns:
             The node's description and the steps left.
         """
-        return self._act(_drop_empty({"tool": "get_node", "node": node, "kind": kind}))
 
+    @tool
     def list_children(self, node: str, kind: str = "") -> str:
         """List a node's out-edges with each child's kind, name, capacity and attributes.
 
@@ -142,8 +143,8 @@ class CapacityPlanningTools(NetArenaToolEnv):
         Returns:
             One line per child and the steps left.
         """
-        return self._act(_drop_empty({"tool": "list_children", "node": node, "kind": kind}))
 
+    @tool
     def add_node(self, name: str, kind: str, parent: str, parent_kind: str = "",
                  attrs: str = "") -> str:
         """Add a node under a parent (an RK_CONTAINS edge from the parent).
@@ -158,12 +159,8 @@ class CapacityPlanningTools(NetArenaToolEnv):
         Returns:
             What was added and the steps left.
         """
-        a = _drop_empty({"tool": "add_node", "name": name, "kind": kind, "parent": parent,
-                         "parent_kind": parent_kind})
-        if attrs:
-            a["attrs"] = _json_or_text(attrs)
-        return self._act(a)
 
+    @tool
     def remove_node(self, node: str, kind: str = "") -> str:
         """Remove exactly one node and its edges.
 
@@ -174,8 +171,8 @@ class CapacityPlanningTools(NetArenaToolEnv):
         Returns:
             What was removed and the steps left.
         """
-        return self._act(_drop_empty({"tool": "remove_node", "node": node, "kind": kind}))
 
+    @tool
     def set_attr(self, node: str, key: str, value: str, kind: str = "") -> str:
         """Set one attribute of a node.
 
@@ -188,9 +185,8 @@ class CapacityPlanningTools(NetArenaToolEnv):
         Returns:
             The change and the steps left.
         """
-        return self._act(_drop_empty({"tool": "set_attr", "node": node, "key": key,
-                                      "value": _json_or_text(value), "kind": kind}))
 
+    @tool
     def answer(self, answer: str) -> str:
         """Submit the final answer; this ends the episode.
 
@@ -201,14 +197,13 @@ class CapacityPlanningTools(NetArenaToolEnv):
         Returns:
             The verdict.
         """
-        return self._act({"tool": "answer", "answer": _json_or_text(answer)})
 
     @classmethod
     def _action_of_call(cls, name: str, arguments: dict) -> dict[str, Any]:
         check_tool(cls, name)
         a = {"tool": name}
         for k, v in arguments.items():
-            if v in ("", None):
+            if k == "tool" or v in ("", None):
                 continue
             a[k] = _json_or_text(v) if k in ("answer", "value", "attrs") else v
         return a
@@ -222,6 +217,3 @@ class CapacityPlanningTools(NetArenaToolEnv):
             args[k] = v if isinstance(v, str) else json.dumps(v)
         return action["tool"], args
 
-
-def _drop_empty(d: dict) -> dict:
-    return {k: v for k, v in d.items() if v not in ("", None)}

@@ -67,3 +67,84 @@ def test_tiny_local_model_plays_episodes_and_records_its_calls(tiny, tmp_path):
     for t in rec["trajectory"]:
         if not t["llm"]["parsed"]:
             assert t["kind"] == "invalid" and t["components"]["invalid"] < 0
+
+
+def _scripted(monkeypatch, tok, replies):
+    """Replace generation with ``replies`` in order (the text the model would write);
+    returns the list of prompts it was asked to continue."""
+    import netarena_gym.agents.hf as hf
+    prompts = []
+
+    def fake(model, tokenizer, prompt_ids, **kw):
+        prompts.append(tokenizer.decode(prompt_ids))
+        return tok(replies[min(len(prompts) - 1, len(replies) - 1)],
+                   add_special_tokens=False)["input_ids"]
+    monkeypatch.setattr(hf, "generate", fake)
+    return prompts
+
+
+def _call(name, args):
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": args}) + "\n</tool_call>"
+
+
+def test_every_tool_call_of_a_turn_is_played_before_the_next_generation(tiny, monkeypatch):
+    """TRL's tool loop runs every call of a turn; the eval agent plays them one per step,
+    with one tool message each, and generates again only after the last."""
+    from transformers import AutoTokenizer
+    tok = AutoTokenizer.from_pretrained(tiny)
+    two = (_call("run", {"machine": "r0", "command": "ip addr show"}) + "\n"
+           + _call("run", {"machine": "r0", "command": "iptables -S"}) + "<|im_end|>")
+    prompts = _scripted(monkeypatch, tok, [two, "Done.<|im_end|>"])
+    env = gym.make(ROUTING, level=1, interface="text", max_steps=3)
+    agent = HFToolAgent(None, tok, ROUTING)
+    try:
+        rec = play_episode(env, agent, seed=0, record=True, catch=False)
+    finally:
+        env.close()
+    assert [t["action"] for t in rec.trajectory[:2]] == [
+        {"machine": "r0", "command": "ip addr show"}, {"machine": "r0", "command": "iptables -S"}]
+    assert rec.steps == 3 and len(prompts) == 2 and agent.turns == 2 and agent.tool_calls == 2
+    assert prompts[1].count("<tool_response>") == 2  # both answers before generating again
+    roles = [m["role"] for m in agent.messages]
+    assert roles[2:5] == ["assistant", "tool", "tool"]
+    assert len(agent.messages[2]["tool_calls"]) == 2
+
+
+def test_a_malformed_call_is_the_training_envs_invalid_step(tiny, monkeypatch):
+    """Wrong argument names and unknown tools reach the env as the invalid action GRPO's
+    tool env plays for the same call (one mapping, train.tools.env_action)."""
+    from transformers import AutoTokenizer
+    from netarena_gym.train.tools import make_environment_factory, play_call
+    tok = AutoTokenizer.from_pretrained(tiny)
+    bad = [("run", {"host": "r0", "cmd": "ip addr show"}), ("shell", {"machine": "r0"})]
+    _scripted(monkeypatch, tok, [_call(n, a) + "<|im_end|>" for n, a in bad])
+    env = gym.make(ROUTING, level=1, interface="text", max_steps=2)
+    try:
+        rec = play_episode(env, HFToolAgent(None, tok, ROUTING), seed=1_000_000, record=True,
+                           catch=False)
+    finally:
+        env.close()
+    train = make_environment_factory(ROUTING)()
+    train.reset(seed=1_000_000, level="1")
+    for name, args in bad:
+        play_call(train, name, args)
+    train_reward = train.get_reward()
+    assert [t["kind"] for t in rec.trajectory] == ["invalid", "invalid"]
+    assert rec.total_reward == pytest.approx(train_reward) and train_reward < 0
+
+
+def test_sampling_is_seeded_per_episode(tiny):
+    """At temperature 1 the same seed replays the same actions (fresh agents, as two
+    ``netarena-gym eval --agent hf --seed S`` runs); another seed samples others."""
+    env = gym.make(ROUTING, level=1, interface="text", max_steps=2)
+    opts = {"model": tiny, "temperature": 1.0, "max_tokens": 12}
+    try:
+        runs = []
+        for seed in (0, 0, 5):
+            agent = make_agent("hf", env, seed=0, options=opts)
+            rec = play_episode(env, agent, seed=seed, record=True, catch=False)
+            runs.append([t["action"] for t in rec.trajectory])
+    finally:
+        env.close()
+    assert runs[0] == runs[1]
+    assert runs[0] != runs[2]

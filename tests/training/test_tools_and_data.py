@@ -11,7 +11,8 @@ from netarena_gym.agents.episode import play_episode
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.train import data as D
 from netarena_gym.train.tools import (
-    ALL_COMPONENTS, SOLVED, TOOL_CLASSES, EpisodeOver, make_environment_factory, tool_names)
+    ALL_COMPONENTS, SOLVED, TOOL_CLASSES, EpisodeOver, RoutingTools, env_action,
+    make_environment_factory, play_call, tool_names)
 
 from .conftest import ROUTING, requires_transformers
 
@@ -89,6 +90,30 @@ def test_env_kwargs_reach_the_env_and_bad_calls_are_penalised():
     assert e.get_reward() == pytest.approx(-0.5 - 0.02)
     with pytest.raises(ValueError, match="level"):
         make_environment_factory(ROUTING, env_kwargs={"level": 2})
+
+
+@pytest.mark.parametrize("name,args", [
+    ("run", {"host": "r0", "cmd": "ip addr show"}),  # wrong argument names
+    ("run", {"machine": "r0"}),  # a missing argument
+    ("shell", {"machine": "r0", "command": "ip addr"}),  # an unknown tool
+    ("run", "machine=r0"),  # arguments that are not an object
+])
+def test_a_malformed_call_is_the_same_penalised_step_in_training_and_eval(name, args):
+    """TRL calls ``tool(**arguments)``; a bad call must still be one env step, with the
+    invalid-action penalty evaluation gives the same call, never a free Python error."""
+    train = make_environment_factory(ROUTING)()
+    train.reset(seed=1_000_000, level="1")
+    if name == "run" and isinstance(args, dict):
+        train.run(**args)  # what TRL does with a known name
+    else:
+        play_call(train, name, args)  # what train.grpo's trainer does with any other
+    env = gym.make(ROUTING, level=1, interface="text")
+    env.reset(seed=1_000_000)
+    _, reward, _, _, info = env.step(env_action(RoutingTools, name, args))  # eval's action
+    env.close()
+    assert train._steps == 1 and info["invalid"] == 1
+    assert train._totals["invalid"] < 0
+    assert train.get_reward() == pytest.approx(reward) and reward < 0
 
 
 def test_unregistered_task_is_a_clear_error():
