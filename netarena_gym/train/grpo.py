@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from netarena_gym.train.data import TRAIN_SEED_BASE, scenario_rows
-from netarena_gym.train.tools import ALL_COMPONENTS, make_environment_factory
+from netarena_gym.train.tools import ALL_COMPONENTS, make_environment_factory, play_call
 
 #: GRPOConfig values of the two documented configurations; anything else is overridable
 #: from the command line or a JSON config file. ``single-gpu`` gets its per-level fields
@@ -68,29 +68,35 @@ LEVEL_BUDGET: dict[Any, dict[str, int]] = {
 }
 
 
-def env_max_steps(env_id: str, level) -> int:
-    """The env's own step limit at ``level``."""
+def env_max_steps(env_id: str, level, env_kwargs: dict | None = None) -> int:
+    """The env's step limit at ``level`` (with ``env_kwargs``: an explicit ``max_steps``
+    there is the limit)."""
     import gymnasium as gym
-    env = gym.make(env_id, level=level)
+    env = gym.make(env_id, level=level, **(env_kwargs or {}))
     try:
         return int(env.unwrapped.max_steps)
     finally:
         env.close()
 
 
-def level_settings(env_id: str, levels, preset: str = "single-gpu") -> dict[str, Any]:
+def level_settings(env_id: str, levels, preset: str = "single-gpu",
+                   env_kwargs: dict | None = None) -> dict[str, Any]:
     """GRPOConfig fields that depend on the levels trained (the largest need wins).
 
     Every preset: ``max_tool_calling_iterations`` is at least the env's ``max_steps`` at
     the largest level (so a rollout may use the env's whole budget; routing: 15, 20, 40
-    at L1-L3) unless the preset caps it (``cpu-smoke``: 4). ``single-gpu`` also sets
+    at L1-L3; an explicit ``max_steps`` in ``env_kwargs`` is that budget) unless the preset
+    caps it (``cpu-smoke``: 4; an explicit ``max_steps`` is not capped, since the rollout
+    env keeps it). ``single-gpu`` also sets
     the completion budget, the micro-batch, gradient accumulation (the same
     :data:`ROLLOUTS_PER_STEP` rollouts per step at every level) and
     ``vllm_max_model_length`` (prompt + completion)."""
     levels = list(levels)
-    calls = max(env_max_steps(env_id, lvl) for lvl in levels)
+    calls = max(env_max_steps(env_id, lvl, env_kwargs) for lvl in levels)
     if preset != "single-gpu":
         cap = PRESETS[preset].get("max_tool_calling_iterations")
+        if "max_steps" in (env_kwargs or {}):
+            cap = None
         return {"max_tool_calling_iterations": min(calls, cap) if cap else calls}
     budgets = [LEVEL_BUDGET.get(lvl, LEVEL_BUDGET[3]) for lvl in levels]
     completion = max(b["completion_tokens"] for b in budgets)
@@ -103,14 +109,17 @@ def level_settings(env_id: str, levels, preset: str = "single-gpu") -> dict[str,
 
 def grpo_config(output_dir: str, preset: str = "cpu-smoke", overrides: dict | None = None,
                 *, use_vllm: bool = False, seed: int = 0, lora: bool | None = None,
-                env_id: str = "NetArena-Routing-v0", levels=(1,)):
-    """A ``GRPOConfig``: the preset, then its level settings (:func:`level_settings`),
-    the LoRA learning rate, vLLM, then ``overrides`` (which always win)."""
+                env_id: str = "NetArena-Routing-v0", levels=(1,),
+                env_kwargs: dict | None = None):
+    """A ``GRPOConfig``: the preset, then its level settings (:func:`level_settings`, with
+    the rollout envs' ``env_kwargs``), the LoRA learning rate, vLLM, then ``overrides``
+    (which always win, except that ``max_tool_calling_iterations`` may not fall below an
+    explicit ``max_steps`` in ``env_kwargs``: ValueError)."""
     from trl import GRPOConfig
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; known: {sorted(PRESETS)}")
     kw = dict(PRESETS[preset])
-    kw.update(level_settings(env_id, levels, preset))
+    kw.update(level_settings(env_id, levels, preset, env_kwargs))
     if lora is None:
         lora = LORA_BY_DEFAULT[preset]
     if lora and preset == "single-gpu":
@@ -121,6 +130,13 @@ def grpo_config(output_dir: str, preset: str = "cpu-smoke", overrides: dict | No
         kw.pop("vllm_max_model_length", None)
     kw.update(overrides or {})
     kw.setdefault("seed", seed)
+    explicit = (env_kwargs or {}).get("max_steps")
+    if explicit is not None and kw["max_tool_calling_iterations"] < int(explicit):
+        raise ValueError(
+            f"max_tool_calling_iterations={kw['max_tool_calling_iterations']} is below the "
+            f"env's max_steps={explicit} (--env-kwargs): rollouts would stop before the "
+            "env's step budget, unlike evaluation; raise max_tool_calling_iterations or "
+            "lower max_steps")
     return GRPOConfig(output_dir=output_dir, **kw)
 
 
@@ -237,8 +253,6 @@ def build_trainer(*, env_id: str, model, tokenizer=None, output_dir: str,
     :class:`~netarena_gym.train.curriculum.Curriculum`, stages counted in scenarios)
     replaces ``level_mix``: the dataset is built stage by stage and read in order."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    from trl import GRPOTrainer
-
     from netarena_gym.train.data import parse_level_mix
     from netarena_gym.train.tools import tool_class
     tool_class(env_id)  # an unknown task fails here, with the known ones listed
@@ -250,7 +264,7 @@ def build_trainer(*, env_id: str, model, tokenizer=None, output_dir: str,
     if curriculum is not None:
         overrides["shuffle_dataset"] = False  # the stages are trained in order
     args = grpo_config(output_dir, preset, overrides, use_vllm=use_vllm, seed=seed, lora=lora,
-                       env_id=env_id, levels=levels)
+                       env_id=env_id, levels=levels, env_kwargs=env_kwargs)
     env_factory = make_environment_factory(env_id, components=components, env_kwargs=env_kwargs,
                                            max_calls=args.max_tool_calling_iterations)
     if isinstance(model, (str, Path)) and tokenizer is None:
@@ -258,7 +272,7 @@ def build_trainer(*, env_id: str, model, tokenizer=None, output_dir: str,
         tokenizer = AutoTokenizer.from_pretrained(str(model), padding_side="left")
     if isinstance(model, Path):
         model = str(model)
-    trainer = GRPOTrainer(
+    trainer = env_trainer_class()(
         model=model, processing_class=tokenizer, args=args,
         reward_funcs=metric_reward_funcs(),
         train_dataset=grpo_dataset(env_id, episodes=episodes, level_mix=level_mix,
@@ -266,6 +280,40 @@ def build_trainer(*, env_id: str, model, tokenizer=None, output_dir: str,
         environment_factory=env_factory,
         peft_config=lora_config(r=lora_r, alpha=2 * lora_r) if lora else None)
     return trainer
+
+
+class _AnyTool(dict):
+    """A rollout's tool table in which every name is a tool: a name the env lacks is
+    played through :func:`~netarena_gym.train.tools.play_call` (an invalid action of the
+    env, as in evaluation) instead of TRL's ``"Tool X not found"`` error, which never
+    reaches the env and so carries no penalty."""
+
+    def __init__(self, tools: dict, env):
+        super().__init__(tools)
+        self.env = env
+
+    def __contains__(self, name) -> bool:
+        return True
+
+    def __missing__(self, name):
+        return lambda **arguments: play_call(self.env, name, arguments)
+
+
+def env_trainer_class():
+    """``GRPOTrainer`` whose tool calls of an unknown name reach the env
+    (:class:`_AnyTool`). It wraps the per-rollout tool tables of TRL 1.16's
+    ``_tool_call_loop`` (the version ``pyproject.toml`` pins; ``tests/training/test_grpo.py``
+    fails if that changes)."""
+    from trl import GRPOTrainer
+
+    class EnvGRPOTrainer(GRPOTrainer):
+        def _tool_call_loop(self, *args, **kwargs):
+            if self.environments:
+                self._sync_tool_dicts = [d if isinstance(d, _AnyTool) else _AnyTool(d, env)
+                                         for d, env in zip(self._sync_tool_dicts,
+                                                           self.environments)]
+            return super()._tool_call_loop(*args, **kwargs)
+    return EnvGRPOTrainer
 
 
 def rollout_log(trainer) -> list[dict]:

@@ -101,6 +101,43 @@ def test_grpo_eval_uses_the_training_tool_call_limit(tiny_model, tmp_path):
                          "--out", str(tmp_path / "run")], patch_generate=_driver(tok))
     assert summary["max_tool_calling_iterations"] == 3
     assert summary["eval"]["1"]["mean_steps"] == 3
+    # written as PPO and SFT write it
+    written = json.loads((tmp_path / "run" / "eval.json").read_text())
+    assert written == json.loads(json.dumps(summary["eval"])) and written["1"]["episodes"] == 1
+
+
+def test_grpo_penalises_malformed_and_unknown_tool_calls_as_eval_does(tiny_model, tmp_path):
+    """Every rollout makes a call with wrong argument names, then one of a tool that does
+    not exist, then stops: each is one env step with the invalid-action penalty (TRL alone
+    would answer both with an error and no step: reward 0, better than any real command),
+    and the rollout's reward is what evaluation gives the same two calls."""
+    import gymnasium as gym
+    from transformers import AutoTokenizer
+    grpo = load_script("grpo")
+    tok = AutoTokenizer.from_pretrained(str(tiny_model))
+    calls = [("run", {"host": "r0", "cmd": "ip addr show"}), ("shell", {"machine": "r0"})]
+
+    def reply(i, text, first_call):
+        k = text.count("<tool_response>")
+        if k >= len(calls):
+            return "Done.<|im_end|>"
+        name, args = calls[k]
+        return ("<tool_call>\n" + json.dumps({"name": name, "arguments": args})
+                + "\n</tool_call><|im_end|>")
+
+    out = tmp_path / "run"
+    grpo.main(["--model", str(tiny_model), "--episodes", "1", "--seed-base", str(SEED_BASE),
+               "--max-steps", "1", "--set", "max_completion_length=4096", "--out", str(out)],
+              patch_generate=lambda trainer: scripted_generate(tok, reply))
+    step = next(json.loads(x) for x in (out / "log_history.jsonl").read_text().splitlines()
+                if "rewards/RoutingTools/mean" in x)
+    env = gym.make(tools.RoutingTools._env_id, level=1, interface="text")
+    env.reset(seed=SEED_BASE)
+    expected = sum(env.step(tools.env_action(tools.RoutingTools, n, a))[1] for n, a in calls)
+    env.close()
+    assert step["netarena/steps"] == 2 and step["rewards/invalid/mean"] < 0
+    assert step["rewards/RoutingTools/mean"] == pytest.approx(expected) and expected < 0
+    assert step["tools/failure_frequency"] == 0  # no call escaped the env as an error
 
 
 def test_grpo_lora_trains_adapters_only(tiny_model, tmp_path):
@@ -196,6 +233,26 @@ def test_training_env_and_eval_share_the_tool_call_limit():
     e.reset(seed=5, level="1")
     assert e._env.unwrapped.max_steps == 4
     assert make_limited_env(tools.RoutingTools._env_id, 1, {}, 40).unwrapped.max_steps == 15
+
+
+def test_an_explicit_env_max_steps_is_the_rollouts_tool_call_limit(tmp_path):
+    """--env-kwargs '{"max_steps": 30}': the rollout env keeps 30 steps, so TRL must allow
+    30 tool-calling turns too (it was the level's 15, or cpu-smoke's 4), as evaluation
+    plays 30; a --set below it is refused."""
+    from netarena_gym.train.grpo import grpo_config
+    from netarena_gym.train.tools import make_limited_env
+    kw = {"env_id": tools.RoutingTools._env_id, "levels": [1], "env_kwargs": {"max_steps": 30}}
+    for preset, over in (("cpu-smoke", {}), ("single-gpu", {"bf16": False})):
+        cfg = grpo_config(str(tmp_path / preset), preset, over, **kw)
+        assert cfg.max_tool_calling_iterations == 30
+        env = make_limited_env(kw["env_id"], 1, kw["env_kwargs"], cfg.max_tool_calling_iterations)
+        assert env.unwrapped.max_steps == 30
+        env.close()
+    assert grpo_config(str(tmp_path / "d"), "cpu-smoke", env_id=kw["env_id"],
+                       levels=[1]).max_tool_calling_iterations == 4  # no max_steps: capped
+    with pytest.raises(ValueError, match="max_tool_calling_iterations=5 is below the env's "
+                                         "max_steps=30"):
+        grpo_config(str(tmp_path / "e"), "cpu-smoke", {"max_tool_calling_iterations": 5}, **kw)
 
 
 # ------------------------------------------------------------------ direction tests

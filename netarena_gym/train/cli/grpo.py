@@ -29,7 +29,8 @@ training scenarios, read in order (``netarena_gym/train/curriculum.py``), e.g.
 ``--config file.json`` overrides any GRPOConfig field of the preset (``--set key=value``
 does the same for one field). After training, ``--eval-episodes N`` plays the model as an
 agent on every level of the mix through ``agents.episode.play_episode`` (seeds
-``--eval-seed + i``, as ``netarena-gym eval``) and writes ``eval.json``.
+``--eval-seed + i``, as ``netarena-gym eval``) and writes ``OUT/eval.json`` (per level:
+the ``netarena-gym eval --format json`` summary, as ``train ppo`` and ``train sft`` write it).
 """
 from __future__ import annotations
 
@@ -153,6 +154,7 @@ def run(args: argparse.Namespace, *, patch_generate=None) -> dict:
                                      for c in ALL_COMPONENTS}}
     if args.eval_episodes > 0:
         summary["eval"] = evaluate_like_training(trainer, tok, args, env_kwargs)
+        (out / "eval.json").write_text(json.dumps(summary["eval"], indent=2) + "\n")
     report(summary, out)
     return summary
 
@@ -197,7 +199,8 @@ def dry_run(args: argparse.Namespace) -> dict:
                       {"bf16": False, "use_cpu": True, **overrides}
                       if args.preset == "cpu-smoke" else {"bf16": False, **overrides},
                       use_vllm=args.vllm, seed=args.seed, lora=lora, env_id=args.env,
-                      levels=levels)
+                      levels=levels,
+                      env_kwargs=json.loads(args.env_kwargs) if args.env_kwargs else None)
     vocab, params = args.vocab_size, int(args.params) if args.params else None
     if vocab is None or params is None:
         v, n = _local_model_size(args.model)
