@@ -91,6 +91,30 @@ def level_plan(mix: dict, n: int, seed: int) -> list[int | str]:
     return [plan[int(i)] for i in order]
 
 
+def per_env_levels(spec, n_envs: int, seed: int) -> list[int | str]:
+    """One level per vectorised env in the proportions of the mix ``spec``
+    (:func:`level_plan`); ValueError when ``n_envs`` leaves a level of the mix without an
+    env, which would otherwise be neither trained nor evaluated."""
+    mix = parse_level_mix(spec)
+    plan = level_plan(mix, n_envs, seed)
+    missing = [lvl for lvl in mix if lvl not in plan]
+    if missing:
+        raise ValueError(
+            f"level mix {spec!r} over {n_envs} vectorised env(s) gives level(s) "
+            f"{', '.join(map(str, missing))} no env (each env plays one level): they would "
+            f"be neither trained nor evaluated; use --n-envs {_envs_for(mix)} or more, or "
+            "drop them from the mix")
+    return plan
+
+
+def _envs_for(mix: dict) -> int:
+    """The fewest envs that give every level of ``mix`` one."""
+    n = len(mix)
+    while any(lvl not in level_plan(mix, n, 0) for lvl in mix):
+        n += 1
+    return n
+
+
 def system_prompt(env_id: str) -> str:
     return tools.system_prompt(tool_class(env_id))
 

@@ -382,7 +382,8 @@ def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_e
     """Train; returns ``(model, curve_rows)``. ``level``: one level, or one per env.
     Evaluation seeds ``eval_seed + i`` are the ``netarena-gym eval --seed`` ones (a mix is
     evaluated on each of its levels and averaged); training episodes come from the vector
-    env's own seeded stream, not from the evaluation seeds.
+    env's own seeded stream (from ``seed + 7919 + steps done``), not from the evaluation
+    seeds; a resumed run's stream starts where its checkpoint's steps put it.
 
     ``log_dir``: SB3's logger writes ``progress.csv`` there (with each reward component,
     the episode cost, ...; see :mod:`~netarena_gym.train.ppo_callbacks`), and TensorBoard
@@ -406,7 +407,7 @@ def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_e
                                                   finish_tracking, read_checkpoint)
     torch.set_num_threads(1)
     lagrangian = LagrangeConfig.coerce(lagrangian)
-    vec = make_vec_env(env_id, level, n_envs, seed=seed + 7919, env_kwargs=env_kwargs,
+    vec = make_vec_env(env_id, level, n_envs, seed=seed, env_kwargs=env_kwargs,
                        history=history, drop=drop, subproc=subproc, vec=vec, workers=workers,
                        curriculum=curriculum,
                        cost_penalty=lagrangian is not None, fault_shaping=fault_shaping)
@@ -416,6 +417,9 @@ def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_e
         state = read_checkpoint(resume_from)
     else:
         model = new_model(algo, vec, seed=seed, hyper=hyper, net_arch=net_arch, policy=policy)
+    # after SB3 seeded the env with the model's seed: episodes clear of the eval seeds, and
+    # a resumed run draws new ones (its stream starts at the steps already done)
+    vec.seed(seed + 7919 + int(model.num_timesteps))
     if log_dir is not None:
         model.set_logger(configure_logger(log_dir, report_to, config={
             "algo": algo, "env_id": env_id, "level": str(level), "timesteps": timesteps,

@@ -20,8 +20,10 @@
 
 What it leaves out: SB3's own ``CheckpointCallback`` naming (``rl_model_N_steps.zip``),
 so that one ``--resume`` finds checkpoints of every trainer the same way; the vector
-envs' random state is not saved, so a resumed run continues with fresh episode draws
-and is not step-for-step identical to an uninterrupted one.
+envs' random state is not saved: a resumed run reseeds them from the seed and the
+checkpoint's steps (:func:`~netarena_gym.train.ppo.train`), so it continues with fresh,
+reproducible episode draws (not the original run's first ones) and is not step-for-step
+identical to an uninterrupted one.
 """
 from __future__ import annotations
 

@@ -211,3 +211,54 @@ def test_progress_log_tensorboard_and_resume(tmp_path):
     assert (out / "progress-to-1024.csv").exists() and (out / "progress.csv").exists()
     assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-1536",
                                                                 "checkpoint-2048"]
+
+
+def test_a_resumed_run_draws_new_training_episodes_reproducibly(tmp_path, monkeypatch):
+    """The vector env is seeded from ``seed + 7919 + steps done``: a resumed run's first
+    reset is not the original run's first reset (it would replay the scenarios already
+    trained on), it is the same in two resumes of one checkpoint, and neither run starts
+    on the evaluation seeds (``seed`` 0 = ``eval_seed`` 0)."""
+    import netarena_gym.train.ppo as P
+    firsts = []
+    make = P.make_vec_env
+
+    def spy(*args, **kw):
+        vec = make(*args, **kw)
+        reset = vec.reset
+
+        def first_reset():
+            obs = reset()
+            firsts.append(np.concatenate([np.asarray(v, float).ravel() for v in obs.values()]))
+            vec.reset = reset
+            return obs
+        vec.reset = first_reset
+        return vec
+    monkeypatch.setattr(P, "make_vec_env", spy)
+    kw = dict(env_id=ROUTING, level=1, n_envs=2, eval_every=128, eval_episodes=1,
+              hyper={"n_steps": 64, "batch_size": 64, "n_epochs": 1})
+    P.train(timesteps=128, checkpoint_dir=tmp_path, **kw)
+    ckpt = tmp_path / "checkpoint-128"
+    for _ in range(2):
+        P.train(timesteps=256, resume_from=ckpt, **kw)
+    original, resumed, again = firsts
+    assert not np.array_equal(original, resumed)
+    assert np.array_equal(resumed, again)
+    vec = make(ROUTING, 1, 2, seed=0, history=True)  # the evaluation seeds' episodes
+    on_eval_seeds = np.concatenate([np.asarray(v, float).ravel() for v in vec.reset().values()])
+    vec.close()
+    assert on_eval_seeds.shape == original.shape
+    assert not np.array_equal(original, on_eval_seeds)
+
+
+def test_a_level_mix_with_too_few_envs_is_an_error(tmp_path):
+    """--level 1,2 --n-envs 1 gave the one env level 1: level 2 was silently neither
+    trained nor evaluated. Now a clear error, before anything is written."""
+    ppo = load_script("ppo")
+    out = tmp_path / "run"
+    with pytest.raises(ValueError, match=r"level mix '1,2' over 1 vectorised env\(s\) gives "
+                                         r"level\(s\) 2 no env.*--n-envs 2"):
+        ppo.main(["--level", "1,2", "--n-envs", "1", "--timesteps", "64", "--out", str(out),
+                  "--quiet"])
+    assert not out.exists()
+    with pytest.raises(ValueError, match="level mix '1:0.95,2:0.05' over 8"):
+        ppo.main(["--level", "1:0.95,2:0.05", "--timesteps", "64", "--out", str(out)])

@@ -72,9 +72,9 @@ def slug(spec: str) -> str:
 
 
 def run_ppo(args, spec: str, levels: list, out: Path) -> tuple[dict, float]:
-    from netarena_gym.train.data import level_plan, parse_level_mix
+    from netarena_gym.train.data import per_env_levels
     from netarena_gym.train.ppo import PolicyAgent, evaluate, spaces_match, train, write_curve
-    per_env = level_plan(parse_level_mix(spec), args.n_envs, args.seed)
+    per_env = per_env_levels(spec, args.n_envs, args.seed)
     env_kwargs = {"observability": args.observability} if args.observability != "partial" else None
     t0 = time.perf_counter()
     model, rows = train(algo=args.algo, env_id=args.env, level=per_env,

@@ -42,7 +42,8 @@ one shared network over that action's own slot of the observation
 
 ``--level`` takes a mix (``1,2`` or ``1:0.7,2:0.3``: each vectorised env gets one level)
 as long as the levels share observation and action spaces (routing 1 and 2 do; 3 is
-larger). On 2 CPU cores PPO runs at roughly 1-2 k steps/s on routing (see
+larger); ``--n-envs`` must give every level of the mix an env (``--level 1,2 --n-envs 1``
+is an error). On 2 CPU cores PPO runs at roughly 1-2 k steps/s on routing (see
 docs/training.md#ppo-benchmark-figures). ``--algo ppo`` trains without masks: masked actions are then invalid
 actions that the env penalises.
 """
@@ -120,9 +121,10 @@ def build_parser(*, add_help: bool = True) -> argparse.ArgumentParser:
 
 
 def level_list(spec: str, n_envs: int, seed: int) -> list:
-    """One level per vectorised env, in the proportions of the mix."""
-    from netarena_gym.train.data import level_plan, parse_level_mix
-    return level_plan(parse_level_mix(spec), n_envs, seed)
+    """One level per vectorised env, in the proportions of the mix; ValueError when
+    ``n_envs`` leaves a level of the mix without an env."""
+    from netarena_gym.train.data import per_env_levels
+    return per_env_levels(spec, n_envs, seed)
 
 
 def level_topology(level) -> dict:
@@ -179,6 +181,7 @@ def run(args: argparse.Namespace) -> dict:
     if args.workers is not None and args.vec != "batched":
         build_parser().error(f"--workers is for --vec batched, not --vec {args.vec}")
     env_kwargs = env_kwargs_of(args)
+    levels = level_list(args.level, args.n_envs, args.seed)  # a bad mix: before anything runs
     require("stable_baselines3", "train")  # before anything is written
     if args.algo == "maskable_ppo":
         require("sb3_contrib", "train")
@@ -189,7 +192,6 @@ def run(args: argparse.Namespace) -> dict:
     lagrangian = (None if args.cost_limit is None else
                   {"cost_limit": args.cost_limit, "lr": args.lagrange_lr,
                    "init": args.lagrange_init})
-    levels = level_list(args.level, args.n_envs, args.seed)
     eval_level = levels[0] if len(set(levels)) == 1 else None
     hyper = parse_overrides(sets=args.set)
     net = [int(x) for x in args.net.split(",")] if args.net else None
