@@ -87,8 +87,8 @@ def test_sft_on_generate_chat_demos_evaluates_with_the_llm_agent(tiny_model, tmp
     then played by the JSON-reply agent of netarena_gym.llm (its local backend)."""
     gen = pytest.importorskip("netarena_gym.eval.generate")
     pytest.importorskip("netarena_gym.llm")
-    res = gen.generate(ROUTING, levels=(1,), episodes=2, seed=0, out=str(tmp_path / "gen"),
-                       hf=False)
+    res = gen.generate(ROUTING, levels=(1,), episodes=2, seed=1_000_000,
+                       out=str(tmp_path / "gen"), hf=False)  # not the evaluation's seeds
     sft = load_script("sft")
     out = tmp_path / "sft"
     summary = sft.main(["--model", str(tiny_model), "--demos", res["demos"], "--max-steps", "1",
@@ -159,3 +159,52 @@ def test_sft_trains_on_generate_sft_format_as_on_its_own_demos(tiny_model, tmp_p
     used = [json.loads(x) for x in (tmp_path / "sft" / "demos.jsonl").read_text().splitlines()]
     assert used == generate_demonstrations(ROUTING, n=3, level_mix="1")  # TRAIN_SEED_BASE seeds
     assert summary["eval"]["1"]["episodes"] == 1
+
+
+def test_demos_longer_than_max_length_are_left_out_with_a_warning(tiny_model):
+    """TRL cuts a demonstration longer than max_length from the end, silently: the last
+    steps of a long episode (its final fixes) were never trained. Such demonstrations
+    are left out, and a warning says how many; the ones kept are trained whole."""
+    import copy
+    from transformers import AutoTokenizer
+    from netarena_gym.train.data import generate_demonstrations
+    from netarena_gym.train.sft import build_trainer, demo_lengths
+    tok = AutoTokenizer.from_pretrained(str(tiny_model))
+    demos = generate_demonstrations(ROUTING, n=2, seed_base=1000002)
+    long = copy.deepcopy(demos[0])
+    long["messages"][3]["content"] += "\nip addr show" * 400  # a long tool answer
+    length = [len(tok.apply_chat_template(d["messages"], tools=json.loads(d["tools"]),
+                                          tokenize=True, return_dict=True)["input_ids"])
+              for d in demos + [long]]
+    # exactly the longer kept one, as SFTTrainer counts it: one token too few would cut it
+    max_length = max(demo_lengths(demos, tok))
+    assert max_length >= max(length[:2]) and length[2] > max_length
+    with pytest.warns(UserWarning, match=r"1 of 3 demonstrations are longer than "
+                                         rf"max_length={max_length} tokens"):
+        tr = build_trainer(model=str(tiny_model), tokenizer=tok, demos=demos + [long],
+                           output_dir="/tmp/unused", overrides={"max_length": max_length})
+    assert len(tr.train_dataset) == 2
+    for row in tr.train_dataset:  # each kept demonstration ends with its closing turn
+        assert tok.decode(row["input_ids"]).rstrip().endswith(("Done.<|im_end|>", "Done."))
+    with pytest.raises(ValueError, match="all 1 demonstrations are longer than max_length"):
+        build_trainer(model=str(tiny_model), tokenizer=tok, demos=[long],
+                      output_dir="/tmp/unused", overrides={"max_length": max_length})
+
+
+def test_sft_refuses_demonstrations_of_the_evaluation_episodes(tmp_path):
+    """``netarena-gym generate --format sft`` starts at seed 0 and ``train sft`` evaluates
+    seeds 0.. by default: training on them is refused before anything is trained."""
+    from netarena_gym.train.data import generate_demonstrations, write_jsonl
+    sft = load_script("sft")
+    path = tmp_path / "demos.jsonl"
+    write_jsonl(path, generate_demonstrations(ROUTING, n=2, seed_base=0))
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match=r"2 of the 2 demonstrations come from evaluation episodes "
+                                         r"\(level 1 seed 0, level 1 seed 1\)"):
+        sft.main(["--demos", str(path), "--eval-levels", "1", "--eval-episodes", "5",
+                  "--out", str(out)])
+    assert not (out / "final").exists()
+    demos = [json.loads(x) for x in path.read_text().splitlines()]
+    assert sft.eval_overlap(demos, [1], 1, 5) == [(1, 1)]
+    assert sft.eval_overlap(demos, [1], 2, 100) == []  # other seeds
+    assert sft.eval_overlap(demos, [2], 0, 100) == []  # another level: other scenarios

@@ -27,6 +27,12 @@ Writes ``OUT/demos.jsonl`` (the demonstrations used), ``OUT/final`` (model or Lo
 adapter + tokenizer), ``OUT/log_history.jsonl`` and ``OUT/eval.json`` (per level: the
 ``netarena-gym eval --format json`` summary of the tuned model; seeds ``--eval-seed + i``).
 
+Demonstrations of evaluation episodes (seeds ``--eval-seed`` .. ``--eval-seed +
+--eval-episodes - 1`` on an evaluated level; ``netarena-gym generate`` starts at seed 0)
+are refused with an error. Demonstrations longer than ``max_length`` tokens are left out
+with a warning (TRL would cut off their last steps); the summary's
+``demonstrations_trained`` counts the rest.
+
 ``--report-to tensorboard|wandb`` sets SFTConfig's ``report_to`` (a ``--set report_to=``
 overrides it); ``--resume`` resumes from the last ``OUT/checkpoint-N`` that the trainer
 saved (the presets save per epoch, or not at all for ``cpu-smoke``: add ``--set
@@ -88,6 +94,32 @@ def load_or_generate(args) -> list[dict]:
                                    else args.seed_base)
 
 
+def eval_overlap(demos: list[dict], levels, seed: int, episodes: int) -> list[tuple]:
+    """``(level, seed)`` of each demonstration that is an episode of the evaluation
+    (seeds ``seed .. seed + episodes - 1`` on ``levels``)."""
+    lv = {str(x) for x in levels}
+    return [(d.get("level"), d["seed"]) for d in demos
+            if isinstance(d.get("seed"), int) and seed <= d["seed"] < seed + episodes
+            and (d.get("level") is None or str(d["level"]) in lv)]
+
+
+def check_eval_overlap(demos: list[dict], levels, seed: int, episodes: int) -> None:
+    """ValueError when demonstrations are episodes the tuned model is evaluated on
+    (``netarena-gym generate`` and ``--seed-base`` default to seed 0, the evaluation's)."""
+    hit = eval_overlap(demos, levels, seed, episodes)
+    if hit:
+        episodes_hit = list(dict.fromkeys(hit))  # chat demonstrations: one per step
+        shown = ", ".join(f"level {lvl} seed {s}" for lvl, s in episodes_hit[:5])
+        raise ValueError(
+            f"{len(hit)} of the {len(demos)} demonstrations come from evaluation episodes "
+            f"({shown}{', ...' if len(episodes_hit) > 5 else ''}): --eval-seed {seed} "
+            f"--eval-episodes {episodes} plays seeds {seed}..{seed + episodes - 1}, so the "
+            "evaluation would measure memorised episodes. Make the demonstrations from "
+            "training seeds (netarena-gym generate --seed 1000000; train sft without "
+            "--demos does), or evaluate on other seeds (--eval-seed) or not at all "
+            "(--eval-episodes 0)")
+
+
 def main(argv: list[str] | None = None) -> dict:
     return run(build_parser().parse_args(argv))
 
@@ -101,6 +133,9 @@ def run(args: argparse.Namespace) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     demos = load_or_generate(args)
+    lv = env_levels(args.env, args.eval_levels)
+    if lv and args.eval_episodes > 0:
+        check_eval_overlap(demos, lv, args.eval_seed, args.eval_episodes)
     fmt = demo_format(demos)
     write_jsonl(out / "demos.jsonl", demos)
     model, tok = resolve_model(args.model, out, args.env)
@@ -120,12 +155,12 @@ def run(args: argparse.Namespace) -> dict:
     levels = sorted({str(d["level"]) for d in demos})
     summary = {"env": args.env, "model": args.model, "preset": args.preset,
                "demonstrations": len(demos), "demo_format": fmt, "demo_levels": levels,
+               "demonstrations_trained": len(trainer.train_dataset),
                "report_to": track.report_to,
                "resumed_from": str(track.resume_from) if track.resume_from else None,
                "train_seconds": round(train_seconds, 2),
                "optimizer_steps": trainer.state.global_step,
                "loss": [h["loss"] for h in trainer.state.log_history if "loss" in h]}
-    lv = env_levels(args.env, args.eval_levels)
     if lv and args.eval_episodes > 0:
         env_kwargs = {"max_steps": args.eval_max_steps} if args.eval_max_steps else None
         if fmt == "tools":
