@@ -6,8 +6,9 @@ produces the same :class:`EpisodeRecord`. The record holds the scenario, every a
 with ``record=True``, every observation), the reward components, the metrics (correctness,
 per-pair and upstream-compatible safety, steps, seconds), what the agent reported about
 each decision (an LLM's ``last_call``: latency, tokens) and any error. With ``catch=True``
-(the default) an agent or env that raises ends the episode with the error recorded, so a
-run never dies because one episode did: any exception, ``SystemExit`` (an agent calling
+(the default) an agent or env that raises ends the episode with the error recorded (such
+an episode is neither correct nor safe: its state is unknown), so a run never dies
+because one episode did: any exception, ``SystemExit`` (an agent calling
 ``sys.exit``) and other ``BaseException`` included. ``KeyboardInterrupt`` still stops the
 caller (it may be the user's Ctrl-C) unless ``catch_interrupt=True``, which a worker
 process that ignores SIGINT passes: there only the agent can have raised it.
@@ -197,9 +198,12 @@ def play_episode(env, agent, *, seed: int | None = None, options: dict | None = 
             break
     met = metrics.summary() if metrics is not None else {}
     rec.metrics = jsonable(met)
-    rec.correct = bool(met.get("correct", False)) and not fatal
-    rec.safe = bool(met.get("safe", True))
-    rec.safe_compat = bool(met.get("safe_compat", True))
+    # an agent or env that raised leaves the state unknown: not correct and not safe,
+    # as for an episode whose worker timed out or died (eval's failed records)
+    failed = fatal or bool(rec.errors)
+    rec.correct = bool(met.get("correct", False)) and not failed
+    rec.safe = bool(met.get("safe", True)) and not failed
+    rec.safe_compat = bool(met.get("safe_compat", True)) and not failed
     rec.steps = int(met.get("steps", len(rec.trajectory)))
     rec.env_seconds = float(met.get("env_seconds", 0.0))
     if hasattr(agent, "episode_stats"):
@@ -209,5 +213,6 @@ def play_episode(env, agent, *, seed: int | None = None, options: dict | None = 
             if not _caught(e, catch, catch_interrupt):
                 raise
             rec.errors.append(_error("agent", e, step=len(rec.trajectory)))
+            rec.correct = rec.safe = rec.safe_compat = False
     rec.wall_seconds = time.perf_counter() - t_start
     return rec

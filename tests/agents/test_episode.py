@@ -157,3 +157,36 @@ def test_keyboard_interrupt_stops_the_caller_unless_a_worker_asks_to_record_it()
             play_episode(env, Exits(), seed=1, catch=False)
     finally:
         env.close()
+
+
+class RaisesAtOnce:
+    def reset(self):
+        pass
+
+    def act(self, observation, info):
+        raise RuntimeError("always")
+
+
+class StepRaises(gym.Wrapper):
+    def step(self, action):
+        raise OSError("backend went away")
+
+
+@pytest.mark.parametrize("case", ["agent_act", "agent_reset", "env_step"])
+def test_an_episode_that_raised_is_neither_correct_nor_safe(case):
+    """The state is unknown, as for a timed-out episode (eval's failed records): an
+    always-raising agent must not score 100% safety."""
+    env = gym.make("NetArena-Routing-v0", level=1)
+    try:
+        if case == "agent_act":
+            rec = play_episode(env, RaisesAtOnce(), seed=1)
+        elif case == "agent_reset":
+            rec = play_episode(env, Exits(ValueError("r"), "reset"), seed=1)
+        else:
+            rec = play_episode(StepRaises(env), make_expert(env), seed=1)
+    finally:
+        env.close()
+    assert rec.errors
+    assert (rec.correct, rec.safe, rec.safe_compat) == (False, False, False)
+    d = rec.to_dict()
+    assert d["safe"] is False and d["safe_compat"] is False
