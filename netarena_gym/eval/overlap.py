@@ -22,8 +22,8 @@ def sample_sizes(n_max: int) -> list[int]:
         return []
     sizes = [n for n in GRID if n < n_max]
     if not sizes:  # small runs: a coarser grid below the 50 the analysis starts at
-        sizes = sorted({max(2, n_max // 4), max(2, n_max // 2)} - {n_max})
-    return sizes + [n_max]
+        sizes = sorted(n for n in {max(2, n_max // 4), max(2, n_max // 2)} if n < n_max)
+    return sizes + [n_max]  # never more than the episodes there are (1 shared: just [1])
 
 
 def overlaps(a: tuple[float, float], b: tuple[float, float]) -> bool:
