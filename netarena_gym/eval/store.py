@@ -52,7 +52,7 @@ class RunStore:
                     f.unlink()
         done: dict[str, dict] = {}
         if self.meta_path.exists() and self.records_path.exists():
-            old = EvalSpec.from_dict(json.loads(self.meta_path.read_text()))
+            old = read_spec(self.meta_path)
             if old.identity() != spec.identity():
                 diff = {k: (old.identity()[k], v) for k, v in spec.identity().items()
                         if old.identity().get(k) != v}
@@ -150,12 +150,33 @@ def iter_records(path: str | os.PathLike) -> Iterator[dict]:
     yield from scan_records(p)[0]
 
 
+def read_spec(path: str | os.PathLike) -> EvalSpec:
+    """The :class:`EvalSpec` a ``run.json`` holds; :class:`RunMismatch` naming the file when
+    it is not one (not JSON, not an object, a missing or unknown key, a bad value)."""
+    p = Path(path)
+    try:
+        d = json.loads(p.read_text(encoding="utf-8"))
+        if not isinstance(d, dict):
+            raise TypeError(f"a JSON {type(d).__name__}, not an object")
+        return EvalSpec.from_dict(d)
+    except (ValueError, TypeError, AttributeError, RecursionError) as e:
+        raise RunMismatch(f"{p}: not a run.json of netarena-gym eval ({e}); use another "
+                          "--out or --overwrite") from None
+
+
 def load_run(path: str | os.PathLike) -> tuple[dict, list[dict]]:
-    """``(summary or {}, records)`` of a run directory."""
+    """``(summary or {}, records)`` of a run directory. Where ``run.json`` is there, only
+    the records of its jobs are returned: a run resumed with fewer episodes or levels keeps
+    the earlier records in ``episodes.jsonl``, but its summary (and so a report) counts
+    only the episodes of the run as it now is."""
     p = Path(path)
     store = RunStore(p)
     summary = json.loads(store.summary_path.read_text()) if store.summary_path.exists() else {}
     if not isinstance(summary, dict):
         raise ValueError(f"{store.summary_path}: not a run summary (a JSON "
                          f"{type(summary).__name__}, not an object)")
-    return summary, list(iter_records(store.records_path))
+    records = list(iter_records(store.records_path))
+    if store.meta_path.exists():
+        wanted = {j.key for j in read_spec(store.meta_path).jobs()}
+        records = [r for r in records if r["key"] in wanted]
+    return summary, records
