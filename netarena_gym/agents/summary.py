@@ -7,7 +7,9 @@ lines of ``episodes.jsonl``); records without a ``key`` are all kept, records wi
 de-duplicated (the last one wins, as when a run resumes).
 
 Proportions (correctness, per-pair safety, upstream's safety) get Wilson score intervals;
-means (steps, agent seconds) get normal-approximation intervals. ``upstream`` holds what
+means (steps, agent seconds) get normal-approximation intervals, clipped at 0 (``None``
+ends for a single episode, which has no interval). ``by_category`` groups by
+:func:`category`, as ``eval``'s tables and ``report`` do. ``upstream`` holds what
 NetArena's AgentBeats evaluator publishes: ``avg_correctness``, ``avg_safety`` (its rule:
 aggregate loss never rises), ``avg_iterations`` (its count: commands + 1 on success, the
 budget + 1 on failure) and the leaderboard score ``0.5 * correctness% + 0.5 * safety%``.
@@ -23,17 +25,24 @@ from netarena_gym.llm.client import token_count
 Z95 = 1.959964
 
 
-def mean_interval(xs: list[float], z: float = Z95) -> tuple[float, float, float]:
-    """``(mean, low, high)``: the normal-approximation interval of a mean."""
+def mean_interval(xs: list[float], z: float = Z95, *,
+                  low: float | None = None) -> tuple[float, float | None, float | None]:
+    """``(mean, low, high)``: the normal-approximation interval of a mean, its ends
+    clipped at ``low`` (0 for a quantity that cannot be negative: steps, seconds). One
+    value has no interval: ``(x, None, None)`` (a zero-width one would claim certainty);
+    no values give ``(0.0, None, None)``."""
     n = len(xs)
     if n == 0:
-        return 0.0, 0.0, 0.0
+        return 0.0, None, None
     m = sum(xs) / n
     if n == 1:
-        return m, m, m
+        return m, None, None
     var = sum((x - m) ** 2 for x in xs) / (n - 1)
     half = z * math.sqrt(var / n)
-    return m, m - half, m + half
+    lo, hi = m - half, m + half
+    if low is not None:
+        lo, hi = max(low, lo), max(low, hi)
+    return m, lo, hi
 
 
 def as_dict(rec: Any) -> dict:
@@ -55,8 +64,8 @@ def block(recs: list[dict]) -> dict:
     c = sum(bool(r["correct"]) for r in recs)
     s = sum(bool(r["safe"]) for r in recs)
     sc = sum(bool(r["safe_compat"]) for r in recs)
-    steps = mean_interval([float(r["steps"]) for r in recs])
-    secs = mean_interval([float(r["agent_seconds"]) for r in recs])
+    steps = mean_interval([float(r["steps"]) for r in recs], low=0.0)
+    secs = mean_interval([float(r["agent_seconds"]) for r in recs], low=0.0)
     llm_calls = [len([t for t in r.get("trajectory", ()) if t.get("llm")]) for r in recs]
     out = {
         "episodes": n, **_rate("correctness", c, n), **_rate("safety", s, n),
@@ -84,16 +93,44 @@ def block(recs: list[dict]) -> dict:
             "prompt_tokens": sum(token_count(t.get("prompt_tokens")) or 0 for t in toks),
             "completion_tokens": sum(token_count(t.get("completion_tokens")) or 0
                                      for t in toks),
-            "unparsed_replies": sum(1 for t in toks if not t.get("parsed", True)),
+            # a failed call has no reply to parse: it counts in failed_calls only
+            "unparsed_replies": sum(1 for t in toks
+                                    if not t.get("parsed", True) and not t.get("error")),
             "failed_calls": sum(1 for t in toks if t.get("error")),
         }
     return out
 
 
+def fault_types(rec: dict) -> list[str]:
+    """The episode's fault types (capacity planning: ``[template]``), sorted; ``[]`` when
+    the record has no scenario (an episode whose reset failed, or that timed out)."""
+    rec = as_dict(rec)
+    scen = rec.get("scenario") or {}
+    meta = scen.get("meta") or {}
+    if meta.get("template"):
+        return [str(meta["template"])]
+    types = [str(f["type"]) for f in scen.get("faults") or ()
+             if isinstance(f, dict) and f.get("type")]
+    if not types and meta.get("category"):  # records without fault details
+        types = str(meta["category"]).split("+")
+    if not types and not scen and rec.get("category"):  # hand-made records: no scenario
+        types = str(rec["category"]).split("+")
+    return sorted(types)
+
+
+def category(rec: dict) -> str:
+    """The episode's category, named alike in every task: routing and K8s, the multiset of
+    its fault types, sorted and joined with ``+`` (whichever was injected first);
+    capacity planning, its query template; ``none`` without faults. ``eval``'s tables,
+    ``report`` and the summary's ``by_category`` all group by it."""
+    return "+".join(fault_types(rec)) or "none"
+
+
 def _by(recs: Iterable[dict], field: str) -> dict[str, list[dict]]:
     groups: dict[str, list[dict]] = {}
     for r in recs:
-        groups.setdefault(str(r.get(field)), []).append(r)
+        g = category(r) if field == "category" else str(r.get(field))
+        groups.setdefault(g, []).append(r)
     return dict(sorted(groups.items()))
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from netarena_gym.agents.summary import as_dict, block, dedupe
+from netarena_gym.agents.summary import as_dict, block, category, dedupe, fault_types
 
 BY = ("category", "type", "level")
 MIN_N = 5
@@ -32,25 +32,6 @@ ALL = "(all)"
 
 def other_label(min_n: int = MIN_N) -> str:
     return f"other (n<{min_n})"
-
-
-def fault_types(rec: dict) -> list[str]:
-    """The episode's fault types (capacity planning: ``[template]``), sorted; ``[]`` when
-    the record has no scenario (an episode whose reset failed)."""
-    scen = rec.get("scenario") or {}
-    meta = scen.get("meta") or {}
-    if meta.get("template"):
-        return [str(meta["template"])]
-    types = [str(f["type"]) for f in scen.get("faults") or ()
-             if isinstance(f, dict) and f.get("type")]
-    if not types and meta.get("category"):  # records without fault details
-        types = str(meta["category"]).split("+")
-    return sorted(types)
-
-
-def category(rec: dict) -> str:
-    """The episode's category (see the module docstring); ``none`` without faults."""
-    return "+".join(fault_types(rec)) or "none"
 
 
 def groups_of(rec: dict, by: str) -> list[str]:

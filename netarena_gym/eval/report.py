@@ -60,6 +60,12 @@ def _label(summary: dict, path: Path) -> str:
 
 
 def load_runs(paths, labels=None, by: str = "category") -> list[dict]:
+    """The runs to compare; ``labels`` name the first runs in order (the rest keep their
+    default names); more labels than runs is a ValueError."""
+    paths = list(paths)
+    if labels and len(labels) > len(paths):
+        raise ValueError(f"argument --label: {len(labels)} labels for {len(paths)} "
+                         f"run{'s' if len(paths) != 1 else ''}; give at most one per run")
     runs = []
     for i, p in enumerate(paths):
         path = Path(p)
@@ -280,6 +286,12 @@ def _ci(b: dict, key: str) -> str:
     return f"{100 * b[key]:.1f}% <small>[{100 * lo:.1f}, {100 * hi:.1f}]</small>"
 
 
+def _mean_ci(ci) -> str:
+    """A mean's interval, or nothing where there is none (a single episode)."""
+    lo, hi = ci
+    return "" if lo is None or hi is None else f" <small>[{lo:.2f}, {hi:.2f}]</small>"
+
+
 def _table(head: list[str], rows: list[list[str]]) -> str:
     h = "".join(f"<th>{html.escape(x)}</th>" for x in head)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
@@ -293,8 +305,7 @@ def _overview(runs) -> str:
         ("correctness", lambda s: _ci(s, "correctness")),
         ("safety (per pair)", lambda s: _ci(s, "safety")),
         ("safety (upstream rule)", lambda s: _ci(s, "safety_compat")),
-        ("mean steps", lambda s: f"{s['mean_steps']:.2f} <small>[{s['steps_ci95'][0]:.2f}, "
-                                 f"{s['steps_ci95'][1]:.2f}]</small>"),
+        ("mean steps", lambda s: f"{s['mean_steps']:.2f}" + _mean_ci(s["steps_ci95"])),
         ("mean agent seconds / episode", lambda s: f"{s['mean_agent_seconds']:.4f}"),
         ("mean reward", lambda s: f"{s['mean_reward']:.3f}"),
         ("upstream avg_iterations", lambda s: f"{s['upstream']['avg_iterations']:.2f}"),

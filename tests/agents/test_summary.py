@@ -66,3 +66,52 @@ def test_episode_records_summarise_like_their_dicts():
     a, b = summarize(recs), summarize([r.to_dict() for r in recs])
     assert a["correctness"] == b["correctness"] == 1.0
     assert a["mean_steps"] == b["mean_steps"] and a["by_category"].keys() == b["by_category"].keys()
+
+
+def test_a_mean_of_one_has_no_interval_and_intervals_stay_non_negative():
+    assert mean_interval([4.0]) == (4.0, None, None)
+    assert mean_interval([]) == (0.0, None, None)
+    m, lo, hi = mean_interval([0.0, 0.0, 0.0, 100.0], low=0.0)
+    assert m == 25.0 and lo == 0.0 and hi > m
+    assert mean_interval([0.0, 0.0, 0.0, 100.0])[1] < 0  # unclipped, as asked
+    one = summarize([rec(0, True, True, True, 3)])
+    assert one["steps_ci95"] == [None, None] and one["agent_seconds_ci95"] == [None, None]
+    recs = [{**rec(i, True, True, True, 1), "agent_seconds": 0.0 if i else 50.0}
+            for i in range(5)]
+    s = summarize(recs)
+    assert s["agent_seconds_ci95"][0] == 0.0 and s["steps_ci95"][0] >= 0.0
+
+
+def test_failed_calls_are_not_also_counted_as_unparsed_replies():
+    calls = [{"error": "HTTP 500: boom", "parsed": False},  # failed: no reply to parse
+             {"error": None, "parsed": False},             # a reply that did not parse
+             {"error": None, "parsed": True}]
+    r = {**rec(0, False, True, True, 3), "trajectory": [{"llm": c} for c in calls]}
+    llm = summarize([r])["llm"]
+    assert llm["calls"] == 3 and llm["failed_calls"] == 1 and llm["unparsed_replies"] == 1
+
+
+def _scen(faults=(), **meta):
+    return {"faults": [{"type": t} for t in faults], "meta": meta}
+
+
+def test_by_category_groups_as_the_tables_do():
+    """Grouped by the raw record category, one category split in two by fault order, and
+    capacity planning's key was 'capacity planning, level-1, rank' where tables say
+    'rank'."""
+    from netarena_gym.eval.groups import table
+
+    recs = [{**rec(0, True, True, True, 2, category="b+a"),
+             "scenario": _scen(["b", "a"], category="b+a")},
+            {**rec(1, True, True, True, 2, category="a+b"),
+             "scenario": _scen(["a", "b"], category="a+b")},
+            {**rec(2, False, True, True, 2, category="capacity planning, level-1, rank"),
+             "scenario": _scen(template="rank",
+                               category="capacity planning, level-1, rank")},
+            {**rec(3, False, False, False, 0, category=None), "scenario": None}]
+    s = summarize(recs)
+    assert set(s["by_category"]) == {"a+b", "rank", "none"}
+    assert s["by_category"]["a+b"]["episodes"] == 2
+    assert set(s["by_level"]["1"]["by_category"]) == {"a+b", "rank", "none"}
+    rows = set(table(recs, min_n=1)["1"]) - {"(all)"}
+    assert rows == set(s["by_category"])
