@@ -152,7 +152,7 @@ def generate(env_id: str, *, levels=(1,), episodes: int = 100, seed: int = 0, ou
         except DependencyNotInstalled as e:
             raise DependencyNotInstalled(f"the Hugging Face copy needs datasets: {e}; or "
                                          "pass --no-hf for JSONL only") from None
-    lvs = [parse_level(x) for x in levels]
+    lvs = list(dict.fromkeys(parse_level(x) for x in levels))  # each level once
     out_dir(out, create=False)  # fail before any episode is played
     stale = [p for p, written in ((Path(out) / "demos.jsonl", demos),
                                   (Path(out) / "hf", datasets is not None))

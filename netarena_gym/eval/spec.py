@@ -59,7 +59,9 @@ class EvalSpec:
             raise ValueError(f"unknown env {self.env!r}; registered: {sorted(netarena_gym.ENV_IDS)}")
         if self.episodes < 1:
             raise ValueError("episodes must be >= 1")
-        object.__setattr__(self, "levels", tuple(parse_level(v) for v in self.levels))
+        # each level once: a repeated one would play (and write) every episode twice
+        object.__setattr__(self, "levels",
+                           tuple(dict.fromkeys(parse_level(v) for v in self.levels)))
 
     def jobs(self) -> list[Job]:
         return [Job(self.env, lv, self.seed + i) for lv in self.levels

@@ -66,7 +66,9 @@ def env_class(env_id: str) -> type:
 
 
 def check_levels(env_id: str, levels) -> tuple:
-    """The levels as the env takes them (``"3"`` -> 3), or a UsageError naming the valid."""
+    """The levels as the env takes them (``"3"`` -> 3), each once in the order first given
+    (``--level 1 1`` is level 1: a repeat would play and write every episode twice), or a
+    UsageError naming the valid."""
     valid = tuple(env_class(env_id).levels)
     out = []
     for lv in levels:
@@ -74,7 +76,8 @@ def check_levels(env_id: str, levels) -> tuple:
         if v not in valid:
             raise UsageError(f"argument --level: invalid level {lv!r} for {env_id}; valid: "
                              f"{', '.join(map(str, valid))}")
-        out.append(v)
+        if v not in out:
+            out.append(v)
     return tuple(out)
 
 
