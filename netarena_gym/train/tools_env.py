@@ -64,10 +64,10 @@ def tool(method):
     params = [p for p in inspect.signature(method).parameters][1:]
 
     @functools.wraps(method)
-    def call(self, *args, **kwargs):
-        arguments = dict(zip(params, args))
+    def call(*args, **kwargs):  # no named self: a call may carry an argument "self"
+        arguments = dict(zip(params, args[1:]))
         arguments.update(kwargs)
-        return play_call(self, name, arguments)
+        return play_call(args[0], name, arguments)
     return call
 
 

@@ -95,6 +95,7 @@ def test_env_kwargs_reach_the_env_and_bad_calls_are_penalised():
 @pytest.mark.parametrize("name,args", [
     ("run", {"host": "r0", "cmd": "ip addr show"}),  # wrong argument names
     ("run", {"machine": "r0"}),  # a missing argument
+    ("run", {"self": "r0"}),  # an argument named like the method's receiver
     ("shell", {"machine": "r0", "command": "ip addr"}),  # an unknown tool
     ("run", "machine=r0"),  # arguments that are not an object
 ])
