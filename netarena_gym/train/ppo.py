@@ -417,8 +417,7 @@ def train(*, algo: str = "maskable_ppo", env_id: str, level, timesteps: int, n_e
         state = read_checkpoint(resume_from)
     else:
         model = new_model(algo, vec, seed=seed, hyper=hyper, net_arch=net_arch, policy=policy)
-    # after SB3 seeded the env with the model's seed: episodes clear of the eval seeds, and
-    # a resumed run draws new ones (its stream starts at the steps already done)
+    # over SB3's reseed with the model's seed: clear of eval seeds, new episodes on resume
     vec.seed(seed + 7919 + int(model.num_timesteps))
     if log_dir is not None:
         model.set_logger(configure_logger(log_dir, report_to, config={
