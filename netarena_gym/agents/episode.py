@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 import traceback
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 MAX_RECORDED_OBS = 20000
 
@@ -112,13 +112,17 @@ def _error(where: str, e: BaseException, step: int | None = None) -> dict:
 def play_episode(env, agent, *, seed: int | None = None, options: dict | None = None,
                  record: bool = False, key: str | None = None, agent_name: str = "",
                  catch: bool = True, max_obs_chars: int | None = MAX_RECORDED_OBS,
-                 catch_interrupt: bool = False) -> EpisodeRecord:
+                 catch_interrupt: bool = False,
+                 on_reset: Callable[[EpisodeRecord], None] | None = None) -> EpisodeRecord:
     """Play one episode of ``agent`` in ``env`` (a Gymnasium env, wrapped or not).
 
     ``seed`` and ``options`` go to ``env.reset``; agents with ``set_episode_seed`` get the
     seed first. ``record`` keeps the observations (each clipped to ``max_obs_chars``; None
     keeps them whole). ``key`` and ``agent_name`` label the record for eval runs.
-    ``catch_interrupt`` records a ``KeyboardInterrupt`` too (see the module docstring)."""
+    ``catch_interrupt`` records a ``KeyboardInterrupt`` too (see the module docstring).
+    ``on_reset`` is called with the record once the env is reset (its scenario, category
+    and step budget known), before the first call into the agent: eval's workers tell the
+    grader, which records them for an episode whose worker times out or dies."""
     base = env.unwrapped
     spec = getattr(env, "spec", None)
     rec = EpisodeRecord(key=key, env=getattr(spec, "id", None),
@@ -142,6 +146,8 @@ def play_episode(env, agent, *, seed: int | None = None, options: dict | None = 
     rec.category = str((scenario.get("meta") or {}).get("category", "all"))
     if record:
         rec.initial_observation = _clip(obs, max_obs_chars)
+    if on_reset is not None:
+        on_reset(rec)
     metrics = getattr(base, "metrics", None)
     fatal = False  # the env failed: the episode is not correct, whatever the metrics say
     started = True

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import gymnasium as gym
 
-from netarena_gym.agents.episode import EpisodeRecord, play_episode
+from netarena_gym.agents.episode import EpisodeRecord, jsonable, play_episode
 from netarena_gym.agents.factory import make_agent
 from netarena_gym.errors import BackendUnavailable, require
 from netarena_gym.eval.spec import EvalSpec, Job
@@ -31,9 +31,11 @@ class EpisodeWorker:
     so only the agent can raise one there)."""
 
     def __init__(self, spec: EvalSpec | dict, *, mark: Callable[[bool], None] | None = None,
-                 catch_interrupt: bool = False):
+                 catch_interrupt: bool = False,
+                 on_start: Callable[[dict], None] | None = None):
         self.spec = spec if isinstance(spec, EvalSpec) else EvalSpec.from_dict(spec)
         self.mark = mark
+        self.on_start = on_start  # gets episode_facts once each episode's env is reset
         self.catch_interrupt = catch_interrupt
         self._envs: dict[Any, Any] = {}
         self._agents: dict[Any, Any] = {}
@@ -52,8 +54,13 @@ class EpisodeWorker:
         if not isinstance(job, Job):
             job = Job(*job)
         env, agent = self._get(job.level)  # a setup error stops the run: nothing to record
+        started = None
+        if self.on_start is not None:
+            def started(r, tell=self.on_start):
+                tell(episode_facts(r))
         rec = play_episode(env, agent, seed=job.seed, record=True, key=job.key,
-                           agent_name=self.spec.agent, catch_interrupt=self.catch_interrupt)
+                           agent_name=self.spec.agent, catch_interrupt=self.catch_interrupt,
+                           on_reset=started)
         rec.env, rec.level = job.env, job.level
         return rec.to_dict()
 
@@ -109,18 +116,72 @@ class WatchedAgent:
         return call
 
 
+def episode_facts(rec: EpisodeRecord) -> dict:
+    """What a worker tells the grader once an episode's env is reset: what the episode's
+    record needs if the worker never returns it."""
+    return {"task": rec.task, "max_steps": rec.max_steps, "scenario": rec.scenario,
+            "category": rec.category}
+
+
+class GraderFacts:
+    """:func:`episode_facts` as the grader finds them without the worker (one that died
+    before it told, or a Ray actor): the env's step budget from its config and, on the
+    simulator, the scenario of a reset with the job's seed (deterministic, the one the
+    worker played). A real backend is never reset here; ``{}`` if the env cannot be made."""
+
+    def __init__(self, spec: EvalSpec):
+        self.spec = spec
+        self._envs: dict[Any, Any] = {}
+
+    def __call__(self, job: Job | tuple) -> dict:
+        job = job if isinstance(job, Job) else Job(*job)
+        try:
+            env = self._envs.get(job.level)
+            if env is None:
+                env = self._envs[job.level] = gym.make(self.spec.env,
+                                                       **self.spec.env_kwargs(job.level))
+            base = env.unwrapped
+            facts = {"task": getattr(base, "task", ""),
+                     "max_steps": getattr(base, "max_steps", None)}
+            if self.spec.backend == "sim":  # as play_episode reads them
+                _, info = env.reset(seed=job.seed)
+                scenario = jsonable(info.get("scenario") or {})
+                facts["scenario"] = scenario
+                facts["category"] = str((scenario.get("meta") or {}).get("category", "all"))
+            return facts
+        except Exception:
+            return {}
+
+    def close(self) -> None:
+        for env in self._envs.values():
+            try:
+                env.close()
+            except Exception:
+                pass
+        self._envs.clear()
+
+
 def failed_record(spec: EvalSpec, job: Job | tuple, error_type: str, message: str,
-                  where: str = "worker") -> dict:
+                  where: str = "worker", *, facts: dict | None = None,
+                  agent_seconds: float = 0.0, wall_seconds: float = 0.0) -> dict:
     """The record of an episode whose worker could not return one (it timed out and was
-    stopped, or died): not correct, and not known to be safe."""
+    stopped, or died): not correct, and not known to be safe. ``facts``
+    (:func:`episode_facts`: the step budget, scenario and category the worker played)
+    make it count like any other record (upstream's iterations: budget + 1; its
+    category); ``agent_seconds`` and ``wall_seconds`` are the time it took."""
     if not isinstance(job, Job):
         job = Job(*job)
+    facts = facts or {}
     err = {"where": where, "step": None, "type": error_type, "message": message,
            "traceback": ""}
     return EpisodeRecord(key=job.key, env=job.env, level=job.level, seed=job.seed,
-                         agent=spec.agent, interface=spec.interface, backend=spec.backend,
-                         max_steps=spec.max_steps, errors=[err], correct=False, safe=False,
-                         safe_compat=False).to_dict()
+                         agent=spec.agent, task=facts.get("task") or "",
+                         interface=spec.interface, backend=spec.backend,
+                         max_steps=facts.get("max_steps", spec.max_steps),
+                         scenario=facts.get("scenario"), category=facts.get("category"),
+                         errors=[err], correct=False, safe=False, safe_compat=False,
+                         agent_seconds=float(agent_seconds),
+                         wall_seconds=float(wall_seconds)).to_dict()
 
 
 def timeout_message(seconds: float) -> str:
@@ -241,6 +302,8 @@ class _Actor:
         self.actor = actor_cls.remote(spec.to_dict())
         self.job = self.ref = self.probe = None
         self.seen = 0.0  # when it last answered (or was given its job)
+        self.given = 0.0  # when it was given its job
+        self.age = 0.0  # how long its current agent call had run when it last answered
 
 
 def _play_on_actors(ray, actor_cls, spec: EvalSpec, jobs: list, n: int,
@@ -248,12 +311,15 @@ def _play_on_actors(ray, actor_cls, spec: EvalSpec, jobs: list, n: int,
     todo = deque(jobs)
     slots = [_Actor(actor_cls, spec) for _ in range(n)]
     poll = poll_interval(agent_timeout)
+    known = GraderFacts(spec)
     try:
         while True:
             for s in slots:
                 if s.job is None and todo:
                     s.job = todo.popleft()
-                    s.ref, s.probe, s.seen = s.actor.run.remote(s.job), None, time.monotonic()
+                    s.ref, s.probe = s.actor.run.remote(s.job), None
+                    s.seen = s.given = time.monotonic()
+                    s.age = 0.0
             busy = [s for s in slots if s.job is not None]
             if not busy:
                 return
@@ -267,7 +333,9 @@ def _play_on_actors(ray, actor_cls, spec: EvalSpec, jobs: list, n: int,
                         kind, payload = ray.get(s.ref)
                     except ray.exceptions.RayActorError as e:
                         yield failed_record(spec, s.job, "WorkerDied", "the Ray actor playing "
-                                            f"this episode died: {_first_line(e)}")
+                                            f"this episode died: {_first_line(e)}",
+                                            facts=known(s.job),
+                                            wall_seconds=time.monotonic() - s.given)
                         slots[i] = _replace(ray, s, actor_cls, spec)
                         continue
                     if kind != "ok":
@@ -276,10 +344,22 @@ def _play_on_actors(ray, actor_cls, spec: EvalSpec, jobs: list, n: int,
                     yield payload
                 elif agent_timeout is not None and _overran(ray, s, agent_timeout):
                     yield failed_record(spec, s.job, "AgentTimeout",
-                                        timeout_message(agent_timeout), where="agent")
+                                        timeout_message(agent_timeout), where="agent",
+                                        facts=_started(ray, s) or known(s.job),
+                                        agent_seconds=max(s.age, agent_timeout),
+                                        wall_seconds=time.monotonic() - s.given)
                     slots[i] = _replace(ray, s, actor_cls, spec)
     finally:
+        known.close()
         _close_actors(ray, slots, close_timeout(agent_timeout))
+
+
+def _started(ray, s: _Actor) -> dict | None:
+    """The facts the busy actor's episode started with (its other thread answers)."""
+    try:
+        return ray.get(s.actor.started.remote(), timeout=5.0)
+    except Exception:
+        return None
 
 
 def _overran(ray, s: _Actor, agent_timeout: float) -> bool:
@@ -294,6 +374,7 @@ def _overran(ray, s: _Actor, agent_timeout: float) -> bool:
             except ray.exceptions.RayError:
                 age = None  # it died: its run's reference says so
             s.probe, s.seen = None, now
+            s.age = age or 0.0
             if age is not None and age > agent_timeout:
                 return True
         elif now - s.seen > agent_timeout + 5.0:
@@ -346,7 +427,16 @@ class RayWorker:
 
     def __init__(self, spec_dict: dict):
         self.since = 0.0
-        self.worker = EpisodeWorker(spec_dict, mark=self._mark, catch_interrupt=True)
+        self.facts = None
+        self.worker = EpisodeWorker(spec_dict, mark=self._mark, catch_interrupt=True,
+                                    on_start=self._started)
+
+    def _started(self, facts: dict) -> None:
+        self.facts = facts
+
+    def started(self) -> dict | None:
+        """The current episode's :func:`episode_facts` (None before its env is reset)."""
+        return self.facts
 
     def _mark(self, busy: bool) -> None:
         self.since = time.monotonic() if busy else 0.0
@@ -361,6 +451,7 @@ class RayWorker:
         not be made (which stops the run)."""
         import ray
 
+        self.facts = None
         try:
             rec = self.worker.run(Job(*job))
         except BaseException as e:

@@ -28,8 +28,9 @@ from collections import deque
 from multiprocessing.connection import wait
 from typing import Iterable, Iterator
 
-from netarena_gym.eval.executors import (EpisodeWorker, close_timeout, failed_record,
-                                         poll_interval, start_method, timeout_message)
+from netarena_gym.eval.executors import (EpisodeWorker, GraderFacts, close_timeout,
+                                         failed_record, poll_interval, start_method,
+                                         timeout_message)
 from netarena_gym.eval.spec import EvalSpec, Job
 
 #: seconds a stopped worker has to close its env before it is killed
@@ -80,7 +81,9 @@ def _on_sigterm(signum, frame):
 
 
 def serve(spec_dict: dict, conn, clock, grader_pid: int, environ: dict) -> None:
-    """A worker process: receives ``(env, level, seed)`` jobs (None to finish), answers
+    """A worker process: receives ``(env, level, seed)`` jobs (None to finish), says
+    ``("start", facts)`` once each episode's env is reset (its scenario and step budget,
+    for the record the grader writes if the worker never answers), and answers
     ``("ok", record)`` or ``("error", message)`` when the env or agent cannot be made.
 
     ``environ`` is the grader's environment when the worker was started: a forkserver
@@ -96,7 +99,8 @@ def serve(spec_dict: dict, conn, clock, grader_pid: int, environ: dict) -> None:
     def mark(busy: bool) -> None:
         clock.value = time.monotonic() if busy else 0.0
 
-    worker = EpisodeWorker(spec_dict, mark=mark, catch_interrupt=True)
+    worker = EpisodeWorker(spec_dict, mark=mark, catch_interrupt=True,
+                           on_start=lambda facts: conn.send(("start", facts)))
     try:
         conn.send(("ready", os.getpid()))
         while not _stopping:
@@ -132,12 +136,25 @@ class _Worker:
         self.proc.start()
         child.close()
         self.job = None
+        self.facts = None  # what the worker said when the job's episode started
+        self.given = 0.0  # when it got the job (monotonic)
         self.reaped = False
         self.ready = False  # it started and said so: from then on a death is its job's
 
     def give(self, job) -> None:
-        self.job = job
+        self.job, self.facts, self.given = job, None, time.monotonic()
         self.conn.send(job)
+
+    def failed(self, spec: EvalSpec, known: GraderFacts, error_type: str, message: str,
+               where: str = "worker") -> dict:
+        """The record of its job, which it will not return: the episode's facts (from the
+        worker, else as the grader finds them) and the time it ran (the agent call it was
+        in, if any, and the whole episode)."""
+        now, since = time.monotonic(), self.clock.value
+        return failed_record(spec, self.job, error_type, message, where,
+                             facts=self.facts or known(self.job),
+                             agent_seconds=now - since if since > 0 else 0.0,
+                             wall_seconds=now - self.given)
 
     def overran(self, limit: float | None) -> bool:
         since = self.clock.value
@@ -192,6 +209,7 @@ def run_pool(spec: EvalSpec, jobs: Iterable[Job], workers: int, *,
         ctx.set_forkserver_preload(["numpy", "gymnasium"])
     spec_dict = spec.to_dict()
     poll = poll_interval(agent_timeout)
+    known = GraderFacts(spec)
     pool: list[_Worker] = []
     try:
         for _ in range(min(workers, len(todo))):
@@ -218,6 +236,9 @@ def run_pool(spec: EvalSpec, jobs: Iterable[Job], workers: int, *,
                     if kind == "ready":
                         w.ready = True
                         continue
+                    if kind == "start":
+                        w.facts = payload
+                        continue
                     if kind == "ok":
                         w.job = None
                         yield payload
@@ -227,11 +248,11 @@ def run_pool(spec: EvalSpec, jobs: Iterable[Job], workers: int, *,
                     if not w.ready:  # it never started: every worker would fail alike
                         raise RuntimeError(f"a worker process could not start: "
                                            f"{_died(w.proc).split('(')[-1].rstrip(')')}")
-                    rec = failed_record(spec, w.job, "WorkerDied", _died(w.proc))
+                    rec = w.failed(spec, known, "WorkerDied", _died(w.proc))
                     w.reap(time.monotonic())
                 elif w.overran(agent_timeout):
-                    rec = failed_record(spec, w.job, "AgentTimeout",
-                                        timeout_message(agent_timeout), where="agent")
+                    rec = w.failed(spec, known, "AgentTimeout",
+                                   timeout_message(agent_timeout), where="agent")
                     w.stop()
                     w.reap(time.monotonic() + GRACE)
                 else:
@@ -244,3 +265,4 @@ def run_pool(spec: EvalSpec, jobs: Iterable[Job], workers: int, *,
         deadline = time.monotonic() + close_timeout(agent_timeout)
         for w in pool:
             w.reap(deadline)
+        known.close()

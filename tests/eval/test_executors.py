@@ -196,6 +196,9 @@ def test_ray_workers_one_is_one_actor_and_crashes_and_hangs_are_records(tmp_path
                      on_record=recs.append)
             assert errors(recs) == {"NetArena-Routing-v0|1|0": [], "NetArena-Routing-v0|1|1":
                                     [kind], "NetArena-Routing-v0|1|2": []}, agent
+            (bad,) = [r for r in recs if r["errors"]]  # the budget, scenario and time
+            assert bad["max_steps"] == 15 and bad["scenario"] and bad["category"]
+            assert bad["wall_seconds"] > 0
     finally:
         ray.shutdown()
 
@@ -219,3 +222,42 @@ def test_agent_timeout_is_validated(capsys, value, says):
     rc, _, err = run_cli(capsys, "eval", "--env", "NetArena-Routing-v0", "--agent-timeout",
                          value)
     assert rc == 2 and "--agent-timeout" in err and says in err
+
+
+@pytest.mark.parametrize("agent,kind", [("HangsOnSeed1", "AgentTimeout"),
+                                        ("DiesOnSeed1", "WorkerDied")])
+def test_a_timed_out_or_dead_workers_record_has_the_budget_scenario_and_time(agent, kind):
+    """Such records had max_steps None (upstream iterations 1 instead of budget + 1, so a
+    timeout looked better than a failure), 0.0 seconds and no scenario (category 'none')."""
+    import gymnasium as gym
+
+    from netarena_gym.agents.summary import category, upstream_iterations
+    from netarena_gym.eval.executors import GraderFacts
+    from netarena_gym.eval.spec import Job
+
+    recs = {}
+    evaluate(spec(agent, 2), workers=1, agent_timeout=1.0,
+             on_record=lambda r: recs.__setitem__(r["key"], r))
+    bad = recs["NetArena-Routing-v0|1|1"]
+    assert [e["type"] for e in bad["errors"]] == [kind]
+    env = gym.make("NetArena-Routing-v0", level=1)
+    try:
+        _, info = env.reset(seed=1)
+        budget = env.unwrapped.max_steps
+    finally:
+        env.close()
+    assert bad["max_steps"] == budget and upstream_iterations(bad) == budget + 1
+    assert bad["scenario"] == json.loads(json.dumps(info["scenario"]))
+    assert category(bad) not in ("none", "") and bad["task"] == "routing"
+    assert bad["category"]
+    assert bad["wall_seconds"] > 0
+    if kind == "AgentTimeout":
+        assert bad["agent_seconds"] >= 1.0 and bad["wall_seconds"] >= 1.0
+    assert (bad["correct"], bad["safe"], bad["safe_compat"]) == (False, False, False)
+    known = GraderFacts(spec(agent, 2))  # the grader's own view (no worker), the same
+    try:
+        facts = known(Job("NetArena-Routing-v0", 1, 1))
+    finally:
+        known.close()
+    assert facts["scenario"] == bad["scenario"] and facts["max_steps"] == budget
+    assert facts["category"] == bad["category"]
