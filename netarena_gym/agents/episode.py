@@ -113,7 +113,8 @@ def play_episode(env, agent, *, seed: int | None = None, options: dict | None = 
                  record: bool = False, key: str | None = None, agent_name: str = "",
                  catch: bool = True, max_obs_chars: int | None = MAX_RECORDED_OBS,
                  catch_interrupt: bool = False,
-                 on_reset: Callable[[EpisodeRecord], None] | None = None) -> EpisodeRecord:
+                 on_reset: Callable[[EpisodeRecord], None] | None = None,
+                 reset_raises: tuple[type[BaseException], ...] = ()) -> EpisodeRecord:
     """Play one episode of ``agent`` in ``env`` (a Gymnasium env, wrapped or not).
 
     ``seed`` and ``options`` go to ``env.reset``; agents with ``set_episode_seed`` get the
@@ -122,7 +123,9 @@ def play_episode(env, agent, *, seed: int | None = None, options: dict | None = 
     ``catch_interrupt`` records a ``KeyboardInterrupt`` too (see the module docstring).
     ``on_reset`` is called with the record once the env is reset (its scenario, category
     and step budget known), before the first call into the agent: eval's workers tell the
-    grader, which records them for an episode whose worker times out or dies."""
+    grader, which records them for an episode whose worker times out or dies.
+    ``reset_raises``: errors of ``env.reset`` that are raised, not recorded (eval's
+    ``BackendUnavailable``: it would fail every episode, so it stops the run)."""
     base = env.unwrapped
     spec = getattr(env, "spec", None)
     rec = EpisodeRecord(key=key, env=getattr(spec, "id", None),
@@ -135,7 +138,7 @@ def play_episode(env, agent, *, seed: int | None = None, options: dict | None = 
     try:
         obs, info = env.reset(seed=seed, options=options)
     except BaseException as e:
-        if not _caught(e, catch, catch_interrupt):
+        if not _caught(e, catch, catch_interrupt) or isinstance(e, reset_raises):
             raise
         rec.errors.append(_error("reset", e))
         rec.safe = rec.safe_compat = False

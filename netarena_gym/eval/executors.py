@@ -58,9 +58,10 @@ class EpisodeWorker:
         if self.on_start is not None:
             def started(r, tell=self.on_start):
                 tell(episode_facts(r))
+        # an unreachable backend would fail every episode: it stops the run, unrecorded
         rec = play_episode(env, agent, seed=job.seed, record=True, key=job.key,
                            agent_name=self.spec.agent, catch_interrupt=self.catch_interrupt,
-                           on_reset=started)
+                           on_reset=started, reset_raises=(BackendUnavailable,))
         rec.env, rec.level = job.env, job.level
         return rec.to_dict()
 

@@ -16,6 +16,7 @@ import os
 import random
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import asdict, dataclass, field
 
@@ -47,7 +48,23 @@ def resolve_settings(opts: dict) -> dict:
     if not opts["base_url"]:
         raise ValueError("the LLM agent needs a server: --base-url URL or OPENAI_BASE_URL "
                          "(e.g. http://127.0.0.1:8000/v1, https://api.openai.com/v1)")
+    check_base_url(opts["base_url"])
     return opts
+
+
+def check_base_url(url: str) -> str:
+    """``url`` if it is an http(s) URL with a host; else a ValueError saying so (a
+    scheme-less ``127.0.0.1:8000/v1`` would fail every call, after retries)."""
+    try:
+        parts = urllib.parse.urlsplit(str(url))
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+        parts.port  # noqa: B018  (raises ValueError on a bad port)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"--base-url / OPENAI_BASE_URL: {url!r} is not an http(s) URL with "
+                         "a host (e.g. http://127.0.0.1:8000/v1, https://api.openai.com/v1)")
+    return url
 
 
 class OpenAIChatClient:
@@ -103,6 +120,9 @@ class OpenAIChatClient:
                 errors.append(f"malformed response: {e}")
             except _BadResponse as e:
                 errors.append(f"malformed response: {e}")
+            except ValueError as e:  # a request urllib cannot make: retrying cannot help
+                errors.append(f"invalid request: {e}")
+                break
             if attempt <= self.max_retries:
                 time.sleep(self._delay(attempt, retry_after))
         return ChatResult(text=None, latency_s=time.perf_counter() - t0, attempts=len(errors),

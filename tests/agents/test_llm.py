@@ -103,8 +103,8 @@ def test_missing_model_or_server_fails_before_any_episode(capsys, monkeypatch):
     assert rc == 2 and "needs a model" in capsys.readouterr().err
     rc = main(["eval", "--env", ENV, "--agent", "llm", "--model", "m"])
     assert rc == 2 and "OPENAI_BASE_URL" in capsys.readouterr().err
-    rc = main(["eval", "--env", ENV, "--agent", "llm", "--model", "m", "--base-url", "x",
-               "--interface", "discrete", "--episodes", "1"])
+    rc = main(["eval", "--env", ENV, "--agent", "llm", "--model", "m", "--base-url",
+               "http://127.0.0.1:9/v1", "--interface", "discrete", "--episodes", "1"])
     assert rc == 2 and "--interface text" in capsys.readouterr().err
 
 
@@ -132,3 +132,14 @@ def test_llm_agent_works_on_every_env(env_id, tmp_path):
         s = evaluate(spec, out=str(tmp_path / "e"))
     assert s["llm"]["unparsed_replies"] == 0 and s["llm"]["failed_calls"] == 0
     assert s["correctness"] >= 2 / 3  # what the env's expert reaches, through the model API
+
+
+@pytest.mark.parametrize("url", ["notaurl", "127.0.0.1:8000/v1", "ftp://host/v1", "http://",
+                                 "http://h:port/v1"])
+def test_a_base_url_that_is_no_http_url_fails_before_any_episode(capsys, url):
+    """'notaurl' made every episode an agent ValueError (exit 0); a scheme-less URL was
+    retried with backoff on every call."""
+    rc = main(["eval", "--env", ENV, "--agent", "llm", "--model", "m", "--base-url", url,
+               "--episodes", "1", "--quiet"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "is not an http(s) URL" in err and len(err.strip().splitlines()) == 1

@@ -261,3 +261,28 @@ def test_a_timed_out_or_dead_workers_record_has_the_budget_scenario_and_time(age
         known.close()
     assert facts["scenario"] == bad["scenario"] and facts["max_steps"] == budget
     assert facts["category"] == bad["category"]
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_an_unreachable_backend_at_reset_stops_the_run_and_records_nothing(
+        workers, tmp_path, capsys, monkeypatch):
+    """Every reset failing with BackendUnavailable (an unreachable K8s API server) gave a
+    0% table, exit 0, and records a rerun resumed instead of replaying."""
+    from netarena_gym.errors import BackendUnavailable
+    from netarena_gym.routing.env import RoutingEnv
+
+    def down(self, *, seed=None, options=None):
+        raise BackendUnavailable("the API server is unreachable")
+
+    monkeypatch.setenv("NETARENA_MP_START", "fork")  # the workers keep the patch
+    monkeypatch.setattr(RoutingEnv, "reset", down)
+    args = ["eval", "--env", "NetArena-Routing-v0", "--episodes", 3, "--quiet",
+            "--out", tmp_path / "r"] + (["--workers", workers] if workers else
+                                        ["--agent-timeout", 0])
+    rc, out, err = run_cli(capsys, *args)
+    assert rc == 2 and "the API server is unreachable" in err and out == ""
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert (tmp_path / "r" / "episodes.jsonl").read_text() == ""
+    monkeypatch.undo()
+    rc, out, err = run_cli(capsys, *args, "--format", "json")
+    assert rc == 0 and json.loads(out)["episodes_played"] == 3

@@ -44,3 +44,26 @@ def test_usage_that_is_not_a_count_is_dropped_not_summed():
                {"llm": {"prompt_tokens": "x", "completion_tokens": 7, "latency_s": 0.1}}]}
     llm = summarize([rec])["llm"]
     assert llm["prompt_tokens"] == 0 and llm["completion_tokens"] == 7
+
+
+def test_base_urls_must_be_http_urls_with_a_host():
+    import pytest
+
+    from netarena_gym.llm.client import check_base_url, resolve_settings
+
+    for good in ("http://127.0.0.1:8000/v1", "https://api.openai.com/v1", "HTTP://h"):
+        assert check_base_url(good) == good
+    for bad in ("notaurl", "127.0.0.1:8000/v1", "localhost:8000", "ftp://h/v1", "http://",
+                "http://h:99999999/v1"):
+        with pytest.raises(ValueError, match="is not an http\\(s\\) URL"):
+            resolve_settings({"base_url": bad, "model": "m"})
+        with pytest.raises(ValueError, match="is not an http\\(s\\) URL"):
+            OpenAIChatClient(bad, "m")
+
+
+def test_a_request_urllib_cannot_make_fails_at_once_without_retries():
+    c = OpenAIChatClient("http://127.0.0.1:9/v1", "m", backoff=5.0, max_retries=3)
+    c.base_url = "notaurl"  # past the check: the call must not raise nor back off
+    res = c.chat([{"role": "user", "content": "hi"}])
+    assert res.text is None and res.attempts == 1 and "invalid request" in res.error
+    assert res.latency_s < 1.0
