@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 
 import netarena_gym
 from netarena_gym.compat import replay as compat_replay
+from netarena_gym.eval.agent_options import agent_options, llm_options
 from netarena_gym.eval.spec import parse_level
 from netarena_gym.eval.validate import UsageError, number
 from netarena_gym.serve import cli as serve_cli
@@ -247,44 +249,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # --------------------------------------------------------------------- eval
-def llm_options(a) -> dict:
-    opts = {"provider": a.provider, "prompt": a.prompt, "history": a.history,
-            "temperature": a.temperature, "max_tokens": a.max_tokens, "timeout": a.timeout,
-            "max_retries": a.max_retries}
-    model = a.model or os.environ.get("NETARENA_MODEL")
-    if model:
-        opts["model"] = model
-    if a.base_url:
-        opts["base_url"] = a.base_url
-    if a.api_key:
-        opts["api_key"] = a.api_key
-    if getattr(a, "a2a_url", None):
-        opts["url"] = a.a2a_url
-    return opts
-
-
-def _agent_options(a) -> dict:
-    if a.agent == "llm":
-        opts = llm_options(a)
-        if opts["provider"] == "openai":
-            from netarena_gym.llm.client import resolve_settings
-
-            resolve_settings(opts)  # fail fast: no model or base URL
-        elif "model" not in opts:
-            raise ValueError("--provider transformers needs --model PATH")
-        return opts
-    if a.agent == "hf":
-        model = a.model or os.environ.get("NETARENA_MODEL")
-        if not model:
-            raise ValueError("--agent hf needs --model PATH")
-        return {"model": model, "max_tokens": a.max_tokens, "temperature": a.temperature}
-    if a.agent == "a2a":
-        if not a.a2a_url:
-            raise ValueError("--agent a2a needs --a2a-url URL")
-        return {"url": a.a2a_url, "timeout": a.timeout, "prompt": a.prompt}
-    return {}
-
-
 def _env_checks(a) -> tuple[tuple, dict]:
     """``(levels, env options)`` of an eval or generate command, checked against the env
     (one-line UsageError naming the option and the valid values)."""
@@ -312,14 +276,14 @@ def cmd_eval(a) -> int:
         raise UsageError(f"argument --agent: {e}") from None
     try:
         spec = EvalSpec(env=a.env, levels=levels, episodes=a.episodes,
-                        seed=a.seed, agent=a.agent, agent_options=_agent_options(a),
+                        seed=a.seed, agent=a.agent, agent_options=agent_options(a),
                         backend=a.backend, interface=a.interface, max_steps=a.max_steps,
                         env_options=env_options)
         _check_env(spec)
         summary = evaluate(spec, out=a.out, workers=a.workers, ray=a.ray,
                            ray_address=a.ray_address, overwrite=a.overwrite,
                            progress=_progress(a), agent_timeout=a.agent_timeout or None)
-    except (ValueError, RunMismatch, RuntimeError, ImportError, gym_error()) as e:
+    except (ValueError, RunMismatch, RuntimeError, ImportError, OSError, gym_error()) as e:
         return _fail(str(e), "eval")
     except ray_errors() as e:
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
@@ -425,7 +389,7 @@ def cmd_generate(a) -> int:
                        confirm=_size_check(a), progress=_progress(a))
     except UsageError:
         raise
-    except (ValueError, ImportError, RuntimeError, gym_error()) as e:
+    except (ValueError, ImportError, RuntimeError, OSError, gym_error()) as e:
         return _fail(str(e), "generate")
     for k, v in res.items():
         print(f"{k}: {v}")
@@ -482,15 +446,22 @@ COMMANDS["compat-replay"] = compat_replay.run
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit status (2 for a usage error, with one line on
-    stderr; 0 for ``--help``)."""
+    stderr; 0 for ``--help``; 141, as a process killed by SIGPIPE, when stdout is a pipe
+    whose reader has gone)."""
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as e:  # --help, --version, or argparse's one-line error
         return e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
     try:
-        return COMMANDS[args.command](args)
+        rc = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
+        return rc
     except UsageError as e:
         return _fail(str(e), args.command)
+    except BrokenPipeError:  # `eval ... | head`: the reader left; end quietly, as CLIs do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the exit's flush does not fail again
+        return 128 + signal.SIGPIPE
 
 
 if __name__ == "__main__":

@@ -163,3 +163,67 @@ def test_llm_settings_out_of_range_are_usage_errors(flag, value, says, capsys):
                "--base-url", "http://127.0.0.1:9/v1", "--episodes", "1", flag, value])
     err = capsys.readouterr().err
     assert rc == 2 and f"argument {flag}: {says}" in err
+
+
+@pytest.mark.parametrize("setup, says", [
+    ("missing", "NETARENA_KUBECONFIG is {tmp}/nope.yaml, which is not a file"),
+    ("malformed", "the kubernetes backend could not be set up (ParserError"),
+    ("option", "--env-option kubeconfig is {tmp}/gone, which is not a file"),
+])
+def test_a_kubernetes_backend_without_a_usable_kubeconfig_is_one_line(
+        tmp_path, capsys, monkeypatch, setup, says):
+    """FileNotFoundError and yaml tracebacks; a missing NETARENA_KUBECONFIG file was
+    reported as 'set NETARENA_KUBECONFIG'."""
+    argv = ["eval", "--env", "NetArena-K8sPolicy-v0", "--backend", "kubernetes",
+            "--episodes", 1, "--quiet"]
+    if setup == "missing":
+        monkeypatch.setenv("NETARENA_KUBECONFIG", str(tmp_path / "nope.yaml"))
+    elif setup == "malformed":
+        (tmp_path / "kc.yaml").write_text("garbage: [\n")
+        monkeypatch.setenv("NETARENA_KUBECONFIG", str(tmp_path / "kc.yaml"))
+    else:
+        monkeypatch.delenv("NETARENA_KUBECONFIG", raising=False)
+        argv += ["--env-option", f"kubeconfig={tmp_path / 'gone'}"]
+    rc, out, err = run(capsys, *argv)
+    assert rc == 2 and out == ""
+    assert says.format(tmp=tmp_path) in one_error_line(err)
+
+
+@pytest.mark.parametrize("command", ["eval", "generate", "report"])
+def test_out_through_a_file_is_one_line(tmp_path, capsys, monkeypatch, command):
+    """Inside the working directory, where --out's missing parents are made: a
+    NotADirectoryError traceback."""
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("")
+    out = Path("afile") / "sub"
+    if command == "report":
+        assert run(capsys, "eval", "--env", ROUTING, "--episodes", 1, "--quiet",
+                   "--out", tmp_path / "r")[0] == 0
+        argv = ["report", tmp_path / "r", "--no-figures"]
+    else:
+        argv = [command, "--env", ROUTING, "--episodes", 1, "--quiet"]
+        argv += ["--no-hf"] if command == "generate" else []
+    for o in (out, out / "deeper", Path("afile") / "run.jsonl"):
+        if command != "eval" and o.suffix == ".jsonl":
+            continue
+        rc, _, err = run(capsys, *argv, "--out", o)
+        assert rc == 2 and "afile" in one_error_line(err) and "directory" in err
+
+
+def test_a_closed_stdout_ends_quietly(tmp_path):
+    """`eval ... | head` printed a BrokenPipeError traceback."""
+    import os
+    import subprocess
+    import sys
+
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before anything is written
+    try:
+        p = subprocess.run([sys.executable, "-m", "netarena_gym.cli", "eval", "--env", ROUTING,
+                            "--episodes", "2", "--quiet"], stdout=w, stderr=subprocess.PIPE,
+                           text=True, timeout=300)
+    finally:
+        os.close(w)
+    assert p.returncode == 141 and p.stderr == "", p.stderr

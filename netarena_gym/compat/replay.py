@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable
 
 from netarena_gym.errors import DependencyNotInstalled
 from netarena_gym.eval.progress import Progress
-from netarena_gym.eval.validate import number
+from netarena_gym.eval.validate import UsageError, number, out_dir
 from netarena_gym.routing.topology import MAX_HOSTS_PER_SUBNET, MAX_SUBNETS_PER_ROUTER
 
 HELP = "replay an upstream NetArena results file through compat mode and report agreement"
@@ -258,9 +258,10 @@ def replay_records(records: list[dict], reader, options: Options, path="FILE",
     return Report(reader.TASK, out)
 
 
-def write(report: Report, out_dir: str | Path) -> Path:
-    d = Path(out_dir)
-    d.mkdir(parents=True, exist_ok=True)
+def write(report: Report, out: str | Path) -> Path:
+    """``differences.jsonl`` and ``summary.json`` in ``out``, created as eval's ``--out``
+    is (missing parents only inside the working directory)."""
+    d = out_dir(out)
     with open(d / "differences.jsonl", "w", encoding="utf-8") as f:
         for c in report.cases:
             line = {k: c[k] for k in ("case", "task", "label", "differences")}
@@ -309,8 +310,8 @@ def run(a: argparse.Namespace) -> int:
     opts = Options(config=a.config, num_switches=a.num_switches,
                    hosts_per_subnet=a.hosts_per_subnet)
     try:
-        if a.out and Path(a.out).exists() and not Path(a.out).is_dir():
-            raise BadFile(f"--out {a.out}: exists and is not a directory")
+        if a.out:
+            out_dir(a.out, create=False)  # before the replay: a file, a missing parent
         records = load_records(a.file)
         reader = reader_for(records, a.file)
         bar: list[Progress] = []
@@ -325,7 +326,7 @@ def run(a: argparse.Namespace) -> int:
         finally:
             for b in bar:
                 b.close()
-    except BadFile as e:
+    except (BadFile, UsageError) as e:
         print(f"compat-replay: {e}", file=sys.stderr)
         return 2
     except DependencyNotInstalled as e:  # e.g. bubblewrap for MALT's sandbox
@@ -334,7 +335,11 @@ def run(a: argparse.Namespace) -> int:
     print(f"compat-replay: {report.task}, {len(report.cases)} case(s) from {a.file}")
     print(report.render())
     if a.out:
-        print(f"differences: {write(report, a.out)}")
+        try:
+            print(f"differences: {write(report, a.out)}")
+        except (UsageError, OSError) as e:
+            print(f"compat-replay: {e}", file=sys.stderr)
+            return 2
     return 0
 
 

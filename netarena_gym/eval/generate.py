@@ -37,7 +37,6 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Callable
 
-import gymnasium as gym
 
 from netarena_gym.agents.episode import jsonable
 from netarena_gym.agents.experts import expert_class, registered_tasks
@@ -47,7 +46,7 @@ from netarena_gym.errors import DependencyNotInstalled, require
 from netarena_gym.eval.groups import category
 from netarena_gym.eval.progress import Progress
 from netarena_gym.eval.spec import job_key, parse_level
-from netarena_gym.eval.validate import out_dir
+from netarena_gym.eval.validate import check_env_builds, out_dir
 
 SAMPLE = 2
 #: the formats of ``demos.jsonl``
@@ -65,8 +64,9 @@ class _Level:
                  prompt, history, demo_format="chat"):
         self.env_id, self.level, self.demos, self.history = env_id, lv, demos, history
         self.demo_format = demo_format
-        self.env = gym.make(env_id, level=lv, backend=backend, interface=interface,
-                            max_steps=max_steps, **(env_options or {}))
+        # a bad option or a backend that cannot be set up: one UsageError naming it
+        self.env = check_env_builds(env_id, level=lv, backend=backend, interface=interface,
+                                    max_steps=max_steps, **(env_options or {}))
         base = self.env.unwrapped
         self.task = base.task
         keys, raw = action_format(self.env)

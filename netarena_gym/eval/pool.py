@@ -116,7 +116,10 @@ def serve(spec_dict: dict, conn, clock, grader_pid: int, environ: dict) -> None:
                 reply = ("error", f"{type(e).__name__}: {e}")
             if _stopping:
                 break
-            conn.send(reply)
+            try:
+                conn.send(reply)
+            except (OSError, KeyboardInterrupt):  # the grader is gone, or stopped it
+                break
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the grader kills after a bound
         try:
@@ -244,6 +247,7 @@ def run_pool(spec: EvalSpec, jobs: Iterable[Job], workers: int, *,
                         yield payload
                         continue
                     if kind == "error":
+                        w.job = None  # it answered: idle, so it is asked to finish
                         raise RuntimeError(f"a worker could not set up: {payload}")
                     if not w.ready:  # it never started: every worker would fail alike
                         raise RuntimeError(f"a worker process could not start: "

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import types
 import typing
 from pathlib import Path
@@ -167,6 +168,7 @@ def check_env_builds(env_id: str, own_flags: dict[str, str] = OWN_FLAGS, **kwarg
     env."""
     from netarena_gym.errors import InvalidConfig
 
+    _check_kubeconfig(kwargs)
     try:
         return gym.make(env_id, **kwargs)
     except InvalidConfig as e:  # name the option: "backend must be one of ..."
@@ -176,6 +178,35 @@ def check_env_builds(env_id: str, own_flags: dict[str, str] = OWN_FLAGS, **kwarg
     except (TypeError, IndexError) as e:  # an option value of the wrong type or shape
         raise UsageError(f"argument --env-option: the env rejected an option value "
                          f"({type(e).__name__}: {e})") from None
+    except gym.error.Error:
+        raise  # Gymnasium's own (a missing dependency): the CLI prints them in one line
+    except Exception as e:  # a real backend that cannot be set up: its files, its server
+        backend = kwargs.get("backend") or "sim"
+        flag = own_flags.get("backend", "--backend") if backend != "sim" else "--env-option"
+        what = f"the {backend} backend could not be set up" if backend != "sim" else \
+            "the env could not be built"
+        raise UsageError(f"argument {flag}: {what} ({type(e).__name__}: "
+                         f"{' '.join(str(e).split())})") from None
+
+
+#: where the Kubernetes backend looks for a kubeconfig, before KUBECONFIG and ~/.kube
+_KUBECONFIG_VARS = ("NETARENA_KUBECONFIG",)
+
+
+def _check_kubeconfig(kwargs: dict) -> None:
+    """A kubeconfig named (``--env-option kubeconfig=``, ``NETARENA_KUBECONFIG``) that is
+    not a file is an error naming it: the backend would go on to the next place it looks
+    (another cluster's ``~/.kube/config``), or say to set the variable that is set."""
+    if kwargs.get("backend") != "kubernetes":
+        return
+    named = [("--env-option kubeconfig", kwargs.get("kubeconfig"))]
+    named += [(var, os.environ.get(var)) for var in _KUBECONFIG_VARS]
+    for name, path in named:
+        if path:
+            if not Path(path).is_file():
+                raise UsageError(f"argument --backend: kubernetes needs a kubeconfig, and "
+                                 f"{name} is {path}, which is not a file")
+            return
 
 
 def out_dir(path: str | Path, option: str = "--out", *, create: bool = True) -> Path:
@@ -188,12 +219,20 @@ def out_dir(path: str | Path, option: str = "--out", *, create: bool = True) -> 
         return p
     if p.exists():
         raise UsageError(f"argument {option}: {p} exists and is not a directory")
+    above = next((a for a in p.parents if a.exists()), None)  # what is there of the path
+    if above is not None and not above.is_dir():
+        raise UsageError(f"argument {option}: {above} is not a directory, so {p} cannot "
+                         "be made")
     if not p.parent.is_dir() and not _inside(p, Path.cwd()):
         raise UsageError(f"argument {option}: the parent directory {p.parent} does not "
                          f"exist; create it first (outside the working directory only the "
                          f"last component is created)")
     if create:
-        p.mkdir(parents=True)
+        try:
+            p.mkdir(parents=True, exist_ok=True)
+        except OSError as e:  # no permission, a read-only file system, ...
+            raise UsageError(f"argument {option}: cannot create {p}: "
+                             f"{e.strerror or e}") from None
     return p
 
 

@@ -148,3 +148,18 @@ def test_out_that_is_a_file_is_refused_before_the_replay(tmp_path, capsys, route
     (tmp_path / "afile").write_text("")
     rc, out, err = _run(capsys, f, "--out", tmp_path / "afile")
     assert rc == 2 and "exists and is not a directory" in err and out == ""
+
+
+def test_out_through_a_file_or_under_a_missing_parent_is_refused(tmp_path, capsys,
+                                                                 route_faithful):
+    """compat-replay made any missing parents (eval's --out makes them only inside the
+    working directory), and an --out through a file was a NotADirectoryError traceback."""
+    f = ur.write_json(tmp_path / "r.json", ur.leaderboard(route_faithful, {}))
+    (tmp_path / "afile").write_text("")
+    rc, out, err = _run(capsys, f, "--out", tmp_path / "afile" / "sub")
+    assert rc == 2 and "afile is not a directory" in err and out == ""
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    rc, out, err = _run(capsys, f, "--out", tmp_path / "no" / "such" / "dir")
+    assert rc == 2 and "does not exist" in err and not (tmp_path / "no").exists()
+    rc, out, err = _run(capsys, f, "--out", tmp_path / "made", "--quiet")
+    assert rc == 0 and (tmp_path / "made" / "differences.jsonl").is_file()
