@@ -21,10 +21,24 @@ from netarena_gym.k8s.workload import yaml_module
 
 
 def find_kubeconfig(path: str | None = None) -> str:
-    for cand in (path, os.environ.get("NETARENA_KUBECONFIG"), os.environ.get("KUBECONFIG"),
-                 os.path.expanduser("~/.kube/config")):
-        if cand and Path(cand).is_file():
-            return cand
+    """The kubeconfig to use: ``path``, else ``NETARENA_KUBECONFIG``, else ``KUBECONFIG``
+    (a list of files as kubectl takes it: the first that exists), else
+    ``~/.kube/config``. The first of these that is set decides: one that names no file is
+    an error naming it (falling through to ``~/.kube/config`` could reach another
+    cluster)."""
+    for cand, where in ((path, "kubeconfig="), (os.environ.get("NETARENA_KUBECONFIG"),
+                                                 "NETARENA_KUBECONFIG"),
+                        (os.environ.get("KUBECONFIG"), "KUBECONFIG")):
+        if not cand:
+            continue
+        files = cand.split(os.pathsep) if where == "KUBECONFIG" else [cand]
+        found = next((f for f in files if f and Path(f).is_file()), None)
+        if found is None:
+            raise FileNotFoundError(f"no kubeconfig: {where} names {cand!r}, which is no file")
+        return found
+    default = os.path.expanduser("~/.kube/config")
+    if Path(default).is_file():
+        return default
     raise FileNotFoundError("no kubeconfig: pass kubeconfig=, or set NETARENA_KUBECONFIG "
                             "(envs/k8s/start-apiserver.sh starts a local API server)")
 
