@@ -3,11 +3,22 @@
 Each ``check_*`` function takes a zero-argument factory that makes a fresh env (what
 ``gym.make(env_id, **kwargs)`` returns), runs one property and raises :class:`KitFailure`
 on the first violation. :func:`check_netarena_env` runs them all in order.
+
+Besides the API itself they hold an env to the project's rules: every step's reward is the
+sum of ``info["reward_components"]`` and inside ``reward_range`` (:func:`check_reward`); all
+randomness comes from the env's seeded generator, never from ``np.random`` or ``random``
+(:func:`global_rng_untouched`); ``reset()`` without a seed goes on drawing new episodes
+(:func:`check_unseeded_resets`); ``info["scenario"]`` rebuilds the whole episode, not only
+its first observation (:func:`check_replay`); a hostile action is invalid or refused and
+penalised (:func:`check_hostile_outcome`); and ``gym.make_vec(env_id)``'s default vector env
+returns what ``"sync"`` returns (:func:`check_vector`). Each rule has a broken toy env in
+``tests/testing/broken_envs.py`` that only it catches.
 """
 from __future__ import annotations
 
 import json
 import math
+import random
 import reprlib
 import signal
 import threading
@@ -134,6 +145,47 @@ def episode_end(terminated: Any, truncated: Any) -> bool:
     return bool(terminated) or bool(truncated)
 
 
+REWARD_TOL = 1e-9  # |reward - sum(components)| allowed (float rounding of the sum)
+
+
+def check_reward(env: gym.Env, reward: Any, info: dict, where: str) -> None:
+    """The step's reward is the sum of ``info["reward_components"]`` (within
+    :data:`REWARD_TOL`) and lies inside ``env.reward_range``."""
+    comps = info.get("reward_components")
+    if not isinstance(comps, dict):
+        raise fail("reward", f"{where}: info['reward_components'] must be a dict, got "
+                             f"{SHORT.repr(comps)}")
+    total = math.fsum(float(v) for v in comps.values())
+    r = float(reward)
+    if not math.isclose(r, total, rel_tol=REWARD_TOL, abs_tol=REWARD_TOL):
+        raise fail("reward", f"{where}: reward {r!r} != sum of info['reward_components'] "
+                             f"{total!r} ({comps})")
+    low, high = env.unwrapped.reward_range
+    if not low - REWARD_TOL <= r <= high + REWARD_TOL:
+        raise fail("reward", f"{where}: reward {r!r} outside reward_range ({low}, {high})")
+
+
+def global_rng_state() -> tuple:
+    """The process-wide random states an env must never touch: NumPy's legacy global
+    generator (``np.random.seed``, ``np.random.randint``, ...) and the ``random`` module."""
+    return np.random.get_state(), random.getstate()
+
+
+@contextmanager
+def global_rng_untouched(check: str, what: str):
+    """Fail if the block seeds or draws from a global random state (the project's rule:
+    all randomness comes from the env's seeded generator, ``env.np_random``)."""
+    before_np, before_py = global_rng_state()
+    yield
+    after_np, after_py = global_rng_state()
+    for name, x, y in (("numpy's global RNG (np.random)", before_np, after_np),
+                       ("the random module's global RNG", before_py, after_py)):
+        if not same(x, y):
+            raise fail(check, f"{what} changed {name}: an env must draw only from its own "
+                              "seeded generator (env.np_random), never seed or use global "
+                              "random state")
+
+
 # ------------------------------------------------------------------- checks
 def check_gymnasium(make: Factory) -> None:
     """Gymnasium's own checker, on the unwrapped env. Its step check assumes episodes of
@@ -167,41 +219,103 @@ def rollout(env: gym.Env, seed: int, steps: int) -> list:
     return out
 
 
-def check_determinism(make: Factory, *, seeds=(0, 1, 12345), steps: int = 30) -> None:
-    """The same seed gives the same observation and trajectory, in one env and in two."""
+def check_determinism(make: Factory, *, seeds=(0, 1, 12345), steps: int = 30,
+                      unseeded: int = 3) -> None:
+    """The same seed gives the same observation and trajectory, in one env and in two;
+    ``reset()`` without a seed after ``reset(seed=s)`` goes on drawing new episodes
+    (:func:`check_unseeded_resets`); and none of it seeds, draws from or otherwise changes
+    the global random state (``np.random``, ``random``)."""
     a, b = make(), make()
     try:
-        for seed in seeds:
-            first = rollout(a, seed, steps)
-            again = rollout(a, seed, steps)
-            other = rollout(b, seed, steps)
-            for name, run in (("the same instance", again), ("a second instance", other)):
-                if len(run) != len(first):
-                    raise fail("determinism", f"seed {seed}: episode length {len(first) - 1} "
-                                              f"then {len(run) - 1} on {name}")
-                for t, (x, y) in enumerate(zip(first, run)):
-                    if not same(x, y):
-                        raise fail("determinism", f"seed {seed}: step {t} differs on {name} "
-                                                  f"({difference(x, y)})")
+        with global_rng_untouched("determinism", "reset and step"):
+            for seed in seeds:
+                first = rollout(a, seed, steps)
+                again = rollout(a, seed, steps)
+                other = rollout(b, seed, steps)
+                for name, run in (("the same instance", again), ("a second instance", other)):
+                    if len(run) != len(first):
+                        raise fail("determinism", f"seed {seed}: episode length {len(first) - 1} "
+                                                  f"then {len(run) - 1} on {name}")
+                    for t, (x, y) in enumerate(zip(first, run)):
+                        if not same(x, y):
+                            raise fail("determinism", f"seed {seed}: step {t} differs on {name} "
+                                                      f"({difference(x, y)})")
+            check_unseeded_resets(a, b, seeds=seeds, resets=unseeded)
     finally:
         a.close()
         b.close()
 
 
-def check_replay(make: Factory, *, seeds=(0, 7, 99)) -> None:
-    """``info["scenario"]`` rebuilds the episode: same first observation, same info."""
+def check_unseeded_resets(a: gym.Env, b: gym.Env, *, seeds=(0, 1, 12345),
+                          resets: int = 3) -> None:
+    """After ``reset(seed=s)``, ``resets`` calls of ``reset()`` without a seed (what
+    autoreset does) give the same episodes on two instances, and, where the env draws
+    different episodes for different seeds, do not all give one episode (the seeded one
+    replayed, or any other): the env's generator goes on from the seed."""
+    seeded, repeats = [], []
+    for seed in seeds:
+        runs = []
+        for env in (a, b):
+            run = [env.reset(seed=seed)]
+            run += [env.reset() for _ in range(resets)]
+            runs.append(run)
+        for i, (x, y) in enumerate(zip(*runs)):
+            if not same(x, y):
+                what = "the seeded reset" if i == 0 else f"unseeded reset {i}"
+                raise fail("determinism", f"seed {seed}: {what} after reset(seed={seed}) "
+                                          f"differs across two instances ({difference(x, y)})")
+        records = [info["scenario"] for _, info in runs[0]]
+        seeded.append(records[0])
+        if resets >= 2 and all(same(records[1], r) for r in records[2:]):
+            repeats.append((seed, same(records[0], records[1])))
+    varied = any(not same(seeded[0], r) for r in seeded[1:])
+    if varied and repeats:
+        seed, replayed = repeats[0]
+        raise fail("determinism", f"seed {seed}: {resets} resets without a seed after "
+                                  f"reset(seed={seed}) all gave the same episode"
+                                  + (" (the seeded one)" if replayed else "")
+                                  + ", though other seeds give other episodes: autoreset "
+                                    "would repeat one episode forever")
+
+
+def check_replay(make: Factory, *, seeds=(0, 7, 99), episodes: int = 2,
+                 steps: int = 50) -> None:
+    """``info["scenario"]`` rebuilds the episode: ``reset(options={"scenario": record})``
+    on a second env gives the same first observation and the same info, and the same
+    actions then give the same observations, rewards, flags and info at every step, to the
+    end of the episode (or ``steps``). ``episodes`` episodes per seed: the seeded one and
+    the next ones drawn by unseeded resets."""
     a, b = make(), make()
     try:
         for seed in seeds:
-            obs, info = a.reset(seed=seed)
-            record = json.loads(json.dumps(info["scenario"]))  # it must be plain JSON
-            obs2, info2 = b.reset(options={"scenario": record})
-            if not same(obs, obs2):
-                raise fail("replay", f"seed {seed}: the replayed first observation differs")
-            if not same(info["action_mask"], info2["action_mask"]):
-                raise fail("replay", f"seed {seed}: the replayed action mask differs")
-    except (TypeError, ValueError) as e:
-        raise fail("replay", f"info['scenario'] is not a replayable JSON record: {e}") from e
+            for ep in range(episodes):
+                obs, info = a.reset(seed=seed) if ep == 0 else a.reset()
+                where = f"seed {seed}" + (f", unseeded episode {ep}" if ep else "")
+                try:
+                    record = json.loads(json.dumps(info["scenario"]))  # it must be plain JSON
+                    obs2, info2 = b.reset(options={"scenario": record})
+                except (TypeError, ValueError) as e:
+                    raise fail("replay", f"{where}: info['scenario'] is not a replayable JSON "
+                                         f"record: {e}") from e
+                if not same(obs, obs2):
+                    raise fail("replay", f"{where}: the replayed first observation differs")
+                if not same(info["action_mask"], info2["action_mask"]):
+                    raise fail("replay", f"{where}: the replayed action mask differs")
+                if not same(info, info2):
+                    raise fail("replay", f"{where}: the replayed reset differs "
+                                         f"({difference((obs, info), (obs2, info2))})")
+                explorer = Explorer(a, seed + ep)
+                for t in range(steps):
+                    action = explorer.act(info)
+                    x = a.step(action)
+                    y = b.step(action)
+                    if not same(x, y):
+                        raise fail("replay", f"{where}: step {t + 1} of the replay differs "
+                                             f"after the same actions ({difference(x, y)}): "
+                                             "the scenario record misses state the episode uses")
+                    info = x[4]
+                    if episode_end(x[2], x[3]):
+                        break
     finally:
         a.close()
         b.close()
@@ -229,7 +343,8 @@ def check_cost(info: dict, where: str, *, at_reset: bool = False) -> None:
 
 def check_info_schema(make: Factory, *, seed: int = 3, steps: int = 200) -> None:
     """One schema for every task: same keys and value types at reset and every step;
-    ``info["cost"]`` as :func:`check_cost` says."""
+    ``info["cost"]`` as :func:`check_cost` says; the reward the sum of
+    ``info["reward_components"]`` and inside ``reward_range`` (:func:`check_reward`)."""
     env = make()
     task = env.unwrapped.task
     mode = getattr(env.unwrapped, "info_mode", "full")  # lean steps carry fewer keys
@@ -244,6 +359,7 @@ def check_info_schema(make: Factory, *, seed: int = 3, steps: int = 200) -> None
             obs, reward, term, trunc, info = env.step(explorer.act(info))
             check_info(info, task, mode)
             check_cost(info, f"step {t + 1}")
+            check_reward(env, reward, info, f"step {t + 1}")
             if weighted and (info["cost"] > 0) != (info["reward_components"]["safety"] != 0):
                 raise fail("cost", f"step {t + 1}: cost {info['cost']} but reward component "
                                    f"safety {info['reward_components']['safety']}")
@@ -314,40 +430,112 @@ def check_one_step(env: gym.Env, action: Any, what: str) -> tuple:
     return obs, reward, term, trunc, info
 
 
+HOSTILE_KINDS = ("invalid", "refused")  # what a hostile action must come back as
+
+
+def check_hostile_outcome(env: gym.Env, reward: float, info: dict, what: str) -> None:
+    """A hostile action is refused, not run: ``info["command_kind"]`` is ``"invalid"`` or
+    ``"refused"`` and, where the reward config weighs that kind, its reward component and
+    the reward are negative (an env that turns garbage into a harmless command teaches a
+    policy that garbage is free)."""
+    kind = info.get("command_kind")
+    if kind not in HOSTILE_KINDS:
+        raise fail("robust", f"{what}: command_kind {kind!r}; a hostile action must come back "
+                             f"as one of {HOSTILE_KINDS} (an error and a penalty)")
+    weight = getattr(getattr(env.unwrapped, "reward_config", None), kind, -1.0)
+    component = (info.get("reward_components") or {}).get(kind, 0.0)
+    if weight < 0 and not (component < 0 and reward < 0):
+        raise fail("robust", f"{what}: not penalised: reward {reward!r}, "
+                             f"reward_components[{kind!r}] {component!r} (weight {weight})")
+
+
 def check_robust_steps(make: Factory, *, steps: int = 1000, seed: int = 5) -> None:
-    """Random and hostile steps: never an exception, always an observation in the space."""
+    """Random and hostile steps: never an exception, always an observation in the space,
+    the reward as :func:`check_reward` says, every hostile action invalid or refused and
+    penalised (:func:`check_hostile_outcome`), and no global random state touched."""
     env = make()
     base = env.unwrapped
     hostile = hostile_actions(tuple(base.text_keys), base.interface)
     try:
-        obs, info = env.reset(seed=seed)
-        explorer = Explorer(env, seed)
-        for t in range(steps):
-            if t % 2:
-                action = hostile[(t // 2) % len(hostile)]
-                what = f"step {t} with hostile action {SHORT.repr(action)}"
-            else:
-                action = explorer.act(info)
-                what = f"step {t} with action {SHORT.repr(action)}"
-            obs, reward, term, trunc, info = check_one_step(env, action, what)
-            check_cost(info, what)
-            if episode_end(term, trunc):
-                obs, info = env.reset()
+        with global_rng_untouched("robust", "random and hostile steps"):
+            obs, info = env.reset(seed=seed)
+            explorer = Explorer(env, seed)
+            for t in range(steps):
+                if t % 2:
+                    action = hostile[(t // 2) % len(hostile)]
+                    what = f"step {t} with hostile action {SHORT.repr(action)}"
+                else:
+                    action = explorer.act(info)
+                    what = f"step {t} with action {SHORT.repr(action)}"
+                obs, reward, term, trunc, info = check_one_step(env, action, what)
+                check_cost(info, what)
+                check_reward(env, reward, info, what)
+                if t % 2:
+                    check_hostile_outcome(env, reward, info, what)
+                if episode_end(term, trunc):
+                    obs, info = env.reset()
     finally:
         env.close()
 
 
+VECTOR_MODES = ("sync", "async", "default")
+
+
+def make_vector(env_id: str, make_kwargs: dict, mode: str, num_envs: int = 2,
+                text: bool = False):
+    """``gym.make_vec`` in ``mode``; ``"default"`` passes no ``vectorization_mode``, so
+    Gymnasium picks the env's registered ``vector_entry_point`` (for the package's envs,
+    :class:`~netarena_gym.vector.NetArenaBatchedVectorEnv`), or sync where it has none.
+    ``"async"`` on a ``text`` interface is built with ``shared_memory=False``: Gymnasium's
+    ``AsyncVectorEnv`` decodes a shared ``Text`` buffer once, when built, and would return
+    that padding at every step instead of the env's text (see :mod:`netarena_gym.vector`)."""
+    if mode == "default":
+        from netarena_gym import VECTOR_ENTRY_POINTS
+        from netarena_gym.vector import vector_entry_point
+
+        if env_id in VECTOR_ENTRY_POINTS and gym.spec(env_id).vector_entry_point is None:
+            # registered before ``import netarena_gym`` (e.g. by a conftest) without the
+            # package's entry point: gym.make_vec would give sync; the kit checks the
+            # package's default all the same, and says so
+            warnings.warn(f"{env_id} is registered without its vector_entry_point "
+                          f"({VECTOR_ENTRY_POINTS[env_id]}), so gym.make_vec({env_id!r}) gives "
+                          "sync in this process; the kit builds the package's batched vector "
+                          "env directly", stacklevel=2)
+            return vector_entry_point(env_id)(num_envs=num_envs, **make_kwargs)
+        return gym.make_vec(env_id, num_envs=num_envs, **make_kwargs)
+    vector_kwargs = {"shared_memory": False} if mode == "async" and text else {}
+    return gym.make_vec(env_id, num_envs=num_envs, vectorization_mode=mode,
+                        vector_kwargs=vector_kwargs, **make_kwargs)
+
+
 def check_vector(env_id: str, make_kwargs: dict, *, steps: int = 1000, seed: int = 11,
-                 modes=("sync", "async")) -> None:
-    """Sync and async vector envs with autoreset run ``steps`` steps."""
+                 modes=VECTOR_MODES, lockstep=("async", "default")) -> None:
+    """Each vector mode in ``modes`` (``"sync"``, ``"async"`` and ``"default"``, what
+    ``gym.make_vec(env_id)`` gives: the package's batched vector env) runs ``steps`` steps
+    with autoreset: no exception, observations inside the space, at least one episode end.
+    The modes in ``lockstep`` run beside ``"sync"`` on the same seed and actions and must
+    return what it returns (observations, rewards, terminated, truncated) at every step."""
     probe = gym.make(env_id, **make_kwargs)
     base = probe.unwrapped
     discrete = base.interface == "discrete"
+    beside = [m for m in modes if m in lockstep and m != "sync"] if "sync" in modes else []
+    groups = ([["sync", *beside]] if "sync" in modes else []) + \
+        [[m] for m in modes if m != "sync" and m not in beside]
     try:
-        for mode in modes:
-            vec = gym.make_vec(env_id, num_envs=2, vectorization_mode=mode, **make_kwargs)
+        for group in groups:
+            vecs: dict = {}
             try:
-                obs, info = vec.reset(seed=seed)
+                for mode in group:
+                    vecs[mode] = make_vector(env_id, make_kwargs, mode, text=not discrete)
+                label = {m: m if m != "default" else f"default ({type(v).__name__})"
+                         for m, v in vecs.items()}
+                lead = group[0]
+                outs = {m: v.reset(seed=seed) for m, v in vecs.items()}
+                for m in group[1:]:
+                    if not same(outs[m][0], outs[lead][0]):
+                        raise fail("vector", f"{label[m]}: reset(seed={seed}) observation "
+                                             f"differs from {lead}'s")
+                info = outs[lead][1]
                 rng = np.random.default_rng(seed)
                 probe.action_space.seed(seed)
                 ends = 0
@@ -358,20 +546,31 @@ def check_vector(env_id: str, make_kwargs: dict, *, steps: int = 1000, seed: int
                                 for m in masks]
                     else:
                         acts = [sample_action(probe.action_space, rng) for _ in range(2)]
-                    try:
-                        obs, reward, term, trunc, info = vec.step(
-                            np.array(acts) if discrete else tuple(acts))
-                    except Exception as e:
-                        raise fail("vector", f"{mode}: step {t} raised {type(e).__name__}: "
-                                             f"{str(e)[:200]}") from e
-                    if not vec.observation_space.contains(obs):
-                        raise fail("vector", f"{mode}: step {t} observation outside the space")
+                    for m, vec in vecs.items():
+                        try:
+                            outs[m] = vec.step(np.array(acts) if discrete else tuple(acts))
+                        except Exception as e:
+                            raise fail("vector", f"{label[m]}: step {t} raised "
+                                                 f"{type(e).__name__}: {str(e)[:200]}") from e
+                        if not vec.observation_space.contains(outs[m][0]):
+                            raise fail("vector", f"{label[m]}: step {t} observation outside "
+                                                 "the space")
+                    for m in group[1:]:
+                        for i, name in enumerate(("observation", "reward", "terminated",
+                                                  "truncated")):
+                            if not same(outs[m][i], outs[lead][i]):
+                                raise fail("vector", f"{label[m]}: step {t} {name} differs from "
+                                                     f"{lead}'s on the same seed and actions: "
+                                                     f"{SHORT.repr(outs[m][i])} vs "
+                                                     f"{SHORT.repr(outs[lead][i])}")
+                    term, trunc, info = outs[lead][2], outs[lead][3], outs[lead][4]
                     ends += int(np.sum(np.logical_or(term, trunc)))
                 if ends == 0:
-                    raise fail("vector", f"{mode}: no episode ended in {steps} steps, so "
-                                         "autoreset was never exercised")
+                    raise fail("vector", f"{'/'.join(group)}: no episode ended in {steps} steps, "
+                                         "so autoreset was never exercised")
             finally:
-                vec.close()
+                for vec in vecs.values():
+                    vec.close()
     finally:
         probe.close()
 

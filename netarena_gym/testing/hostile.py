@@ -1,5 +1,7 @@
 """Inputs that must never escape ``step``: each has to come back as an observation inside the
-space (an error message and a penalty), not as an exception or a hang.
+space (an error message and a penalty), not as an exception or a hang, and be refused, not
+run: ``info["command_kind"]`` ``"invalid"`` or ``"refused"``, with that reward component and
+the reward negative (:func:`netarena_gym.testing.checks.check_hostile_outcome`).
 
 They cover the ways a policy or an LLM produces garbage: wrong Python types, numbers
 outside any index range, deep nesting (parsers that recurse), sizes far past every limit,

@@ -140,6 +140,12 @@ class ToyLightsExpert:
 
 
 def register_toy() -> None:
+    """Register the toy like the package's envs, with the batched vector entry point (so
+    ``gym.make_vec(ENV_ID)``, the kit's ``"default"`` vector mode, is the package's
+    ``NetArenaBatchedVectorEnv``)."""
+    from netarena_gym.vector import vector_entry_point
+
     if ENV_ID not in registry:
-        register(id=ENV_ID, entry_point=f"{__name__}:ToyLightsEnv")
+        register(id=ENV_ID, entry_point=f"{__name__}:ToyLightsEnv",
+                 vector_entry_point=vector_entry_point(ENV_ID))
     register_expert(TASK, ToyLightsExpert)
