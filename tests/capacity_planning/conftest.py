@@ -1,13 +1,11 @@
 from pathlib import Path
 
-import gymnasium as gym
 import pytest
 
-ENV_ID = "NetArena-CapacityPlanning-v0"
-if ENV_ID not in gym.registry:
-    gym.register(id=ENV_ID, entry_point="netarena_gym.capacity_planning.env:CapacityPlanningEnv")
-
+import netarena_gym  # noqa: F401 - registers the envs, with the package's vector entry point
 from netarena_gym.capacity_planning.data import example_path
+
+ENV_ID = "NetArena-CapacityPlanning-v0"
 
 #: Google's example ships as package data; the checkout's ../shared copy is the fallback
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "malt" / "malt-example-final.textproto"

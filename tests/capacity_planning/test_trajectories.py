@@ -12,9 +12,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+import netarena_gym  # noqa: F401 - registers the envs
+
 ENV_ID = "NetArena-CapacityPlanning-v0"
-if ENV_ID not in gym.registry:
-    gym.register(id=ENV_ID, entry_point="netarena_gym.capacity_planning.env:CapacityPlanningEnv")
 
 EPISODES = {"discrete": 150, "text": 40}
 # (level, interface, history) -> sha256 of the trajectories

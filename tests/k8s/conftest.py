@@ -1,12 +1,10 @@
 import os
 
-import gymnasium as gym
 import pytest
-from gymnasium.envs.registration import registry
+
+import netarena_gym  # noqa: F401 - registers the envs, with the package's vector entry point
 
 ENV_ID = "NetArena-K8sPolicy-v0"
-if ENV_ID not in registry:
-    gym.register(id=ENV_ID, entry_point="netarena_gym.k8s.env:K8sPolicyEnv")
 
 
 def _reachable(path: str) -> str | None:
