@@ -169,8 +169,8 @@ def test_insert_delete_replace_by_number_and_spec(ctx):
           1, ERROR)
     fails(ctx, "iptables -I INPUT 4 -j DROP", "iptables: Index of insertion too big.\n",
           1, ERROR)
-    fails(ctx, "iptables -D FORWARD 1", "iptables: No chain/target/match by that name.\n",
-          1, ERROR)
+    # real (iptables 1.8.9 nf_tables, Linux 6.18): an empty chain's rule 1 is past its end
+    fails(ctx, "iptables -D FORWARD 1", "iptables: Index of deletion too big.\n", 1, ERROR)
     fails(ctx, "iptables -I INPUT 0 -j DROP",
           f"iptables v1.8.9 (nf_tables): Invalid rule number `0'\n{TRY}", 2, INVALID)
 
