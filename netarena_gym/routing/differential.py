@@ -56,7 +56,9 @@ _RULES = [
     # -br IPv6 (the observation shows an escape character as "?")
     (re.compile(r" (?:[\x1b?]\[34m)?[0-9a-f:]*:[0-9a-f:]*(?:[\x1b?]\[0m)?/\d+"), ""),
     (re.compile(r"^ +\d+( +\d+)+ *$", re.M), "    COUNTERS"),  # ip -s statistics rows
-    (re.compile(r"^ *\d+[KMGT]? +\d+[KMGT]? (?=[A-Z]|\s)", re.M), "    P B "),  # iptables -v
+    # iptables -v: packet and byte counters, after the rule number with --line-numbers
+    (re.compile(r"^(?:(\d+) +| *)\d+[KMGT]? +\d+[KMGT]? (?=[A-Z]|\s)", re.M),
+     lambda m: f"{m[1] or ''}    P B "),
 ]
 _DROP_LINE = re.compile(r"^\s+inet6 |^\d+: \S+\s+inet6 |^\s+valid_lft forever preferred_lft forever$"
                         r"|^\s+veth |^\s+link/loopback")

@@ -65,6 +65,16 @@ def test_normalise_hides_only_what_the_simulator_does_not_model():
             "192.168.3.100 dev h6-eth0 lladdr 4e:aa:00:00:03:01 DELAY")
     assert normalise(sim) == normalise(real)
     assert normalise(sim) != normalise(sim.replace("192.168.12.0/24", "192.168.13.0/24"))
+    # --line-numbers: the rule number stays, the counters after it go (real pinned)
+    sim = ("num   pkts bytes target     prot opt in     out     source               destination\n"
+           "1        0     0 DROP       0    --  *      *       0.0.0.0/0            192.168.12.0/24\n"
+           "2        0     0            0    --  *      *       0.0.0.0/0            192.168.13.0/24")
+    real = ("num   pkts bytes target     prot opt in     out     source               destination\n"
+            "1        3   252 DROP       0    --  *      *       0.0.0.0/0            192.168.12.0/24\n"
+            "2       12  1008            0    --  *      *       0.0.0.0/0            192.168.13.0/24")
+    assert normalise(sim) == normalise(real)
+    assert normalise(sim) != normalise(sim.replace("\n2 ", "\n3 "))
+    assert normalise("1    DROP       0    --  0.0.0.0/0") == "1    DROP       0    --  0.0.0.0/0"
     # -j: IPv6 entries and the veth peer's numbers; -br: IPv6 addresses and column padding
     real = ('[{"ifindex":2,"link_index":14,"ifname":"h1-eth0","link_netnsid":1,"addr_info":'
             '[{"family":"inet","local":"192.168.1.100"},{"family":"inet6","local":"fe80::1"}]}]')
