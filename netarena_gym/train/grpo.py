@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from netarena_gym.train.data import TRAIN_SEED_BASE, scenario_rows
-from netarena_gym.train.tools import ALL_COMPONENTS, make_environment_factory, play_call
+from netarena_gym.train.tools import (ALL_COMPONENTS, finish_rollout, make_environment_factory,
+                                      play_call)
 
 #: GRPOConfig values of the two documented configurations; anything else is overridable
 #: from the command line or a JSON config file. ``single-gpu`` gets its per-level fields
@@ -156,6 +157,8 @@ def metric_reward_funcs() -> list:
     ``netarena/*`` metrics add steps and invalid commands."""
 
     def correct(environments=None, log_metric=None, **_):
+        for e in environments:
+            finish_rollout(e)  # a rollout that stopped calling tools: one invalid step
         ms = [e._metrics() for e in environments]
         if log_metric is not None and ms:
             for key in ("steps", "invalid", "refused"):
@@ -164,10 +167,14 @@ def metric_reward_funcs() -> list:
         return [m["correct"] for m in ms]
 
     def safe(environments=None, **_):
+        for e in environments:
+            finish_rollout(e)
         return [e._metrics()["safe"] for e in environments]
 
     def component(name):
         def f(environments=None, **_):
+            for e in environments:
+                finish_rollout(e)
             return [float(e._totals.get(name, 0.0)) for e in environments]
         f.__name__ = f.__qualname__ = name
         return f

@@ -19,15 +19,16 @@ import gymnasium as gym
 
 import netarena_gym
 from netarena_gym.train.tools_env import (
-    ALL_COMPONENTS, SOLVED, UNSOLVED, EpisodeOver, NetArenaToolEnv, action_of_call,
-    call_of_action, check_tool, env_action, initial_message, make_limited_env, play_call,
-    system_prompt, tool, tool_names)
+    ALL_COMPONENTS, SOLVED, STOPPED, UNSOLVED, EpisodeOver, NetArenaToolEnv, action_of_call,
+    call_of_action, check_tool, env_action, finish_rollout, initial_message, make_limited_env,
+    play_call, system_prompt, tool, tool_names)
 from netarena_gym.train.tools_tasks import CapacityPlanningTools, K8sPolicyTools, RoutingTools
 
 __all__ = [
     # the family's names (tools_env, tools_tasks)
-    "ALL_COMPONENTS", "SOLVED", "UNSOLVED", "EpisodeOver", "NetArenaToolEnv", "action_of_call",
-    "call_of_action", "check_tool", "env_action", "initial_message", "make_limited_env",
+    "ALL_COMPONENTS", "SOLVED", "STOPPED", "UNSOLVED", "EpisodeOver", "NetArenaToolEnv",
+    "action_of_call", "call_of_action", "check_tool", "env_action", "finish_rollout",
+    "initial_message", "make_limited_env",
     "play_call", "system_prompt", "tool", "tool_names", "CapacityPlanningTools", "K8sPolicyTools", "RoutingTools",
     # this module's
     "TOOL_CLASSES", "CatalogueTools", "catalogue_labels", "catalogue_prompt",

@@ -37,9 +37,10 @@ from typing import Any, ClassVar
 
 import gymnasium as gym
 
-__all__ = ["ALL_COMPONENTS", "SOLVED", "UNSOLVED", "EpisodeOver", "NetArenaToolEnv",
-           "action_of_call", "call_of_action", "check_tool", "env_action", "initial_message",
-           "make_limited_env", "play_call", "system_prompt", "tool", "tool_names"]
+__all__ = ["ALL_COMPONENTS", "SOLVED", "STOPPED", "UNSOLVED", "EpisodeOver", "NetArenaToolEnv",
+           "action_of_call", "call_of_action", "check_tool", "env_action", "finish_rollout",
+           "initial_message", "make_limited_env", "play_call", "system_prompt", "tool",
+           "tool_names"]
 
 #: components of ``info["reward_components"]`` (see ``netarena_gym.core.reward``)
 ALL_COMPONENTS = ("success", "safety", "step", "invalid", "refused", "timeout", "failed",
@@ -48,6 +49,9 @@ ALL_COMPONENTS = ("success", "safety", "step", "invalid", "refused", "timeout", 
 
 SOLVED = "Episode over: solved. Stop calling tools."
 UNSOLVED = "Episode over: not solved. Stop calling tools."
+#: the text action a rollout that stops calling tools before its episode ends is played
+#: as: evaluation plays a turn without a tool call as its text, an invalid action
+STOPPED = "(the model stopped calling tools before the episode ended)"
 
 
 class EpisodeOver(RuntimeError):
@@ -131,9 +135,26 @@ class NetArenaToolEnv:
         return initial_message(obs)
 
     def get_reward(self) -> float:
-        """The env's reward summed over the episode, restricted to the selected components."""
+        """The env's reward summed over the finished rollout (:meth:`_finish`), restricted
+        to the selected components."""
+        self._finish()
+        return self._reward_so_far()
+
+    def _reward_so_far(self) -> float:
         keep = self._components if self._components is not None else tuple(self._totals)
         return float(sum(self._totals.get(k, 0.0) for k in keep))
+
+    def _finish(self) -> None:
+        """End the rollout: one whose episode is still running stopped on a turn without a
+        tool call. Evaluation plays such a turn as its text, an invalid action (-0.06 with
+        the default weights); here it is that invalid step, and the episode ends there.
+        Without it, stopping scored 0, better than any command that did not solve."""
+        if self._env is None or self._done:
+            return
+        self._done = True
+        *_, info = self._env.step(STOPPED)  # not a tool call: steps and calls leave it out
+        for k, v in info.get("reward_components", {}).items():
+            self._totals[k] += float(v)
 
     # ------------------------------------------------------------- helpers
     def _act(self, action: dict[str, Any] | str) -> str:
@@ -168,7 +189,7 @@ class NetArenaToolEnv:
                 "steps": float(self._steps),
                 "invalid": float(self._info.get("invalid", 0)),
                 "refused": float(self._info.get("refused", 0)),
-                "reward": self.get_reward()}
+                "reward": self._reward_so_far()}
 
     @classmethod
     def _action_of_call(cls, name: str, arguments: dict) -> dict[str, Any]:
@@ -185,6 +206,12 @@ class NetArenaToolEnv:
         """The JSON schemas of this class's tools, as the chat template renders them."""
         from transformers.utils import get_json_schema
         return [get_json_schema(getattr(cls, n)) for n in tool_names(cls)]
+
+
+def finish_rollout(env: NetArenaToolEnv) -> None:
+    """End ``env``'s rollout as :meth:`NetArenaToolEnv.get_reward` does (a still running
+    episode takes the stopped turn's invalid step), for reward columns read beside it."""
+    env._finish()
 
 
 def make_limited_env(env_id: str, level, env_kwargs: dict | None = None,

@@ -55,7 +55,8 @@ def test_grpo_env_reward_and_tool_calls_reach_the_trainer(tiny_model, tmp_path):
         # the expert rollout solved its scenario through tool calls, the idle one did not
         assert h["rewards/correct/mean"] == pytest.approx(0.5)
         assert h["rewards/safe/mean"] == pytest.approx(1.0)
-        # env-owned reward (success 1 - 0.01 per step) vs 0 for the idle rollout
+        # env-owned reward (success 1 - 0.01 per step) vs the idle rollout's stop: one
+        # invalid step (-0.06), as evaluation plays a reply without a tool call
         assert 0.4 < h["rewards/RoutingTools/mean"] < 0.5
         assert h["reward"] == pytest.approx(h["rewards/RoutingTools/mean"])  # metrics weigh 0
         assert h["reward_std"] > 0.5 and h["frac_reward_zero_std"] == 0
@@ -63,7 +64,8 @@ def test_grpo_env_reward_and_tool_calls_reach_the_trainer(tiny_model, tmp_path):
         assert h["netarena/acted"] == pytest.approx(0.5) and h["netarena/steps"] >= 1
         # each reward component is its own metric: the expert rollout earns success 1
         assert h["rewards/success/mean"] == pytest.approx(0.5)
-        assert -0.1 < h["rewards/step/mean"] < 0 and h["rewards/invalid/mean"] == 0
+        assert -0.1 < h["rewards/step/mean"] < 0
+        assert h["rewards/invalid/mean"] == pytest.approx(-0.05 / 2)  # the idle one's stop
     assert driver.fake.state["calls"] > 2  # generation resumed after tool answers
     assert summary["rollout_correct"] == [0.5, 0.5]
     before, after = _weights(tiny_model), _weights(out / "final")
@@ -110,7 +112,8 @@ def test_grpo_penalises_malformed_and_unknown_tool_calls_as_eval_does(tiny_model
     """Every rollout makes a call with wrong argument names, then one of a tool that does
     not exist, then stops: each is one env step with the invalid-action penalty (TRL alone
     would answer both with an error and no step: reward 0, better than any real command),
-    and the rollout's reward is what evaluation gives the same two calls."""
+    and the rollout's reward is what evaluation gives the same two calls and the reply
+    without a tool call that ends it (played as its text, an invalid action)."""
     import gymnasium as gym
     from transformers import AutoTokenizer
     grpo = load_script("grpo")
@@ -134,6 +137,7 @@ def test_grpo_penalises_malformed_and_unknown_tool_calls_as_eval_does(tiny_model
     env = gym.make(tools.RoutingTools._env_id, level=1, interface="text")
     env.reset(seed=SEED_BASE)
     expected = sum(env.step(tools.env_action(tools.RoutingTools, n, a))[1] for n, a in calls)
+    expected += env.step("Done.")[1]
     env.close()
     assert step["netarena/steps"] == 2 and step["rewards/invalid/mean"] < 0
     assert step["rewards/RoutingTools/mean"] == pytest.approx(expected) and expected < 0

@@ -114,7 +114,7 @@ def test_a_malformed_call_is_the_same_penalised_step_in_training_and_eval(name, 
     env.close()
     assert train._steps == 1 and info["invalid"] == 1
     assert train._totals["invalid"] < 0
-    assert train.get_reward() == pytest.approx(reward) and reward < 0
+    assert train._reward_so_far() == pytest.approx(reward) and reward < 0
 
 
 def test_unregistered_task_is_a_clear_error():
@@ -241,11 +241,11 @@ def test_catalogue_tool_runs_the_envs_own_catalogue_action():
     index = disc.unwrapped.catalogue.labels().index("r0: flush filters")
     _, r, *_ = disc.step(index)
     out = e.act("r0: flush filters")
-    assert e.get_reward() == pytest.approx(r) and "Steps left" in out
+    assert e._reward_so_far() == pytest.approx(r) and "Steps left" in out
     e.reset(seed=7, level="1")
     out = e.act("r9: no such action")
     assert "invalid action" in out and e._metrics()["invalid"] == 1
-    assert e.get_reward() < -0.01
+    assert e._reward_so_far() < -0.01
     with pytest.raises(EpisodeOver):
         make_catalogue_factory(ROUTING)().act("r0: inspect")
 
@@ -260,3 +260,27 @@ def test_a_row_with_a_scenario_and_no_level_plays_at_the_scenarios_level():
         assert tools_env._env.unwrapped.level == "compat"
         assert tools_env._info["scenario"]["faults"] == record["faults"]
         assert "Current state:" in first
+
+
+def test_a_rollout_that_stops_calling_tools_pays_the_invalid_step_eval_charges():
+    """TRL ends a rollout on a turn without a tool call; evaluation plays that turn as its
+    text, an invalid action. Stopping scored 0 in training: better than any command that
+    did not solve (-0.01 a step), the opposite of evaluation."""
+    train = make_environment_factory(ROUTING)()
+    train.reset(seed=1_000_000, level="1")
+    train.run("r0", "ip addr show")
+    assert train._reward_so_far() == pytest.approx(-0.01)
+    env = gym.make(ROUTING, level=1, interface="text")
+    env.reset(seed=1_000_000)
+    env.step({"machine": "r0", "command": "ip addr show"})
+    _, stop, *_ = env.step("I am done.")  # what eval plays for a reply without a tool call
+    env.close()
+    assert stop < -0.01
+    assert train.get_reward() == pytest.approx(-0.01 + stop)
+    assert train.get_reward() == pytest.approx(-0.01 + stop)  # once, however often read
+    assert train._totals["invalid"] == pytest.approx(stop + 0.01)  # the stop's own part
+    assert train._metrics()["steps"] == 1  # tool calls (the stop is none)
+    solved = make_environment_factory(ROUTING)()
+    _play_expert(solved, seed=1_000_000)  # an episode that ends by itself: nothing is added
+    assert solved._done and solved._reward_so_far() > 0
+    assert solved.get_reward() == pytest.approx(solved._reward_so_far())
