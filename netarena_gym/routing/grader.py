@@ -5,6 +5,25 @@ derives the all-pairs ``ping -c1 -W<t>`` matrix from it.
 The matrix is cached by the content of every node's configuration, so steps that change
 nothing, or that return the network to a state seen before, cost a dictionary lookup.
 
+Forwarding follows ``ip_route_input`` then ``ip_forward`` (Linux 6.18): the route's type
+and ``forwarding`` first, then the TTL and a DF packet's MTU, then the FORWARD chain, then
+the neighbour. In detail mode (``ping``, ``traceroute``) an ICMP error a node sends is
+walked back to the packet's source as the kernel's ``icmp_send`` sends it (its own
+packet: route lookup with rules, OUTPUT chain, no DF, forwarded hop by hop, the sender's
+INPUT); one that does not arrive (a ``prohibit`` rule on the router, an OUTPUT drop) leaves
+the sender a timeout. The probe matrix (``detail=False``) skips that: it reads only
+whether the echo came back. A sender's own route error is the errno ``connect()`` gets:
+``Network is unreachable`` (no route, an ``unreachable`` rule), ``No route to host`` (an
+``unreachable`` route), ``Permission denied`` (``prohibit``), ``Invalid argument``
+(``blackhole``).
+
+Left out: ICMP rate limits (``icmp_send``'s per-destination ``icmp_ratelimit`` and
+``icmp_msgs_per_sec``; ``ip_error``'s ``route.error_cost``/``error_burst`` for route
+errors): real routers answer only about one error per second per source after a burst, so
+a real ``ping`` right after a probe round may print no ``From`` line where the simulator
+prints one; errors about the echo reply (they go to the responder); ``learned``
+neighbours on an error's way back (``neigh_event_ns``: it resolves afresh).
+
 A walk is the sender's part (:func:`launch`) then the hop-by-hop rest (:func:`carry`);
 the probe matrix's walks on larger networks jump along memoised chains of plain hops
 between the two (:mod:`netarena_gym.routing.forward_memo`). The matrix itself,
@@ -20,6 +39,7 @@ from netarena_gym.routing.state import Network, Node
 
 PING_PACKET = 84  # IP bytes of a default ping: 56 data + 8 ICMP + 20 IP
 MAX_TTL = 64
+NO_DF = frozenset({"echo-reply", "destination-unreachable", "time-exceeded"})
 HOP_MS = 0.02
 BASE_MS = 0.04
 
@@ -30,9 +50,11 @@ class Trip:
     ``error`` names the failure as ping reports it (``None`` when ok, ``"timeout"`` when the
     packet vanished silently); ``reporter`` is the address an ICMP error came from;
     ``local_error`` is set when the sender's own stack refused (printed as ``ping: ...``);
-    ``src`` is the source address the packet carried; ``hops`` is filled when recording."""
+    ``src`` is the source address the packet carried; ``hops`` is filled when recording;
+    ``at``: ``(node, size, local)`` of the node that sent an ICMP error, the size of the
+    packet it was about and whether the packet was addressed to that node."""
     __slots__ = ("ok", "node", "error", "reporter", "local_error", "delay_ms", "loss", "ttl",
-                 "hops", "src", "last")
+                 "hops", "src", "last", "at")
 
     def __init__(self, node: Node, ttl: int, record: bool):
         self.ok = False
@@ -43,6 +65,7 @@ class Trip:
         self.ttl = ttl
         self.hops = [] if record else None
         self.last = None  # (sender, its device, the address it resolved) of the last hop
+        self.at = None
 
 
 _REJECT_TEXT = {
@@ -105,7 +128,28 @@ def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
         return trip
     node, in_if, src, size = first
     carry(net, trip, node, in_if, dst, src, size, proto, icmp_type, record, reply_source, log)
+    if detail and trip.at is not None and trip.reporter is not None:
+        _error_back(net, trip, src)
     return trip
+
+
+ICMP_ERROR_MAX = 576  # icmp_send: an error quotes as much of the packet as fits in 576 bytes
+
+
+def _error_back(net: Network, trip: Trip, src: int) -> None:
+    """Walk the ICMP error that ``trip.at`` sent back to the packet's source ``src``, as
+    Linux's ``icmp_send`` does: the node's own packet (its route lookup with rules, source
+    address 0 unless the packet was addressed to it, the OUTPUT chain), forwarded hop by
+    hop, then the sender's INPUT chain. No DF; no error about an error. If it does not
+    reach the sender, the sender saw nothing: ``timeout``."""
+    node, size, local = trip.at
+    itype = "time-exceeded" if trip.error == "Time to live exceeded" else "destination-unreachable"
+    back = walk(net, node, src, trip.reporter if local else None,
+                size=min(size + 28, ICMP_ERROR_MAX), icmp_type=itype, detail=False)
+    if back.ok and back.node is trip.node:
+        trip.reporter = back.src
+    else:
+        trip.error, trip.reporter = "timeout", None
 
 
 def launch(net: Network, trip: Trip, origin: Node, dst: int, src: int | None, size: int,
@@ -136,10 +180,12 @@ def launch(net: Network, trip: Trip, origin: Node, dst: int, src: int | None, si
         if record:
             trip.hops.append((node, dst))
         return None
-    if res.kind != "unicast":
-        trip.local_error = {"unreachable": "connect: Network is unreachable",
-                            "prohibit": "connect: Permission denied",
-                            "blackhole": "connect: Invalid argument"}[res.kind]
+    if res.kind != "unicast":  # the errno of the route or rule (EHOSTUNREACH: a route)
+        trip.local_error = ("connect: No route to host"
+                            if res.kind == "unreachable" and res.route is not None else
+                            {"unreachable": "connect: Network is unreachable",
+                             "prohibit": "connect: Permission denied",
+                             "blackhole": "connect: Invalid argument"}[res.kind])
         return None
     dev, gw = res.dev, res.gateway
     if src is None:
@@ -201,6 +247,7 @@ def carry(net: Network, trip: Trip, node: Node, in_if: str, dst: int, src: int, 
                 return None
             if v == "REJECT":
                 trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), dst
+                trip.at = (node, size, True)
                 return None
             if icmp_type == "echo-request" and node.sysctl.get("net.ipv4.icmp_echo_ignore_all") == "1":
                 trip.error = "timeout"
@@ -216,6 +263,7 @@ def carry(net: Network, trip: Trip, node: Node, in_if: str, dst: int, src: int, 
             trip.hops.append((node, reply_source(node, src)))
         if not node.forwards_on(in_if):
             trip.error, trip.reporter = "Destination Host Unreachable", reply_source(node, src)
+            trip.at = (node, size, False)
             return None
         if res.kind != "unicast":
             if res.kind == "blackhole":
@@ -224,25 +272,30 @@ def carry(net: Network, trip: Trip, node: Node, in_if: str, dst: int, src: int, 
                 trip.error = ("Destination Net Unreachable" if res.kind == "unreachable"
                               else "Packet filtered")
                 trip.reporter = reply_source(node, src)
+                trip.at = (node, size, False)
             return None
         dev, gw = res.dev, res.gateway
+        # ip_forward: the TTL and the DF packet's MTU are checked before the FORWARD hook
+        trip.ttl -= 1
+        if trip.ttl <= 0:
+            trip.error, trip.reporter = "Time to live exceeded", reply_source(node, src)
+            trip.at = (node, size, False)
+            return None
+        out = node.interfaces[dev]
+        if size > out.mtu and icmp_type in NO_DF:
+            size = out.mtu  # the kernel's echo replies and errors carry no DF: fragmented here
+        elif size > out.mtu:
+            trip.error = f"Frag needed and DF set (mtu = {out.mtu})"
+            trip.reporter = reply_source(node, src)
+            trip.at = (node, size, False)
+            return None
         v, how = _filter(node, "FORWARD", src, dst, proto, in_if, dev, icmp_type)
         if v == "DROP":
             trip.error = "timeout"
             return None
         if v == "REJECT":
             trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), reply_source(node, src)
-            return None
-        trip.ttl -= 1
-        if trip.ttl <= 0:
-            trip.error, trip.reporter = "Time to live exceeded", reply_source(node, src)
-            return None
-        out = node.interfaces[dev]
-        if size > out.mtu and icmp_type == "echo-reply":
-            size = out.mtu  # the kernel's echo replies carry no DF: fragmented here
-        elif size > out.mtu:
-            trip.error = f"Frag needed and DF set (mtu = {out.mtu})"
-            trip.reporter = reply_source(node, src)
+            trip.at = (node, size, False)
             return None
         if out.qdisc is not None:
             _egress(trip, node, dev)
@@ -252,6 +305,7 @@ def carry(net: Network, trip: Trip, node: Node, in_if: str, dst: int, src: int, 
         hop = net.neighbor(node, dev, nh)
         if hop is None:
             trip.error, trip.reporter = "Destination Host Unreachable", reply_source(node, src)
+            trip.at = (node, size, False)
             return None
         trip.last = (node, dev, nh)
         node, in_if = hop
@@ -273,9 +327,10 @@ class PingOutcome:
 
 
 def echo(net: Network, origin: Node, dst: int, *, size: int = PING_PACKET,
-         dont_fragment: bool = False, src: int | None = None) -> PingOutcome:
-    """One ICMP echo request from ``origin`` and, if it arrives, the reply back."""
-    req = walk(net, origin, dst, src, size=size, dont_fragment=dont_fragment)
+         dont_fragment: bool = False, src: int | None = None, ttl: int = MAX_TTL) -> PingOutcome:
+    """One ICMP echo request from ``origin`` (``ttl``: its IP TTL, ``ping -t``) and, if
+    it arrives, the reply back (errors about the reply go to the responder: not seen)."""
+    req = walk(net, origin, dst, src, size=size, dont_fragment=dont_fragment, ttl=ttl)
     if req.local_error:
         return PingOutcome(False, None, local_error=req.local_error)
     s = req.src
@@ -285,7 +340,7 @@ def echo(net: Network, origin: Node, dst: int, *, size: int = PING_PACKET,
     if responder is origin:
         return PingOutcome(True, s, rtt_ms=BASE_MS, ttl=MAX_TTL)
     rep = walk(net, responder, s, dst, size=size, icmp_type="echo-reply",
-               learned=learned_from(req))
+               learned=learned_from(req), detail=False)
     if not rep.ok or rep.node is not origin:  # delivered elsewhere: a duplicate address
         return PingOutcome(False, s, error=rep.error or "timeout", reporter=None)
     loss = 1.0 - (1.0 - req.loss) * (1.0 - rep.loss)

@@ -1,6 +1,10 @@
-"""``ping`` toward a neighbour that never answers ARP (pinned from iputils on Linux 6.18):
-the kernel reports it only once its ARP gives up (3 solicitations, 1 s apart)."""
+"""``ping`` and ``traceroute`` (pinned from iputils 20221126 and traceroute 2.1.2 on Mininet,
+Linux 6.18): a neighbour that never answers ARP (the kernel reports it only once its ARP
+gives up, 3 solicitations 1 s apart), OUTPUT drops, the ICMP errors routers send and the
+router's own connect() errors."""
 from netarena_gym.routing.backends.sim import SimBackend
+from netarena_gym.routing.faults import Fault
+from netarena_gym.shell.parser import ERROR, TIMEOUT
 
 from .conftest import SMALL, scenario
 
@@ -62,3 +66,93 @@ def test_traceroute_udp_gets_eperm_from_an_output_drop():
     assert (res.output, res.status, res.kind) == (
         "traceroute to 192.168.3.100 (192.168.3.100), 2 hops max, 60 byte packets\n"
         "send: Operation not permitted\n", 1, ERROR)
+
+
+# --- ICMP errors a router sends, pinned from real Mininet (Linux 6.18, iputils 20221126,
+# traceroute 2.1.2, iptables 1.8.9 nf_tables); sim-vs-real: test_mininet_icmp.py
+TWO = {"hosts": [[1, 1]], "parents": []}
+THREE = {"hosts": [[1, 1, 1]], "parents": []}
+DR3 = Fault("disable_routing", 3, "r0", {})  # ip rule add prohibit pref 0
+DT1 = Fault("drop_traffic_to_from_subnet", 1, "r0", {"subnet": "192.168.1.0/24"})
+LAN3_DOWN = Fault("disable_interface", 2, "r0", {"interface": "r0-eth3"})
+DI3 = Fault("disable_interface", 3, "r0", {"interface": "r0-eth2"})  # mtu 68
+
+
+def on(topology, *faults):
+    b = SimBackend()
+    b.apply(scenario(list(faults), topology))
+    return lambda m, line: b.run({"machine": m, "command": line})
+
+
+def test_a_prohibit_rule_keeps_the_router_from_sending_its_errors():
+    # real: the router's lookup for the error's way back hits the rule too: no From line
+    run = on(TWO, DR3)
+    res = run("h1", "ping -c 1 -W 1 192.168.2.100")
+    assert (res.output, res.status) == (lost("192.168.2.100"), 1)
+    res = run("h1", "traceroute -n -w 1 192.168.2.100")
+    assert (res.output, res.status) == (
+        "traceroute to 192.168.2.100 (192.168.2.100), 30 hops max, 60 byte packets\n"
+        + "".join(f"{k:2d}  * * *\n" for k in range(1, 31)), 0)
+
+
+def test_errors_go_through_the_routers_output_chain():
+    # DT1 on LAN1: -A OUTPUT -d 192.168.1.0/24 -j DROP drops r0's errors to h1
+    run = on(THREE, DT1, LAN3_DOWN)
+    res = run("h1", "traceroute -n -w 1 -m 2 192.168.2.100")
+    assert res.output.splitlines()[1:] == [
+        " 1  * * *", " 2  192.168.2.100  0.120 ms  0.120 ms  0.120 ms"]  # real: its timings
+    for line in ("ping -c 1 -W 1 192.168.3.100", "ping -c 1 -W 1 -t 1 192.168.2.100"):
+        res = run("h1", line)
+        assert (res.output, res.status) == (lost(line.split()[-1]), 1)
+
+
+def test_ping_ttl_is_sent():
+    res = on(THREE, LAN3_DOWN)("h1", "ping -c 1 -W 1 -t 1 192.168.2.100")
+    assert (res.output, res.status) == (
+        "PING 192.168.2.100 (192.168.2.100) 56(84) bytes of data.\n"
+        "From 192.168.1.1 icmp_seq=1 Time to live exceeded\n\n"
+        "--- 192.168.2.100 ping statistics ---\n"
+        "1 packets transmitted, 0 received, +1 errors, 100% packet loss, time 0ms\n\n", 1)
+
+
+def test_ttl_is_checked_before_the_forward_chain():
+    # real: ip_forward sends time exceeded before the FORWARD hook sees the packet
+    run = on(THREE, LAN3_DOWN)
+    run("r0", "iptables -A FORWARD -d 192.168.2.0/24 -j REJECT")
+    run("r0", "iptables -A OUTPUT -p icmp --icmp-type destination-unreachable -j DROP")
+    res = run("h1", "traceroute -n -w 1 -m 2 192.168.2.100")
+    assert res.output.splitlines()[1:] == [" 1  192.168.1.1  0.080 ms  0.080 ms  0.080 ms",
+                                           " 2  * * *"]
+
+
+def test_traceroute_goes_on_when_the_destinations_answer_is_lost():
+    # DI3: the 88-byte port unreachable exceeds r0-eth2's mtu 68 and is dropped there;
+    # real keeps probing ( 3  * * *, ...) until the command is killed
+    res = on(THREE, DI3)("h1", "traceroute -n 192.168.2.100")
+    lines = res.output.splitlines()
+    assert lines[1:4] == [" 1  192.168.1.1  0.080 ms  0.080 ms  0.080 ms", " 2  * * *", " 3  * * *"]
+    assert res.status == 124 and res.kind == TIMEOUT
+
+
+def test_a_routers_own_ping_and_traceroute_under_prohibit_and_unreachable():
+    run = on(TWO, DR3)
+    res = run("r0", "ping -c 1 -W 1 192.168.2.100")  # iputils' text for connect()'s EACCES
+    assert (res.output, res.status, res.kind) == (
+        "ping: Do you want to ping broadcast? Then -b. If not, check your local firewall "
+        "rules\n", 2, ERROR)
+    res = run("r0", "traceroute -n 192.168.2.100")
+    assert (res.output, res.status) == (
+        "traceroute to 192.168.2.100 (192.168.2.100), 30 hops max, 60 byte packets\n"
+        "connect: Permission denied\n", 1)
+    run = on(THREE, LAN3_DOWN)
+    run("r0", "ip route add unreachable 10.1.0.0/16")
+    run("r0", "ip route add prohibit 10.3.0.0/16")
+    res = run("r0", "ping -c 1 -W 1 10.1.0.1")  # an unreachable route: EHOSTUNREACH
+    assert (res.output, res.status, res.kind) == ("ping: connect: No route to host\n", 2, ERROR)
+    res = run("r0", "traceroute -n 10.3.0.1")
+    assert (res.output, res.status) == (
+        "traceroute to 10.3.0.1 (10.3.0.1), 30 hops max, 60 byte packets\n"
+        "connect: Permission denied\n", 1)
+    run("r0", "ip rule add unreachable to 10.5.0.0/16 pref 5")  # a rule: ENETUNREACH
+    res = run("r0", "ping -c 1 -W 1 10.5.0.1")
+    assert (res.output, res.status) == ("ping: connect: Network is unreachable\n", 2)

@@ -1,4 +1,18 @@
-"""``ping`` (iputils) and ``traceroute`` over the packet engine.
+"""``ping`` (iputils 20221126) and ``traceroute`` (2.1.2) over the packet engine, as they
+print on Linux 6.18 (Mininet).
+
+``ping -t N`` sends that TTL (``From GW icmp_seq=1 Time to live exceeded``). ``connect()``
+errors: ``ping: connect: TEXT`` (exit 2), except EACCES (a ``prohibit`` route or rule),
+which iputils prints as ``ping: Do you want to ping broadcast? Then -b. If not, check your
+local firewall rules``; traceroute prints its header, then ``connect: TEXT`` or ``send:
+TEXT`` (exit 1). An ICMP error that never reaches the sender (see
+:mod:`netarena_gym.routing.grader`) is silence: no ``From`` line, a ``* * *`` hop.
+traceroute stops at the destination only when its answer (a port unreachable quoting the
+60-byte probe, 88 bytes; with ``-I`` an echo reply) comes back; otherwise it goes on
+probing to ``-m`` or until the command is killed. Left out: the kernel's ICMP rate limits
+(the grader's docstring), traceroute's options beyond ``-n -I -m -q -w`` and its pacing
+(without ``-n`` an address prints as ``A (A)``: no name is looked up), ping's beyond
+``-c -W -w -i -s -M -I -t -q`` (``-n -4 -v -D -O -U`` are accepted and change nothing).
 
 The packets resolve neighbours as they go: the ARP exchanges land in the dynamic
 neighbour cache (:func:`netarena_gym.routing.neigh.recording`). Timing is simulated: a ping that would run past the command timeout (no ``-c``, or a long
@@ -14,7 +28,7 @@ from netarena_gym.core.ipv4 import AddressError, int_to_ip, ip_to_int
 from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing import neigh
-from netarena_gym.routing.grader import echo, walk
+from netarena_gym.routing.grader import MAX_TTL, echo, walk
 
 _PING_USAGE = "ping: usage error: Destination address required"
 
@@ -33,7 +47,7 @@ def timed_out(lines: list[str], timeout_s: float) -> CommandResult:
 
 def _parse_ping(argv: list[str]):
     opts = {"count": None, "W": None, "w": None, "interval": 1.0, "size": 56, "M": None,
-            "I": None, "quiet": False}
+            "I": None, "quiet": False, "ttl": MAX_TTL}
     target = None
     i = 1
     takes = {"-c": ("count", int), "-W": ("W", float), "-w": ("w", float),
@@ -104,11 +118,17 @@ def ping(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
     size = opts["size"] + 28
     with neigh.recording(ctx.net):
         o = echo(ctx.net, ctx.node, dst, size=size, dont_fragment=opts["M"] in ("do", "probe"),
-                 src=src)
+                 src=src, ttl=opts["ttl"])
     if o.local_error:
-        return CommandResult(f"ping: {o.local_error}\n", 2 if "connect" in o.local_error else 1,
-                             ERROR)
+        text = _CONNECT_TEXT.get(o.local_error, o.local_error)
+        return CommandResult(f"ping: {text}\n", 2 if "connect" in o.local_error else 1, ERROR)
     return _ping_report(ctx, opts, target, o)
+
+
+# iputils 20221126 ping4_run: connect() failing with EACCES (a prohibit route or rule) is
+# taken for a broadcast address
+_CONNECT_TEXT = {"connect: Permission denied":
+                 "Do you want to ping broadcast? Then -b. If not, check your local firewall rules"}
 
 
 def _lost(k: int, loss: float) -> bool:
@@ -232,17 +252,16 @@ def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
     for ttl in range(1, max_hops + 1):
         trip = walk(ctx.net, ctx.node, dst, size=60, proto=proto, icmp_type=itype, ttl=ttl,
                     record=True)
-        if trip.local_error:
-            head = lines if trip.local_error.startswith("send:") else []  # after the header
-            return CommandResult("".join(f"{ln}\n" for ln in head) + f"{trip.local_error}\n",
+        if trip.local_error:  # connect() and send() fail per probe: after the header
+            return CommandResult("".join(f"{ln}\n" for ln in lines) + f"{trip.local_error}\n",
                                  1, ERROR)
         addr, flag, done = None, "", False
-        if trip.ok:
-            addr, done = dst, True
+        if trip.ok:  # the answer: a port unreachable quoting the 60-byte probe, or an echo reply
             back = walk(ctx.net, trip.node, _origin_src(ctx, dst), dst,
-                        icmp_type="destination-unreachable")
-            if not back.ok:
-                addr = None
+                        size=60 if icmp else 88, icmp_type="echo-reply" if icmp else
+                        "destination-unreachable", detail=False)
+            if back.ok and back.node is ctx.node:  # lost: the next TTL is probed, as real
+                addr, done = dst, True
         elif trip.error and trip.error != "timeout" and trip.reporter is not None:
             addr = trip.reporter
             if trip.error != "Time to live exceeded":

@@ -1,0 +1,111 @@
+"""ICMP errors routers send, and the router's own ``ping``/``traceroute`` errors: the
+simulator against Mininet for each case a review found diverging (Linux 6.18, iputils
+20221126, traceroute 2.1.2, iptables 1.8.9 nf_tables). The sim-only pins of the same
+outputs are in test_ping.py and test_grader.py.
+
+Real routers rate-limit the ICMP errors they send (``icmp_send``: per destination,
+``net.ipv4.icmp_ratelimit``, per namespace; route errors in ``ip_error``: also
+``net.ipv4.route.error_cost``, host-wide), which the simulator does not model, so these
+comparisons are not part of the differential campaign. Here every node's namespace gets
+``icmp_ratelimit=0``, and the cases rely on no ``ip_error`` error arriving (they expect
+silence where the limiter may let one through). Needs root and Mininet (CI runs it as root)."""
+import subprocess
+
+import pytest
+
+from netarena_gym.core.observation import last_output
+from netarena_gym.routing.backends.mininet import requirements_missing
+from netarena_gym.routing.differential import EnvPair, normalise
+from netarena_gym.routing.faults import Fault
+
+from .conftest import MININET_HINT, scenario
+
+pytestmark = [pytest.mark.mininet,
+              pytest.mark.skipif(bool(requirements_missing()),
+                                 reason=f"mininet backend needs {requirements_missing()}: {MININET_HINT}")]
+
+TWO = {"hosts": [[1, 1]], "parents": []}
+THREE = {"hosts": [[1, 1, 1]], "parents": []}
+DR3 = Fault("disable_routing", 3, "r0", {})  # ip rule add prohibit pref 0
+DT1 = Fault("drop_traffic_to_from_subnet", 1, "r0", {"subnet": "192.168.1.0/24"})
+LAN3_DOWN = Fault("disable_interface", 2, "r0", {"interface": "r0-eth3"})
+DI3 = Fault("disable_interface", 3, "r0", {"interface": "r0-eth2"})  # mtu 68
+
+
+@pytest.fixture(scope="module")
+def real():
+    from netarena_gym.routing.backends.mininet import MininetBackend
+    b = MininetBackend(probe_timeout=0.1)  # its own network: icmp_ratelimit goes with it
+    yield b
+    b.close()
+
+
+def compare(real, topology, faults, commands, head: int | None = None) -> list[str]:
+    """Run ``commands`` on both backends after ``faults``; the disagreements (status,
+    kind, normalised output; with ``head``, its first lines only)."""
+    pair = EnvPair(1, real)
+    try:
+        sc = scenario(list(faults), topology)
+        pair.sim.reset(options={"scenario": sc})
+        pair.real.reset(options={"scenario": sc})
+        for name in real.names:
+            subprocess.run(["mnexec", "-a", str(real.node_pid(name)), "sysctl", "-q", "-w",
+                            "net.ipv4.icmp_ratelimit=0"], check=True)
+        bad = []
+        for machine, line in commands:
+            act = {"machine": machine, "command": line}
+            oa, *_, ia = pair.sim.step(act)
+            ob, *_, ib = pair.real.step(act)
+            a, b = normalise(last_output(oa)), normalise(last_output(ob))
+            if head is not None:
+                a, b = a.splitlines()[:head], b.splitlines()[:head]
+            ka = (ia["command_status"], ia["command_kind"])
+            kb = (ib["command_status"], ib["command_kind"])
+            if (ka, a) != (kb, b):
+                bad.append(f"[{machine}] {line}: sim {ka} {a!r} != real {kb} {b!r}")
+        return bad
+    finally:
+        pair.close()
+
+
+def test_a_router_under_a_prohibit_rule_sends_no_errors(real):
+    assert not compare(real, TWO, [DR3], [
+        ("h1", "ping -c 1 -W 1 192.168.2.100"), ("h1", "traceroute -n -w 1 192.168.2.100")])
+
+
+def test_a_routers_own_ping_and_traceroute_errors(real):
+    assert not compare(real, TWO, [DR3], [
+        ("r0", "ping -c 1 -W 1 192.168.2.100"), ("r0", "traceroute -n 192.168.2.100")])
+    assert not compare(real, THREE, [LAN3_DOWN], [
+        ("r0", "ip route add unreachable 10.1.0.0/16"), ("r0", "ping -c 1 -W 1 10.1.0.1"),
+        ("r0", "traceroute -n 10.1.0.1"), ("r0", "ip route add prohibit 10.3.0.0/16"),
+        ("r0", "traceroute -n 10.3.0.1"), ("r0", "ping -c 1 -W 1 10.3.0.1"),
+        ("r0", "ip rule add unreachable to 10.5.0.0/16 pref 5"), ("r0", "ping -c 1 -W 1 10.5.0.1")])
+
+
+def test_errors_go_through_the_routers_output_chain(real):
+    assert not compare(real, THREE, [DT1, LAN3_DOWN], [
+        ("h1", "traceroute -n -w 1 -m 2 192.168.2.100"), ("h1", "ping -c 1 -W 1 -t 1 192.168.2.100"),
+        ("h1", "ping -c 1 -W 1 192.168.3.100"), ("h2", "ping -c 1 -W 1 -t 1 192.168.1.100"),
+        ("r0", "iptables -A FORWARD -d 192.168.2.0/24 -j REJECT"),
+        ("h1", "ping -c 1 -W 1 192.168.2.100"), ("h3", "ping -c 1 -W 1 192.168.2.100")])
+
+
+def test_ping_ttl_and_ttl_before_the_forward_chain(real):
+    assert not compare(real, THREE, [LAN3_DOWN], [
+        ("h1", "ping -c 1 -W 1 -t 1 192.168.2.100"), ("h1", "ping -c 1 -W 1 -t 2 192.168.2.100"),
+        ("r0", "iptables -A FORWARD -d 192.168.2.0/24 -j REJECT"),
+        ("h1", "ping -c 1 -W 1 192.168.2.100"),
+        ("r0", "iptables -A OUTPUT -p icmp --icmp-type destination-unreachable -j DROP"),
+        ("h1", "ping -c 1 -W 1 192.168.2.100"), ("h1", "traceroute -n -w 1 -m 2 192.168.2.100")])
+
+
+def test_traceroute_goes_on_when_the_destinations_answer_is_lost(real):
+    # both are killed at the command timeout; the hop they had reached then is timing
+    assert not compare(real, THREE, [DI3], [("h1", "traceroute -n 192.168.2.100")], head=5)
+
+
+def test_iptables_delete_on_an_empty_chain_and_line_numbers(real):
+    assert not compare(real, THREE, [LAN3_DOWN], [
+        ("r0", "iptables -D FORWARD 1"), ("r0", "iptables -A FORWARD -d 192.168.12.0/24 -j DROP"),
+        ("h1", "ping -c 1 -W 1 192.168.2.100"), ("r0", "iptables -L -n -v --line-numbers")])
