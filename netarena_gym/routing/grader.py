@@ -7,7 +7,10 @@ nothing, or that return the network to a state seen before, cost a dictionary lo
 
 Forwarding follows ``ip_route_input`` then ``ip_forward`` (Linux 6.18): the route's type
 and ``forwarding`` first, then the TTL and a DF packet's MTU, then the FORWARD chain, then
-the neighbour. In detail mode (``ping``, ``traceroute``) an ICMP error a node sends is
+the neighbour. ``ip_error`` answers a route failure by its errno: an ``unreachable`` route
+``Destination Host Unreachable``, no route or an ``unreachable`` rule ``Destination Net
+Unreachable``, ``prohibit`` ``Packet filtered``, ``blackhole`` nothing; and nothing at all
+when the input device does not forward (``ip_forward=0``). In detail mode (``ping``, ``traceroute``) an ICMP error a node sends is
 walked back to the packet's source as the kernel's ``icmp_send`` sends it (its own
 packet: route lookup with rules, OUTPUT chain, no DF, forwarded hop by hop, the sender's
 INPUT); one that does not arrive (a ``prohibit`` rule on the router, an OUTPUT drop) leaves
@@ -261,16 +264,16 @@ def carry(net: Network, trip: Trip, node: Node, in_if: str, dst: int, src: int, 
         # forwarding path
         if record:
             trip.hops.append((node, reply_source(node, src)))
-        if not node.forwards_on(in_if):
-            trip.error, trip.reporter = "Destination Host Unreachable", reply_source(node, src)
-            trip.at = (node, size, False)
+        if not node.forwards_on(in_if):  # ip_error sends nothing when in_if does not forward
+            trip.error = "timeout"
             return None
-        if res.kind != "unicast":
+        if res.kind != "unicast":  # ip_error: the route's or rule's errno
             if res.kind == "blackhole":
                 trip.error = "timeout"
             else:
-                trip.error = ("Destination Net Unreachable" if res.kind == "unreachable"
-                              else "Packet filtered")
+                trip.error = ("Packet filtered" if res.kind == "prohibit" else
+                              "Destination Host Unreachable" if res.route is not None else
+                              "Destination Net Unreachable")
                 trip.reporter = reply_source(node, src)
                 trip.at = (node, size, False)
             return None

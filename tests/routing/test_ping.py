@@ -156,3 +156,21 @@ def test_a_routers_own_ping_and_traceroute_under_prohibit_and_unreachable():
     run("r0", "ip rule add unreachable to 10.5.0.0/16 pref 5")  # a rule: ENETUNREACH
     res = run("r0", "ping -c 1 -W 1 10.5.0.1")
     assert (res.output, res.status) == ("ping: connect: Network is unreachable\n", 2)
+
+
+def test_route_errors_of_a_forwarding_router():
+    # real: ip_error answers by the errno; a router whose input device does not forward
+    # (ip_forward=0) sends nothing
+    def from_line(line):
+        return next((ln for ln in line.splitlines() if ln.startswith("From")), None)
+    run = on(THREE, DT1)
+    run("r0", "ip route add unreachable 10.1.0.0/16")
+    res = run("h2", "ping -c 1 -W 1 10.1.0.1")
+    assert from_line(res.output) == "From 192.168.2.1 icmp_seq=1 Destination Host Unreachable"
+    res = run("h2", "ping -c 1 -W 1 10.9.9.9")
+    assert from_line(res.output) == "From 192.168.2.1 icmp_seq=1 Destination Net Unreachable"
+    run("r0", "sysctl -w net.ipv4.ip_forward=0")
+    res = run("h2", "ping -c 1 -W 1 192.168.3.100")
+    assert (res.output, res.status) == (lost("192.168.3.100"), 1)
+    res = run("h2", "traceroute -n -w 1 -m 2 192.168.3.100")
+    assert res.output.splitlines()[1:] == [" 1  * * *", " 2  * * *"]
