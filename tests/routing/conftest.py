@@ -2,6 +2,7 @@ import pytest
 
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.routing.backends.sim import SimState
+from netarena_gym.routing.faults import Fault
 
 # r0: eth1 -> s1 (h1), eth2 -> s2 (h2, h3), eth3 -> s3 (h4); probe order h1..h4, r0
 #: what the Mininet tests' skip message tells a user to run (docs/backends.md#mininet-routing)
@@ -9,6 +10,13 @@ MININET_HINT = ("run as root after apt-get install mininet bridge-utils iputils-
                 "iptables iproute2 && pip install -e \".[mininet]\"")
 
 SMALL = {"hosts": [[1, 2, 1]], "parents": []}
+# the ICMP-error cases (test_ping.py pins the real outputs, test_mininet_icmp.py compares)
+TWO = {"hosts": [[1, 1]], "parents": []}
+THREE = {"hosts": [[1, 1, 1]], "parents": []}
+DR3 = Fault("disable_routing", 3, "r0", {})  # ip rule add prohibit pref 0
+DT1 = Fault("drop_traffic_to_from_subnet", 1, "r0", {"subnet": "192.168.1.0/24"})
+LAN3_DOWN = Fault("disable_interface", 2, "r0", {"interface": "r0-eth3"})
+DI3 = Fault("disable_interface", 3, "r0", {"interface": "r0-eth2"})  # mtu 68
 
 
 def scenario(faults, topology=SMALL, level=1):

@@ -19,18 +19,12 @@ from netarena_gym.routing.backends.mininet import requirements_missing
 from netarena_gym.routing.differential import EnvPair, normalise
 from netarena_gym.routing.faults import Fault
 
-from .conftest import MININET_HINT, scenario
+from .conftest import DI3, DR3, DT1, LAN3_DOWN, MININET_HINT, THREE, TWO, scenario
 
 pytestmark = [pytest.mark.mininet,
               pytest.mark.skipif(bool(requirements_missing()),
                                  reason=f"mininet backend needs {requirements_missing()}: {MININET_HINT}")]
 
-TWO = {"hosts": [[1, 1]], "parents": []}
-THREE = {"hosts": [[1, 1, 1]], "parents": []}
-DR3 = Fault("disable_routing", 3, "r0", {})  # ip rule add prohibit pref 0
-DT1 = Fault("drop_traffic_to_from_subnet", 1, "r0", {"subnet": "192.168.1.0/24"})
-LAN3_DOWN = Fault("disable_interface", 2, "r0", {"interface": "r0-eth3"})
-DI3 = Fault("disable_interface", 3, "r0", {"interface": "r0-eth2"})  # mtu 68
 
 
 @pytest.fixture(scope="module")

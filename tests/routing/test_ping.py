@@ -3,10 +3,9 @@ Linux 6.18): a neighbour that never answers ARP (the kernel reports it only once
 gives up, 3 solicitations 1 s apart), OUTPUT drops, the ICMP errors routers send and the
 router's own connect() errors."""
 from netarena_gym.routing.backends.sim import SimBackend
-from netarena_gym.routing.faults import Fault
 from netarena_gym.shell.parser import ERROR, TIMEOUT
 
-from .conftest import SMALL, scenario
+from .conftest import DI3, DR3, DT1, LAN3_DOWN, SMALL, THREE, TWO, scenario
 
 SHORT = ("PING 192.168.1.77 (192.168.1.77) 56(84) bytes of data.\n\n"
          "--- 192.168.1.77 ping statistics ---\n"
@@ -70,12 +69,6 @@ def test_traceroute_udp_gets_eperm_from_an_output_drop():
 
 # --- ICMP errors a router sends, pinned from real Mininet (Linux 6.18, iputils 20221126,
 # traceroute 2.1.2, iptables 1.8.9 nf_tables); sim-vs-real: test_mininet_icmp.py
-TWO = {"hosts": [[1, 1]], "parents": []}
-THREE = {"hosts": [[1, 1, 1]], "parents": []}
-DR3 = Fault("disable_routing", 3, "r0", {})  # ip rule add prohibit pref 0
-DT1 = Fault("drop_traffic_to_from_subnet", 1, "r0", {"subnet": "192.168.1.0/24"})
-LAN3_DOWN = Fault("disable_interface", 2, "r0", {"interface": "r0-eth3"})
-DI3 = Fault("disable_interface", 3, "r0", {"interface": "r0-eth2"})  # mtu 68
 
 
 def on(topology, *faults):
