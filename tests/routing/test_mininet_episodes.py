@@ -71,6 +71,9 @@ def test_changes_that_outlive_the_episode_are_refused(real, line):
     ("iptables -t raw -N NX", "iptables-save", "NX"),
     ("ip route add 10.99.0.0/24 dev r0-eth1 table 100", "ip route show table all", "10.99"),
     ("tc qdisc add dev r0-eth1 ingress", "tc qdisc show dev r0-eth1", "ingress"),
+    ("ip link set dev r0-eth1 txqueuelen 5", "ip link show dev r0-eth1", "qlen 5"),
+    ("ip link set dev r0-eth1 multicast off", "ip link show dev r0-eth1", "<BROADCAST,UP"),
+    ("ip link set dev r0-eth1 allmulticast on", "ip link show dev r0-eth1", "ALLMULTI"),
 ])
 def test_baseline_undoes_every_table(real, line, check, left):
     """What slipped past the allow-list into a table the baseline used to skip is gone at

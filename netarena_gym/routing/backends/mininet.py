@@ -160,7 +160,10 @@ def baseline_script(lay: Layout, node: str, labels: bool = True) -> str:
              "route flush table default", "neigh flush all nud all"]  # permanent entries too
     ip = []
     for itf in ifaces:
-        links += [f"addr flush dev {itf}", f"link set dev {itf} up mtu 1500 promisc off arp on"]
+        # the flags and queue length too (a veth's defaults): the allow-list refuses setting
+        # them, and this undoes a spelling it might miss
+        links += [f"addr flush dev {itf}", f"link set dev {itf} up mtu 1500 promisc off arp on "
+                  "multicast on allmulticast off txqueuelen 1000"]
         if router:
             ip.append(f"link set dev {itf} alias "
                       + shlex.quote(lay.iface_alias(node, itf) if labels else ""))
