@@ -125,6 +125,19 @@ def step_env(env, action: dict) -> tuple[str, dict] | None:
     return output_of(obs), info
 
 
+def command_ran(info: dict, output: str) -> bool:
+    """Whether our env ran a replayed command in upstream's sense: upstream skips only a
+    blacklisted command, an unknown machine or an empty command, and runs everything else,
+    logging the program's output even when the program refuses it (a usage error, a bad
+    prefix, an invalid patch). Ours: kind ``refused``, or an ``invalid`` action answered by
+    the env itself (``netarena: unknown machine``, an empty command), did not run; an
+    ``invalid`` kind with the program's own complaint did."""
+    kind = info.get("command_kind")
+    if kind == "refused":
+        return False
+    return not (kind == "invalid" and output.lstrip().startswith("netarena:"))
+
+
 def need(rec: dict, key: str, types, where: str):
     """``rec[key]``, checked to be of ``types`` (BadFile naming the record and key)."""
     if key not in rec:

@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 
 from netarena_gym.compat.replay import (BadFile, Case, Check, Options, need, normalise_output,
-                                        reason, step_env)
+                                        command_ran, reason, step_env)
 
 TASK = "k8s"
 NO_MISMATCH = "No mismatches found."
@@ -189,7 +189,7 @@ class Replayer:
                 break
             out, info = got
             ran += 1
-            ours_ran = info.get("command_kind") not in ("refused", "invalid")
+            ours_ran = command_ran(info, out)
             yield Check("executed", ours_ran == (theirs is not None), ours_ran,
                         theirs is not None, step=k)
             if theirs is None:

@@ -28,7 +28,7 @@ import re
 import numpy as np
 
 from netarena_gym.compat.replay import (BadFile, Case, Check, Options, need, normalise_output,
-                                        reason, step_env, strip_prefix)
+                                        command_ran, reason, step_env, strip_prefix)
 from netarena_gym.routing.topology import MAX_HOSTS_PER_SUBNET, MAX_SUBNETS_PER_ROUTER
 
 TASK = "routing"
@@ -220,7 +220,7 @@ class Replayer:
                 break
             out, info = got
             ran += 1
-            ours_ran = info.get("command_kind") not in ("refused", "invalid")
+            ours_ran = command_ran(info, out)
             yield Check("executed", ours_ran == (st["output"] is not None), ours_ran,
                         st["output"] is not None, step=k)
             if st["output"] is not None:

@@ -137,3 +137,14 @@ def test_a_config_whose_entries_are_not_objects_is_a_bad_file(tmp_path, records)
     cfg = ur.write_json(tmp_path / "error_config.json", {"details": one_file})
     with pytest.raises(BadFile, match=r"details\[0\].policies_to_inject must be a list"):
         _replay(tmp_path, _without_files(records), config=cfg)
+
+
+def test_a_command_kubectl_rejects_ran_as_upstream_ran_it(tmp_path):
+    """``kubectl get foo`` is our kind ``invalid`` (kubectl's own complaint); upstream ran it
+    and checked after it. The replay called it not executed."""
+    rec = ur.k8s_record(ENTRIES[0], commands=["kubectl get foo"])
+    assert "doesn't have a resource type" in rec["results"][0]["output"]
+    report = _replay(tmp_path, [dict(rec, policies_to_inject=ENTRIES[0]["policies_to_inject"])])
+    assert report.cases[0]["differences"] == []
+    first = next(c for c in report.cases[0]["checks"] if c["check"] == "executed")
+    assert first["ours"] is True and first["theirs"] is True

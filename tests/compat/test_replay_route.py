@@ -142,3 +142,17 @@ def test_a_failed_run_gives_its_own_budget(tmp_path):
     cut = dict(rec, log_content=rec["log_content"].rsplit("Pingall result:", 1)[0])
     report = _replay(tmp_path, [cut])  # a log missing its last iteration
     assert {d["check"] for d in report.cases[0]["differences"]} == {"iterations"}
+
+
+def test_a_command_its_program_rejects_ran_as_upstream_ran_it(tmp_path):
+    """Upstream skips only blacklisted commands, unknown machines and empty commands: a
+    command the program itself rejects (``ip route get 300.1.1.1``: our kind ``invalid``)
+    ran there, its complaint logged. The replay called it not executed."""
+    cmds = [{"machine": "r0", "command": "ip route get 300.1.1.1"},
+            {"machine": "r0", "command": "ip route show"}]
+    rec = ur.route_record(QUERIES["DI2"], commands=cmds)
+    assert "Error: any valid prefix is expected" in rec["log_content"]
+    report = _replay(tmp_path, [rec])
+    assert report.cases[0]["differences"] == []
+    first = next(c for c in report.cases[0]["checks"] if c["check"] == "executed")
+    assert first["ours"] is True and first["theirs"] is True
