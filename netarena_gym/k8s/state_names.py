@@ -8,12 +8,14 @@ from functools import lru_cache
 
 # ------------------------------------------------------------------ apimachinery rules
 _QNAME = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_RX = re.compile("^" + _QNAME + "$")
-_LABEL_VALUE_RX = re.compile("^(" + _QNAME + ")?$")
+# matched with fullmatch: Go's ``$`` is the end of the text, Python's also matches before a
+# final newline ("frontend\n" is not a label value)
+_QNAME_RX = re.compile(_QNAME)
+_LABEL_VALUE_RX = re.compile("(" + _QNAME + ")?")
 _DNS1123_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUB = _DNS1123_LABEL + "(\\." + _DNS1123_LABEL + ")*"
-_DNS1123_SUB_RX = re.compile("^" + _DNS1123_SUB + "$")
-_PORT_NAME_CHARS = re.compile("^[-a-z0-9]+$")
+_DNS1123_SUB_RX = re.compile(_DNS1123_SUB)
+_PORT_NAME_CHARS = re.compile("[-a-z0-9]+")
 _HAS_LETTER = re.compile("[a-z]")
 
 
@@ -33,11 +35,16 @@ _DNS_SUB_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alpha
                 "characters, '-' or '.', and must start and end with an alphanumeric character")
 
 
+def _size(value: str) -> int:
+    """Go's ``len`` of a string: its bytes in UTF-8, not its characters."""
+    return len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+
+
 def dns1123_subdomain_errors(value: str) -> list[str]:
     errs = []
-    if len(value) > 253:
+    if _size(value) > 253:
         errs.append("must be no more than 253 characters")
-    if not _DNS1123_SUB_RX.match(value):
+    if not _DNS1123_SUB_RX.fullmatch(value):
         errs.append(_regex_error(_DNS_SUB_MSG, _DNS1123_SUB, "example.com"))
     return errs
 
@@ -63,9 +70,9 @@ def _qualified_name_errors(value: str) -> tuple[str, ...]:
                 + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",)
     if not name:
         errs.append("name part must be non-empty")
-    elif len(name) > 63:
+    elif _size(name) > 63:
         errs.append("name part must be no more than 63 characters")
-    if not _QNAME_RX.match(name):
+    if not _QNAME_RX.fullmatch(name):
         errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME, "MyName", "my.name", "123-abc"))
     return tuple(errs)
 
@@ -77,18 +84,18 @@ def label_value_errors(value: str) -> list[str]:
 @lru_cache(maxsize=4096)
 def _label_value_errors(value: str) -> tuple[str, ...]:
     errs = []
-    if len(value) > 63:
+    if _size(value) > 63:
         errs.append("must be no more than 63 characters")
-    if not _LABEL_VALUE_RX.match(value):
+    if not _LABEL_VALUE_RX.fullmatch(value):
         errs.append(_regex_error(_LABEL_VALUE_MSG, "(" + _QNAME + ")?", "MyValue", "my_value", "12345"))
     return tuple(errs)
 
 
 def port_name_errors(port: str) -> list[str]:
     errs = []
-    if len(port) > 15:
+    if _size(port) > 15:
         errs.append("must be no more than 15 characters")
-    if not _PORT_NAME_CHARS.match(port):
+    if not _PORT_NAME_CHARS.fullmatch(port):
         errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
     if not _HAS_LETTER.search(port):
         errs.append("must contain at least one letter or number (a-z, 0-9)")
