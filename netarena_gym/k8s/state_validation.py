@@ -2,8 +2,10 @@
 (unknown fields dropped, empty optional fields omitted, wrong JSON types rejected), apply
 the defaults (``protocol: TCP``; ``policyTypes`` from the rules), then validate with the
 server's messages (``pkg/apis/networking/validation``, with the label and name rules of
-:mod:`netarena_gym.k8s.state_names`). Also the label checks ``kubectl label`` and ObjectMeta
-validation use.
+:mod:`netarena_gym.k8s.state_names`; bad values printed as ``field.Error`` prints them, Go's
+``%q``). ``end_port=False`` is kube-apiserver 1.20, which has no ``endPort`` and drops it;
+``end_port=True`` checks it as the servers that have it (1.21 on). Also the label checks
+``kubectl label`` and ObjectMeta validation use.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ class FieldError:
             if v is None:
                 shown = "null"
             elif isinstance(v, str) and self.quoted:
-                shown = '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+                shown = go_quote(v)
             else:
                 shown = str(v)
             s = f"{self.type}: {shown}"
@@ -42,6 +44,32 @@ class FieldError:
 
     def __str__(self) -> str:
         return f"{self.field}: {self.body()}"
+
+
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+               "\t": "\\t", "\v": "\\v", "\\": "\\\\", '"': '\\"'}
+
+
+def go_quote(s: str) -> str:
+    """Go's ``%q`` of a string (``strconv.Quote``): printable characters as they are, the
+    C escapes, other control characters as ``\\xNN``, other unprintable ones as ``\\uNNNN``
+    / ``\\UNNNNNNNN`` (Go's and Python's "printable" are the same classes)."""
+    if s.isascii() and s.isprintable() and '"' not in s and "\\" not in s:
+        return '"' + s + '"'
+    out = []
+    for ch in s:
+        esc = _GO_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
 
 
 class Invalid(Exception):
@@ -311,42 +339,51 @@ def validate_selector(sel: dict | None, path: str) -> list[FieldError]:
 
 
 def _validate_port(p: dict, path: str, end_port: bool) -> list[FieldError]:
+    """ValidateNetworkPolicyPort; with ``end_port``, as the servers that have the field
+    (1.21 on) check it: the errors, their order and their values are theirs, including
+    "must be greater than or equal to `port`" showing the value of ``port``."""
     errs = []
     proto = p.get("protocol")
     if proto is not None and proto not in ("TCP", "UDP", "SCTP"):
         errs.append(FieldError(path + ".protocol", "Unsupported value", proto,
                                'supported values: "TCP", "UDP", "SCTP"'))
     port = p.get("port")
+    end = p.get("endPort") if end_port else None
     if port is not None:
         if isinstance(port, int):
             if not 1 <= port <= 65535:
                 errs.append(FieldError(path + ".port", "Invalid value", port,
                                        "must be between 1 and 65535, inclusive"))
+            if end is not None:
+                if end < port:
+                    errs.append(FieldError(path + ".endPort", "Invalid value", port,
+                                           "must be greater than or equal to `port`"))
+                if not 1 <= end <= 65535:
+                    errs.append(FieldError(path + ".endPort", "Invalid value", end,
+                                           "must be between 1 and 65535, inclusive"))
         else:
+            if end is not None:
+                errs.append(FieldError(path + ".endPort", "Invalid value", end,
+                                       "may not be specified when `port` is non-numeric"))
             errs.extend(FieldError(path + ".port", "Invalid value", port, m)
                         for m in port_name_errors(port))
-    if end_port and "endPort" in p:
-        end = p["endPort"]
-        if port is None:
-            errs.append(FieldError(path + ".endPort", "Required value", None,
-                                   "may not be specified when `port` is not specified"))
-        elif isinstance(port, str):
-            errs.append(FieldError(path + ".endPort", "Required value", None,
-                                   "may not be specified when `port` is non-numeric"))
-        elif end < port:
-            errs.append(FieldError(path + ".endPort", "Invalid value", end,
-                                   "must be greater than or equal to `port`"))
+    elif end is not None:
+        errs.append(FieldError(path + ".endPort", "Invalid value", end,
+                               "may not be specified when `port` is not specified"))
     return errs
 
 
 def _parse_cidr(text: str):
+    """Go's ``net.ParseCIDR``: an address, ``/`` and a prefix length in decimal digits.
+    Python's ``ip_network`` also takes a netmask (``10.0.0.0/255.0.0.0``), a host mask
+    and an IPv6 zone (``fe80::1%eth0/64``), which Go refuses: "not a valid CIDR"."""
+    addr, slash, bits = text.partition("/")
+    if not slash or not (bits.isascii() and bits.isdigit()) or "%" in addr:
+        return None
     try:
-        net = ipaddress.ip_network(text, strict=False)
+        return ipaddress.ip_network(text, strict=False)
     except ValueError:
         return None
-    if "/" not in text:
-        return None
-    return net
 
 
 def _validate_peer(peer: dict, path: str) -> list[FieldError]:
