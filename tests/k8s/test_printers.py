@@ -37,3 +37,31 @@ def test_kubectl_get_lists_print_as_the_whole_list_would():
         assert r.output == printers.to_json(json.loads(r.output))
         y = b.kubectl.run(shlex.split(cmd.replace("-o json", "-o yaml")))
         assert y.status == 0 and y.output == printers.to_yaml(json.loads(r.output))
+
+
+# metav1.FormatLabelSelector builds each requirement with labels.NewRequirement, which checks
+# every value: 1.20 stores an In value it never checked, and prints the selector as <error>
+# (kubectl get's POD-SELECTOR, kubectl describe); values are sorted, duplicates kept
+@pytest.mark.parametrize("sel, want", [
+    ({"matchExpressions": [{"key": "app", "operator": "In", "values": ["bad value!"]}]}, "<error>"),
+    ({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["b", "a", "b"]}]},
+     "app notin (a,b,b)"),
+    ({"matchLabels": {"tier": "x"}, "matchExpressions": [{"key": "app", "operator": "Exists"}]},
+     "app,tier=x"),
+    ({}, "<none>"), (None, "<none>"),
+])
+def test_format_selector_is_metav1s(sel, want):
+    assert printers.format_selector(sel) == want
+
+
+def test_get_and_describe_print_an_unchecked_in_value_as_error():
+    b = SimBackend(end_port=False)
+    b.apply(Scenario(task="k8s", level=1, params={"namespace": "exp", "probes": "full"}, faults=()))
+    r = b.run({"command": "kubectl patch networkpolicy frontend --type=merge -p '{\"spec\":{\"podSelector\":"
+                          "{\"matchLabels\":null,\"matchExpressions\":[{\"key\":\"app\",\"operator\":\"In\","
+                          "\"values\":[\"bad value!\"]}]}}}'", "stdin": ""})
+    assert r.status == 0, r.output
+    r = b.run({"command": "kubectl get networkpolicy frontend", "stdin": ""})
+    assert r.output.splitlines()[1].split()[:2] == ["frontend", "<error>"]
+    r = b.run({"command": "kubectl describe networkpolicy frontend", "stdin": ""})
+    assert "  PodSelector:     <error>\n" in r.output

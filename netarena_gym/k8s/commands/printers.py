@@ -11,6 +11,7 @@ import re
 import time
 
 from netarena_gym.k8s.state import KINDS
+from netarena_gym.k8s.state_names import label_value_errors, qualified_name_errors
 
 SINGULAR = {"namespaces": "namespace", "pods": "pod", "services": "service",
             "networkpolicies": "networkpolicy", "deployments": "deployment",
@@ -65,24 +66,31 @@ def age(obj: dict, now: float) -> str:
 
 # ----------------------------------------------------------------------- selectors
 def format_selector(sel: dict | None) -> str:
-    """metav1.FormatLabelSelector."""
+    """metav1.FormatLabelSelector: each requirement built with labels.NewRequirement, which
+    checks the key and every value (a value the API stored unchecked, such as an ``In``
+    value ``bad value!``, makes the whole selector ``<error>``); values sorted, duplicates
+    kept (``app in (a,a)``)."""
     if sel is None:
         return "<none>"
     reqs = []
     for k, v in (sel.get("matchLabels") or {}).items():
+        if qualified_name_errors(k) or label_value_errors(v):
+            return "<error>"
         reqs.append((k, f"{k}={v}"))
     for e in sel.get("matchExpressions") or ():
-        k, op, vals = e.get("key", ""), e.get("operator", ""), sorted(set(e.get("values") or ()))
+        k, op, vals = e.get("key", ""), e.get("operator", ""), sorted(e.get("values") or ())
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist") or qualified_name_errors(k) \
+                or any(label_value_errors(v) for v in vals) \
+                or (not vals) == (op in ("In", "NotIn")):
+            return "<error>"
         if op == "In":
             reqs.append((k, f"{k} in ({','.join(vals)})"))
         elif op == "NotIn":
             reqs.append((k, f"{k} notin ({','.join(vals)})"))
         elif op == "Exists":
             reqs.append((k, k))
-        elif op == "DoesNotExist":
-            reqs.append((k, f"!{k}"))
         else:
-            return "<error>"
+            reqs.append((k, f"!{k}"))
     if not reqs:
         return "<none>"
     return ",".join(t for _, t in sorted(reqs, key=lambda r: r[0]))
