@@ -8,7 +8,10 @@ of 1 host). ``log_content`` is upstream's per-query ``.txt`` log: for every iter
 pingall block (``Pingall result:``, then one ``src -> dst ... X`` row per node and ``***
 Results: L% dropped (r/s received)``), then ``Machine: M``, ``Command: C``, ``Packet Loss:
 L%``, ``Elapsed Time: T seconds``, and, when the command ran, ``Command Output:`` and its
-output. Names carry upstream's ``p{pid % 100}_`` prefix, which is stripped.
+output. Names carry upstream's ``p{pid % 100}_`` prefix: the run's own (read from its first
+pingall row) is stripped from machines and commands; a machine without it (``r0``, or
+another run's ``p29_r0``) named no node of upstream's ``net`` and was skipped, and is
+replayed as an unknown machine; another prefix in a command stays, naming nothing.
 
 Replay (``level="compat"``, the scenario from
 :func:`netarena_gym.routing.generator.import_upstream`): the first pingall against our
@@ -37,6 +40,7 @@ _ROW = re.compile(r"^(\S+) -> (.*)$")
 _RESULTS = re.compile(r"^\*\*\* Results: (\d+)% dropped")
 _LOSS = re.compile(r"^Packet Loss: (\d+)%")
 _MENTIONS = re.compile(r"r0-eth(\d+)|192\.168\.(\d+)\.")
+_RUN_PREFIX = re.compile(r"p\d{1,2}_(?=[a-z])")
 
 
 def matches(rec: dict) -> bool:
@@ -50,6 +54,7 @@ def parse_log(text: str) -> list[dict]:
     not run). A pingall after the last command is appended as a step without a command."""
     steps: list[dict] = []
     rows: list[tuple[str, list[str]]] = []
+    prefix: str | None = None  # the run's own name prefix, from its first pingall row
     ping = None
     cur: dict | None = None
     mode = None  # None | "machine" | "command" | "meta" | "output"
@@ -70,11 +75,14 @@ def parse_log(text: str) -> list[dict]:
             continue
         if m:
             mode = None
+            if prefix is None:
+                pm = _RUN_PREFIX.match(m.group(1))
+                prefix = pm.group(0) if pm else ""
             rows.append((strip_prefix(m.group(1)), strip_prefix(m.group(2)).split()))
         elif _RESULTS.match(line) and rows:
             ping, rows = _matrix(rows), []
         elif line.startswith("Machine: "):
-            cur = {"pingall": ping, "machine": strip_prefix(line[9:].strip()), "command": "",
+            cur = {"pingall": ping, "machine": line[9:].strip(), "command": "",
                    "loss": None, "output": None}
             steps.append(cur)
             ping, mode = None, "machine"
@@ -83,13 +91,33 @@ def parse_log(text: str) -> list[dict]:
         elif line.rstrip() == "Command Output:" and mode == "meta":
             cur["output"], mode = "", "output"
     for st in steps:
-        st["command"] = strip_prefix(st["command"].strip())
+        st["machine"], st["known"] = _own_name(st["machine"], prefix or "")
+        st["command"] = _strip_own(st["command"].strip(), prefix or "")
         if st["output"] is not None:
             st["output"] = st["output"].rstrip("\n")
     if ping is not None:
         steps.append({"pingall": ping, "machine": None, "command": None, "loss": None,
-                      "output": None})
+                      "output": None, "known": True})
     return steps
+
+
+def _own_name(machine: str, prefix: str) -> tuple[str, bool]:
+    """``(name, known)``: a machine named with the run's prefix (``p42_r0``) is our ``r0``;
+    without it (``r0``, or another run's ``p29_r0``) it named no node of upstream's ``net``,
+    which skipped the command (spec section 3.1, step 9)."""
+    if not prefix:
+        return machine, True
+    if machine.startswith(prefix):
+        return machine[len(prefix):], True
+    return machine, False
+
+
+def _strip_own(command: str, prefix: str) -> str:
+    """The command with the run's own prefix removed from names (``p42_r0-eth1`` is our
+    ``r0-eth1``); another prefix stays, and names nothing, as it did upstream."""
+    if not prefix:
+        return command
+    return re.sub(rf"\b{re.escape(prefix)}(?=[a-z])", "", command)
 
 
 def _looks_like_row(m) -> bool:
@@ -214,7 +242,10 @@ class Replayer:
             if losses[-1] == 0:
                 yield Check("state", False, step=k, note="our network was already healthy")
                 break
-            got = step_env(env, {"machine": st["machine"] or "", "command": st["command"]})
+            machine = st["machine"] or ""
+            if not st["known"]:  # not a node of upstream's net: unknown to ours as well
+                machine = f"{machine} (not a node of the upstream run)"
+            got = step_env(env, {"machine": machine, "command": st["command"]})
             if got is None:
                 yield Check("state", False, step=k, note="our episode had already ended")
                 break

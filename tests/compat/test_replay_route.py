@@ -156,3 +156,24 @@ def test_a_command_its_program_rejects_ran_as_upstream_ran_it(tmp_path):
     assert report.cases[0]["differences"] == []
     first = next(c for c in report.cases[0]["checks"] if c["check"] == "executed")
     assert first["ours"] is True and first["theirs"] is True
+
+
+def test_only_the_runs_own_prefix_names_a_node(tmp_path):
+    """Upstream's nodes are ``p42_r0``...: a machine without that prefix (``r0``) is not in
+    its ``net`` (the command is skipped), and ``p29_r0-eth2`` in a command names no device.
+    The replay stripped every ``pNN_`` prefix, so it ran these commands as fixes."""
+    fix = "ip link set r0-eth2 up"
+    unprefixed = ur.route_record(QUERIES["DI2"], commands=[{"machine": "zz", "command": fix}])
+    unprefixed["log_content"] = unprefixed["log_content"].replace("Machine: p42_zz",
+                                                                  "Machine: r0", 1)
+    other = ur.route_record(QUERIES["DI2"], commands=[
+        {"machine": "r0", "command": "ip link set p29_r0-eth2 up"}])
+    assert 'Cannot find device "p29_r0-eth2"' in other["log_content"]
+    report = _replay(tmp_path, [unprefixed, other])
+    for case in report.cases:
+        assert case["differences"] == [], case["differences"]
+    assert report.cases[0]["checks"][1] == {"check": "executed", "agree": True, "ours": False,
+                                            "theirs": False, "step": 0}
+    steps = parse_log(unprefixed["log_content"])
+    assert (steps[0]["machine"], steps[0]["known"], steps[0]["output"]) == ("r0", False, None)
+    assert parse_log(other["log_content"])[0]["command"] == "ip link set p29_r0-eth2 up"
