@@ -89,6 +89,28 @@ def read(rec: dict, index: int, options: Options, where: str) -> Case:
                 {"record": rec, "details": details, "files": files})
 
 
+def check_fault(d: dict) -> None:
+    """ValueError for a fault value upstream's generator never writes and the API server
+    would refuse (spec section 2: ports ``randint(1, 65535)``, protocols UDP/SCTP, app names
+    as strings): our env's reset raised its internal decode and validation errors on them,
+    which ended the whole replay with a traceback."""
+    t = d.get("type")
+    if t == "change_port" and "new_port" in d:
+        v = d["new_port"]
+        try:
+            port = int(v)
+        except (TypeError, ValueError):
+            return  # import_upstream names it
+        if isinstance(v, bool) or isinstance(v, float) or not 1 <= port <= 65535:
+            raise ValueError(f"new_port {v!r} is not a port number 1..65535")
+    elif t == "change_protocol" and d.get("new_protocol") not in ("TCP", "UDP", "SCTP"):
+        raise ValueError(f"new_protocol {d.get('new_protocol')!r} is not TCP, UDP or SCTP")
+    elif t in ("add_ingress", "add_egress") and "app" in d:
+        apps = d["app"]
+        if not isinstance(apps, list) or not all(isinstance(a, str) for a in apps):
+            raise ValueError(f"app must be a list of app names, got {apps!r}"[:200])
+
+
 def _config(path: str) -> list:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -129,6 +151,8 @@ class Replayer:
 
     def _reset(self, files: list[str], details: list[dict]) -> None:
         from netarena_gym.k8s.generator import import_upstream
+        for d in details:
+            check_fault(d)
         sc = import_upstream({"details": [{"policies_to_inject": list(files),
                                            "inject_error_num": [len(details)],
                                            "error_detail": details}]})[0]
@@ -146,7 +170,9 @@ class Replayer:
             if entry.get("error_detail") != details:
                 return None, Check("scenario", False, note=f"--config entry {case.index} has "
                                    "other error details")
-            return entry.get("policies_to_inject"), Check("scenario", True, note="--config")
+            if entry.get("policies_to_inject") is not None:
+                return entry["policies_to_inject"], Check("scenario", True, note="--config")
+            # an entry without policies_to_inject: inferred below, as without --config
         first = next((j for j, st in enumerate(steps)
                       if parse_summary(st["mismatch_summary"]) is not None), None)
         options = [[self.wl.policy_file(p) for p in CANDIDATES[d["type"]]] for d in details]

@@ -148,3 +148,34 @@ def test_a_command_kubectl_rejects_ran_as_upstream_ran_it(tmp_path):
     assert report.cases[0]["differences"] == []
     first = next(c for c in report.cases[0]["checks"] if c["check"] == "executed")
     assert first["ours"] is True and first["theirs"] is True
+
+
+@pytest.mark.parametrize("files", [None, ["network-policy-checkoutservice"]])
+@pytest.mark.parametrize("detail,note", [
+    ({"type": "change_port", "new_port": 99999}, "new_port 99999 is not a port number"),
+    ({"type": "change_protocol", "new_protocol": "ICMP"}, "'ICMP' is not TCP, UDP or SCTP"),
+    ({"type": "add_egress", "app": [1, 2]}, "app must be a list of app names"),
+])
+def test_fault_values_the_api_refuses_are_a_scenario_difference(tmp_path, records, detail,
+                                                                 note, files):
+    """Our env's reset raised its internal Invalid/DecodeError on these (a traceback that
+    ended the whole replay)."""
+    rec = dict(records[0], error_detail=[detail])
+    if files:
+        rec["policies_to_inject"] = files
+    report = _replay(tmp_path, [rec])
+    d = report.cases[0]["differences"]
+    assert [x["check"] for x in d] == ["scenario"] and note in d[0]["note"]
+
+
+def test_a_config_entry_without_policies_is_inferred(tmp_path, records):
+    """An entry with the details but no ``policies_to_inject`` gave files None: the case
+    stopped after a passing ``scenario`` check and counted as agreeing on every check."""
+    bare = [{k: v for k, v in e.items() if k != "policies_to_inject"} for e in ENTRIES]
+    cfg = ur.write_json(tmp_path / "error_config.json", {"details": bare})
+    report = _replay(tmp_path, _without_files(records[:1]), config=cfg)
+    checks = report.cases[0]["checks"]
+    assert checks[0]["ours"] == ["network-policy-cartservice"]
+    assert "candidate" in checks[0]["note"]
+    assert {"state", "success", "safe"} <= {c["check"] for c in checks}
+    assert report.cases[0]["differences"] == []
