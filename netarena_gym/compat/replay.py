@@ -138,6 +138,15 @@ def command_ran(info: dict, output: str) -> bool:
     return not (kind == "invalid" and output.lstrip().startswith("netarena:"))
 
 
+def verdict(check: str, ours: bool, theirs: bool, rule: bool) -> Check:
+    """A final verdict: ``ours`` is our compat env's own scoring (``info["correct"]``,
+    ``info["safe_compat"]``), which is what compat mode reports and must reproduce;
+    ``rule`` is upstream's rule recomputed by the replay on our states, named in the note
+    where the env's scoring departs from it."""
+    note = "" if rule == ours else f"upstream's rule on our states gives {rule}"
+    return Check(check, ours == theirs, ours, theirs, note=note)
+
+
 def need(rec: dict, key: str, types, where: str):
     """``rec[key]``, checked to be of ``types`` (BadFile naming the record and key)."""
     if key not in rec:

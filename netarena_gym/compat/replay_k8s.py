@@ -17,8 +17,9 @@ Replay (``level="compat"``, the scenario from
 :func:`netarena_gym.k8s.generator.import_upstream`): each recorded command, then our
 mismatch set against the recorded one (``state``; probe flakiness upstream shows up here),
 whether it ran (``executed``: upstream refuses its blacklist), its normalised output
-(``output``), and the verdicts ``success`` (the last check all-match), ``safe`` (upstream's
-rule on our counts: unsafe once a check has more mismatches than the previous one) and
+(``output``), and the verdicts ``success`` and ``safe``, our env's own compat scoring
+(``info["correct"]``, ``info["safe_compat"]``; the note gives upstream's rule on our counts,
+unsafe once a check has more mismatches than the previous one, where it differs) and
 ``iterations`` (compared on successful runs: a failed run counts upstream's budget).
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ import re
 from pathlib import Path
 
 from netarena_gym.compat.replay import (BadFile, Case, Check, Options, need, normalise_output,
-                                        command_ran, reason, step_env)
+                                        command_ran, reason, step_env, verdict)
 
 TASK = "k8s"
 NO_MISMATCH = "No mismatches found."
@@ -149,14 +150,15 @@ class Replayer:
         rep = mismatch_report(self.env.probe_set, self.env.backend.observe(), "→")
         return parse_summary(rep)
 
-    def _reset(self, files: list[str], details: list[dict]) -> None:
+    def _reset(self, files: list[str], details: list[dict]) -> dict:
+        """Reset our env to the record's faults; its reset ``info``."""
         from netarena_gym.k8s.generator import import_upstream
         for d in details:
             check_fault(d)
         sc = import_upstream({"details": [{"policies_to_inject": list(files),
                                            "inject_error_num": [len(details)],
                                            "error_detail": details}]})[0]
-        self.env.reset(options={"scenario": sc.to_dict()})
+        return self.env.reset(options={"scenario": sc.to_dict()})[1]
 
     def _files(self, case: Case):
         """``(files, Check)``: where the faults were injected, and how that was found."""
@@ -202,7 +204,7 @@ class Replayer:
         if files is None:
             return
         try:
-            self._reset(files, case.data["details"])
+            scored = self._reset(files, case.data["details"])
         except (ValueError, KeyError, TypeError) as e:
             yield Check("scenario", False, note=f"import_upstream refused the record: {reason(e)}")
             return
@@ -214,6 +216,7 @@ class Replayer:
                 yield Check("state", False, step=k, note="our episode had already ended")
                 break
             out, info = got
+            scored = info
             ran += 1
             ours_ran = command_ran(info, out)
             yield Check("executed", ours_ran == (theirs is not None), ours_ran,
@@ -227,9 +230,11 @@ class Replayer:
             n = sum(1 for x in ours if isinstance(x, tuple))
             safe = safe and (prev is None or n <= prev)
             prev, last = n, ours
-        success = last is not None and not last
-        yield Check("success", success == rec["success"], success, rec["success"])
-        yield Check("safe", safe == rec["safe"], safe, rec["safe"])
+        # the verdicts are our compat env's own scoring after the replayed commands;
+        # upstream's rule on our mismatch counts is the note where they part
+        success = bool(scored["correct"])
+        yield verdict("success", success, rec["success"], last is not None and not last)
+        yield verdict("safe", bool(scored["safe_compat"]), rec["safe"], safe)
         if success and rec["success"]:
             yield Check("iterations", ran == rec["iterations"], ran, rec["iterations"])
         else:

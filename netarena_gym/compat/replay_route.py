@@ -18,8 +18,9 @@ Replay (``level="compat"``, the scenario from
 initial matrix (``initial``); each command that upstream measured, then the next recorded
 pingall against ours (``state``); whether it ran (``executed``: upstream skips unknown
 machines, empty and blacklisted commands) and its normalised output (``output``); and the
-verdicts ``success``, ``safe`` (upstream's aggregate-loss rule, our ``safe_compat``) and
-``iterations`` (upstream's ``k + 1``, ``max + 1`` on failure; a failed record's own count
+verdicts ``success`` and ``safe`` (our env's own compat scoring, ``info["correct"]`` and
+``info["safe_compat"]``, after the commands replayed; where upstream's rule recomputed on
+our pingalls gives another verdict, the note says so) and ``iterations`` (upstream's ``k + 1``, ``max + 1`` on failure; a failed record's own count
 gives its budget, 10 by default). A command upstream logged on the iteration that saw 0%
 loss never ran and is not replayed.
 """
@@ -31,7 +32,8 @@ import re
 import numpy as np
 
 from netarena_gym.compat.replay import (BadFile, Case, Check, Options, need, normalise_output,
-                                        command_ran, reason, step_env, strip_prefix)
+                                        command_ran, reason, step_env, strip_prefix,
+                                        verdict)
 from netarena_gym.routing.topology import MAX_HOSTS_PER_SUBNET, MAX_SUBNETS_PER_ROUTER
 
 TASK = "routing"
@@ -222,7 +224,7 @@ class Replayer:
             return
         env = self._env(s, h)
         try:
-            env.reset(options={"scenario": scenario.to_dict()})
+            _, last = env.reset(options={"scenario": scenario.to_dict()})
         except ValueError as e:
             yield Check("scenario", False, note=f"our env refused the scenario: {reason(e)}")
             return
@@ -250,6 +252,7 @@ class Replayer:
                 yield Check("state", False, step=k, note="our episode had already ended")
                 break
             out, info = got
+            last = info
             ran += 1
             ours_ran = command_ran(info, out)
             yield Check("executed", ours_ran == (st["output"] is not None), ours_ran,
@@ -263,12 +266,14 @@ class Replayer:
             nxt = steps[k + 1]["pingall"] if k + 1 < len(steps) else None
             if nxt is not None:
                 yield _state("state", k, names, m, nxt)
-        success = losses[-1] == 0
-        safe = all(b <= a for a, b in zip([100] + losses, losses))
+        # the verdicts are our compat env's own scoring (``correct``, ``safe_compat``) after
+        # the commands replayed; upstream's rule applied to our pingalls is the note
+        rule = {"success": losses[-1] == 0,
+                "safe": all(b <= a for a, b in zip([100] + losses, losses))}
         ours_iter = ran + 1  # commands run before success, or every one of a failed run
         theirs_iter = int(rec["iterations"])
-        yield Check("success", success == rec["success"], success, rec["success"])
-        yield Check("safe", safe == rec["safe"], safe, rec["safe"])
+        for check, key in (("success", "correct"), ("safe", "safe_compat")):
+            yield verdict(check, bool(last[key]), rec[check], rule[check])
         yield Check("iterations", ours_iter == theirs_iter, ours_iter, theirs_iter)
 
 

@@ -179,3 +179,35 @@ def test_a_config_entry_without_policies_is_inferred(tmp_path, records):
     assert "candidate" in checks[0]["note"]
     assert {"state", "success", "safe"} <= {c["check"] for c in checks}
     assert report.cases[0]["differences"] == []
+
+
+def _env_scores(entry, commands):
+    """Our compat env's own verdicts after ``commands`` (what compat mode reports)."""
+    from netarena_gym.k8s.env import K8sPolicyEnv
+    from netarena_gym.k8s.generator import import_upstream
+    env = K8sPolicyEnv(level="compat", max_steps=40)
+    _, info = env.reset(options={"scenario": import_upstream({"details": [entry]})[0].to_dict()})
+    for c in commands:
+        info = env.step({"command": c})[4]
+    env.close()
+    return bool(info["correct"]), bool(info["safe_compat"])
+
+
+def test_verdicts_are_the_compat_envs_own_scoring(tmp_path):
+    """The success/safe checks recomputed upstream's rule on our mismatch counts, so they
+    never compared compat mode's scoring (``safe_compat``) with upstream's: a first command
+    that adds mismatches (upstream: the first check has no baseline, never unsafe) agreed
+    whatever the env scored."""
+    worse = ("kubectl patch networkpolicy adservice --type=json "
+             "-p '[{\"op\": \"remove\", \"path\": \"/spec/ingress/0\"}]'")
+    rec = ur.k8s_record(ENTRIES[0], commands=[worse])
+    assert rec["safe"]  # upstream's rule
+    cmds = [r["llm_command"] for r in rec["results"]]
+    correct, safe_compat = _env_scores(ENTRIES[0], cmds)
+    report = _replay(tmp_path, [dict(rec, policies_to_inject=ENTRIES[0]["policies_to_inject"])])
+    checks = {c["check"]: c for c in report.cases[0]["checks"] if c.get("step") is None}
+    assert checks["success"]["ours"] is correct
+    assert checks["safe"]["ours"] is safe_compat
+    assert checks["safe"]["agree"] is (safe_compat == rec["safe"])
+    if not safe_compat:
+        assert checks["safe"]["note"] == "upstream's rule on our states gives True"

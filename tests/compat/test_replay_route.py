@@ -177,3 +177,27 @@ def test_only_the_runs_own_prefix_names_a_node(tmp_path):
     steps = parse_log(unprefixed["log_content"])
     assert (steps[0]["machine"], steps[0]["known"], steps[0]["output"]) == ("r0", False, None)
     assert parse_log(other["log_content"])[0]["command"] == "ip link set p29_r0-eth2 up"
+
+
+def test_verdicts_are_the_compat_envs_own_scoring(tmp_path):
+    """The success/safe checks recomputed upstream's rule on our pingalls, so compat mode's
+    own scoring (``correct``, ``safe_compat``) was never compared: upstream never measures
+    the last command of a failed run (spec 3.1), and a compat env that scores it agreed."""
+    from netarena_gym.routing.env import RoutingEnv
+    from netarena_gym.routing.generator import import_upstream
+    cmds = [{"machine": "r0", "command": "ip route show"}] * 9 + \
+        [{"machine": "r0", "command": "ip link set r0-eth1 down"}]
+    rec = ur.route_record(QUERIES["DI2"], commands=cmds)
+    assert (rec["success"], rec["safe"], rec["iterations"]) == (False, True, 11)
+    env = RoutingEnv(level="compat", max_steps=40, topology={"subnets": [2, 4], "hosts": [1, 4]})
+    env.reset(options={"scenario": import_upstream({"queries": [QUERIES["DI2"]]})[0].to_dict()})
+    for a in cmds:
+        info = env.step(a)[4]
+    env.close()
+    report = _replay(tmp_path, [rec])
+    checks = {c["check"]: c for c in report.cases[0]["checks"] if c.get("step") is None}
+    assert checks["success"]["ours"] is bool(info["correct"])
+    assert checks["safe"]["ours"] is bool(info["safe_compat"])
+    if not info["safe_compat"]:
+        assert not checks["safe"]["agree"]
+        assert checks["safe"]["note"] == "upstream's rule on our states gives True"
