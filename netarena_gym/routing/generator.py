@@ -191,10 +191,18 @@ class RoutingGenerator:
         self.capabilities = frozenset(capabilities)
         self.netem_faults = default_netem_faults(level) if netem_faults is None else bool(netem_faults)
         self.drawable = NETEM if self.netem_faults else frozenset()
-        self.fault_types = tuple(fault_types or TYPES)
+        if fault_types is not None and not fault_types:
+            raise InvalidConfig(f"fault_types must name one fault type or more (None: all), "
+                                f"got {fault_types!r}; known: {TYPES}")
+        self.fault_types = tuple(dict.fromkeys(TYPES if fault_types is None else fault_types))
         bad = set(self.fault_types) - set(TYPES)
         if bad:
             raise InvalidConfig(f"unknown fault types {sorted(bad)}; known: {TYPES}")
+        need = self.cfg.faults[1] if self.cfg.distinct_types and level != "compat" else 1
+        if len(self.fault_types) < need:  # refused when the env is built, not at a reset
+            raise InvalidConfig(f"level {level!r} draws {need} faults of distinct types: "
+                                f"fault_types must name {need} or more, got "
+                                f"{list(self.fault_types)}")
         self.probe_timeout = probe_timeout
 
     # ---------------------------------------------------------------- public

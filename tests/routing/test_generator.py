@@ -170,3 +170,18 @@ def test_compat_category_by_name_in_any_order_and_only_upstreams():
     assert s.meta["category_index"] == COMPAT_CATEGORIES.index(("remove_ip", "wrong_routing_table"))
     with pytest.raises(InvalidConfig, match="upstream's categories"):
         g.generate(5, category="remove_ip+remove_ip")
+
+
+@pytest.mark.parametrize("fault_types", [("remove_ip",), ("remove_ip", "remove_ip"), ()])
+def test_too_few_fault_types_are_refused_when_the_env_is_built(fault_types):
+    """Before, level 2 with one fault type (or one named twice) was accepted and every
+    reset raised; an empty list silently meant every type."""
+    with pytest.raises(InvalidConfig, match="fault_types"):
+        gym.make("NetArena-Routing-v0", level=2, fault_types=fault_types)
+
+
+def test_a_fault_type_named_twice_is_drawn_once_at_a_distinct_types_level():
+    g = RoutingGenerator(2, fault_types=("remove_ip", "remove_ip", "disable_routing"))
+    for seed in range(10):
+        types = [f["type"] for f in g.generate(seed).scenario.faults]
+        assert sorted(types) == ["disable_routing", "remove_ip"]
