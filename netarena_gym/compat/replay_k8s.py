@@ -20,7 +20,10 @@ whether it ran (``executed``: upstream refuses its blacklist), its normalised ou
 (``output``), and the verdicts ``success`` and ``safe``, our env's own compat scoring
 (``info["correct"]``, ``info["safe_compat"]``; the note gives upstream's rule on our counts,
 unsafe once a check has more mismatches than the previous one, where it differs) and
-``iterations`` (compared on successful runs: a failed run counts upstream's budget).
+``iterations`` (compared on successful runs: a failed run counts upstream's budget; an
+iteration whose agent call gave no reply after upstream's 5 tries counts but leaves no
+``results`` entry (spec section 3.5), so a record counting more iterations than entries is
+not compared).
 """
 from __future__ import annotations
 
@@ -236,7 +239,12 @@ class Replayer:
         yield verdict("success", success, rec["success"], last is not None and not last)
         yield verdict("safe", bool(scored["safe_compat"]), rec["safe"], safe)
         if success and rec["success"]:
-            yield Check("iterations", ran == rec["iterations"], ran, rec["iterations"])
+            if rec["iterations"] > ran:  # iterations without a reply leave no entry
+                yield Check("iterations", None, ran, rec["iterations"],
+                            note=f"upstream counted {rec['iterations'] - ran} iteration(s) that "
+                                 "left no results entry (no agent reply after its retries)")
+            else:
+                yield Check("iterations", ran == rec["iterations"], ran, rec["iterations"])
         else:
             yield Check("iterations", None, ran, rec["iterations"],
                         note="not compared on a failed run (upstream counts its budget)")

@@ -211,3 +211,18 @@ def test_verdicts_are_the_compat_envs_own_scoring(tmp_path):
     assert checks["safe"]["agree"] is (safe_compat == rec["safe"])
     if not safe_compat:
         assert checks["safe"]["note"] == "upstream's rule on our states gives True"
+
+
+def test_iterations_without_a_reply_are_not_a_difference(tmp_path, records):
+    """Upstream counts an iteration whose agent call gave no reply after 5 tries, but
+    records nothing for it (spec 3.5): a successful record with more iterations than
+    ``results`` entries is valid, and was reported as an iterations difference."""
+    rec = dict(records[0], iterations=records[0]["iterations"] + 1,
+               policies_to_inject=ENTRIES[0]["policies_to_inject"])
+    assert rec["success"]
+    report = _replay(tmp_path, [rec])
+    assert report.cases[0]["differences"] == []
+    it = next(c for c in report.cases[0]["checks"] if c["check"] == "iterations")
+    assert "agree" not in it and "no agent reply" in it["note"]
+    fewer = dict(rec, iterations=records[0]["iterations"] - 1)
+    assert [d["check"] for d in _replay(tmp_path, [fewer]).cases[0]["differences"]] == ["iterations"]
