@@ -317,8 +317,9 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                         "from the first recorded mismatch report)")
     p.add_argument("--num-switches", default=None,
                    type=number(int, at_least=1, at_most=MAX_SUBNETS_PER_ROUTER),
-                   help="route: subnets when the record does not say (default: inferred from "
-                        "the recorded pingall, upstream's default 2)")
+                   help="route: subnets when the record does not say (default: inferred: "
+                        "the split of the recorded pingall's hosts whose initial state "
+                        "reproduces it, fewest subnets first)")
     p.add_argument("--hosts-per-subnet", default=None,
                    type=number(int, at_least=1, at_most=MAX_HOSTS_PER_SUBNET),
                    help="route: hosts per subnet when the record does not say (default 1)")

@@ -3,8 +3,9 @@
 A record (``shared/spec/upstream-route.md`` §3.1, the green agent's per-query result) is
 ``{agent_info, error_type, error_detail, success, safe, iterations, log_content}``; the
 topology (``num_switches``, ``num_hosts_per_subnet``) is read when the record has it, else
-from the options, else inferred from the recorded pingall (upstream's default is 2 subnets
-of 1 host). ``log_content`` is upstream's per-query ``.txt`` log: for every iteration, the
+from the options, else inferred: the split of the recorded pingall's hosts into subnets
+whose initial state reproduces the first pingall (fewest subnets first; upstream's default
+is 2 subnets of 1 host). ``log_content`` is upstream's per-query ``.txt`` log: for every iteration, the
 pingall block (``Pingall result:``, then one ``src -> dst ... X`` row per node and ``***
 Results: L% dropped (r/s received)``), then ``Machine: M``, ``Command: C``, ``Packet Loss:
 L%``, ``Elapsed Time: T seconds``, and, when the command ran, ``Command Output:`` and its
@@ -169,23 +170,31 @@ def read(rec: dict, index: int, options: Options, where: str) -> Case:
     return Case(index, TASK, label, {"record": rec, "steps": steps})
 
 
-def topology(rec: dict, steps: list[dict], options: Options) -> tuple[int, int]:
-    """``(subnets, hosts per subnet)``: the record's, else the options', else inferred: the
-    smallest number of subnets (at least 2, and at least the highest subnet or interface
-    the faults name) that divides the pingall's host count."""
+def topologies(rec: dict, steps: list[dict], options: Options) -> list[tuple[int, int]]:
+    """The ``(subnets, hosts per subnet)`` to try: the record's, else the options', else
+    every split of the pingall's hosts into at least 2 subnets (and at least the highest
+    subnet or interface the faults name), fewest subnets first. Upstream's green agent
+    records no topology, and NP/DEV drew subnets and hosts each from 2-4, so 8 hosts may be
+    2x4 or 4x2: the replay keeps the first whose initial state matches the first pingall."""
     s = rec.get("num_switches", options.num_switches)
     h = rec.get("num_hosts_per_subnet", options.hosts_per_subnet)
     hosts = sum(1 for n in steps[0]["pingall"]["nodes"] if re.fullmatch(r"h\d+", n))
     if s is None and h is not None and hosts % h == 0:
         s = hosts // h
-    if s is None:
-        named = [int(x) for pair in _MENTIONS.findall(json.dumps(rec.get("error_detail")))
-                 for x in pair if x]
-        low = max([2] + named)
-        s = next((k for k in range(low, hosts + 1) if hosts % k == 0), low)
-    if h is None:
-        h = hosts // s if s and hosts % s == 0 else 1
-    return int(s), int(h)
+    if s is not None:
+        return [(int(s), int(h) if h is not None else
+                 (hosts // s if s and hosts % s == 0 else 1))]
+    named = [int(x) for pair in _MENTIONS.findall(json.dumps(rec.get("error_detail")))
+             for x in pair if x]
+    low = max([2] + named)
+    out = [(k, hosts // k) for k in range(low, min(hosts, MAX_SUBNETS_PER_ROUTER) + 1)
+           if hosts % k == 0 and hosts // k <= MAX_HOSTS_PER_SUBNET]
+    return out or [(low, hosts // low if hosts % low == 0 and hosts >= low else 1)]
+
+
+def topology(rec: dict, steps: list[dict], options: Options) -> tuple[int, int]:
+    """The first of :func:`topologies`."""
+    return topologies(rec, steps, options)[0]
 
 
 # ------------------------------------------------------------------ replay
@@ -211,23 +220,43 @@ class Replayer:
                                         topology={"subnets": [2, key[0]], "hosts": [1, key[1]]})
         return self.envs[key]
 
-    def replay(self, case: Case):
+    def _start(self, rec: dict, s: int, h: int):
+        """``(env, reset info, None)`` for the record's faults on ``s`` subnets of ``h``
+        hosts, or ``(None, None, Check)`` saying why not."""
         from netarena_gym.routing.generator import import_upstream
-        rec, steps = case.data["record"], case.data["steps"]
-        s, h = topology(rec, steps, self.options)
         query = {"errortype": rec["error_type"], "errordetail": rec["error_detail"],
                  "num_switches": s, "num_hosts_per_subnet": h}
         try:
             scenario = import_upstream({"queries": [query]})[0]
         except (ValueError, KeyError, TypeError) as e:
-            yield Check("scenario", False, note=f"import_upstream refused the record: {reason(e)}")
-            return
+            return None, None, Check("scenario", False,
+                                     note=f"import_upstream refused the record: {reason(e)}")
         env = self._env(s, h)
         try:
-            _, last = env.reset(options={"scenario": scenario.to_dict()})
+            _, info = env.reset(options={"scenario": scenario.to_dict()})
         except ValueError as e:
-            yield Check("scenario", False, note=f"our env refused the scenario: {reason(e)}")
-            return
+            return None, None, Check("scenario", False,
+                                     note=f"our env refused the scenario: {reason(e)}")
+        return env, info, None
+
+    def replay(self, case: Case):
+        rec, steps = case.data["record"], case.data["steps"]
+        fits, started, refused = False, None, None
+        for s, h in topologies(rec, steps, self.options):
+            env, last, why = self._start(rec, s, h)
+            if env is None:
+                refused = refused or why
+                continue
+            if _state("initial", None, list(env.backend.names), env.backend.observe(),
+                      steps[0]["pingall"]).agree:
+                fits = True
+                break
+            started = started or (s, h)
+        if not fits:  # no topology reproduces the first pingall: the first that started
+            if started is None:
+                yield refused
+                return
+            env, last, _ = self._start(rec, *started)
         names = list(env.backend.names)
         m = env.backend.observe()
         yield _state("initial", None, names, m, steps[0]["pingall"])

@@ -201,3 +201,18 @@ def test_verdicts_are_the_compat_envs_own_scoring(tmp_path):
     if not info["safe_compat"]:
         assert not checks["safe"]["agree"]
         assert checks["safe"]["note"] == "upstream's rule on our states gives True"
+
+
+def test_a_topology_the_record_lacks_is_the_split_that_fits_the_first_pingall(tmp_path):
+    """Upstream's records carry no topology, and NP/DEV drew subnets and hosts each from
+    2-4: 4 hosts are 2 subnets of 2 or 4 of 1. The replay took the fewest subnets whatever
+    the pingall showed, and a 4x1 run differed on every check of its states."""
+    q = dict(QUERIES["DI2"], num_switches=4, num_hosts_per_subnet=1)
+    rec = ur.route_record(q)
+    report = _replay(tmp_path, [rec])
+    assert report.cases[0]["differences"] == []
+    told = _replay(tmp_path, [rec], None, 2, 2)  # told otherwise: the record is not 2x2
+    assert {d["check"] for d in told.cases[0]["differences"]} >= {"initial"}
+    from netarena_gym.compat.replay_route import topologies
+    steps = parse_log(rec["log_content"])
+    assert topologies(rec, steps, replay.Options()) == [(2, 2), (4, 1)]
