@@ -4,7 +4,8 @@
 statuses. Each verb is a function of (store, invocation, stdin) -> CommandResult.
 
 ``apply -f -`` reads its manifest from the action's ``stdin`` (the text interface passes
-``{"command": "kubectl apply -f -", "stdin": "<yaml or json>"}``).
+``{"command": "kubectl apply -f -", "stdin": "<yaml or json>"}``); it is
+:mod:`netarena_gym.k8s.commands.kubectl_apply`.
 """
 from __future__ import annotations
 
@@ -13,20 +14,18 @@ import re
 from dataclasses import dataclass, field
 
 from netarena_gym.core.actions import depth_ok
-from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, TIMEOUT, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
 from netarena_gym.k8s.commands import printers
-from netarena_gym.k8s.commands.allowlist import apply_refusal
 from netarena_gym.k8s.commands.cmdline import (
     OTHER_RESOURCES, Invocation, UsageError, parse, resolve, resource_args)
 from netarena_gym.k8s.state_patches import (
-    PatchFailed, clone, PatchMalformed, go_value, json_patch, merge_patch, strategic_merge_patch,
-    three_way_patch)
+    PatchFailed, clone, PatchMalformed, go_value, json_patch, merge_patch, strategic_merge_patch)
 from netarena_gym.k8s.commands.kubectl_common import (
     NotSimulated, err, matches, ok, parse_selector)
+from netarena_gym.k8s.commands.kubectl_apply import apply
 from netarena_gym.k8s.commands.kubectl_get import describe, get
 from netarena_gym.k8s.commands.kubectl_manifests import (  # noqa: F401 (re-exported)
     MAX_DEPTH, check_yaml_budget, jsonable, last_applied, parse_manifests, yaml_problem)
-from netarena_gym.k8s.commands.schema import validate_manifest
 from netarena_gym.k8s.state import ApiError, Store, compact, not_found
 from netarena_gym.k8s.state_validation import DecodeError, Invalid, label_value_errors
 from netarena_gym.k8s.workload import yaml_module
@@ -387,108 +386,6 @@ def _label(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
                          ERROR if errors else OK)
 
 
-# ----------------------------------------------------------------------------- apply
-def _apply(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
-    fn = inv.flags.get("filename")
-    if fn is None:
-        return err("error: must specify one of -f and -k", INVALID)
-    if fn != "-":
-        return err(f'error: the path "{fn}" does not exist', INVALID)
-    try:
-        docs = parse_manifests(stdin)
-    except ValueError as e:
-        return err(f"error: {e}", INVALID)
-    if not docs:
-        return err("error: no objects passed to apply", INVALID)
-    why = apply_refusal(docs, k.ns(inv))
-    if why:
-        return CommandResult(f"netarena: command refused: {why}\n", 126, REFUSED)
-    ns = k.ns(inv)
-    out, errors = [], []
-    for d in docs:
-        if not isinstance(d, dict):
-            return err('error: error validating "STDIN": error validating data: invalid object to '
-                        "validate; if you choose to ignore these errors, turn validation off with "
-                        "--validate=false", INVALID)
-        missing = [f"{f} not set" for f in ("apiVersion", "kind") if not d.get(f)]
-        if missing:
-            shown = missing[0] if len(missing) == 1 else "[" + ", ".join(missing) + "]"
-            return err('error: error validating "STDIN": error validating data: '
-                        + shown + "; if you choose to ignore these errors, turn "
-                        "validation off with --validate=false", INVALID)
-        if inv.flags.get("validate") not in ("false", "ignore"):
-            errs = validate_manifest(d, end_port=k.store.end_port)
-            if errs:
-                body = errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]"
-                return err(f'error: error validating "STDIN": error validating data: {body}; if '
-                            "you choose to ignore these errors, turn validation off with "
-                            "--validate=false", INVALID)
-    for d in docs:
-        md = d.get("metadata") if isinstance(d.get("metadata"), dict) else {}
-        dns = md.get("namespace")
-        if dns and dns != ns and "namespace" in inv.flags:
-            return err(f'error: the namespace from the provided object "{dns}" does not match the '
-                        f"namespace \"{ns}\". You must pass '--namespace={dns}' to perform this "
-                        "operation.", INVALID)
-    for d in docs:
-        res = _apply_one(k, d, ns)
-        (out if res.status == 0 else errors).append(res.output)
-    return CommandResult("".join(out) + "".join(errors), 1 if errors else 0,
-                         ERROR if errors else OK)
-
-
-def _apply_one(k: Kubectl, doc: dict, ns: str) -> CommandResult:
-    st = k.store
-    md = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
-    name = md.get("name")
-    if not name:
-        return err("error: error when retrieving current configuration of:\nResource: "
-                    '"networking.k8s.io/v1, Resource=networkpolicies", GroupVersionKind: '
-                    '"networking.k8s.io/v1, Kind=NetworkPolicy"\nName: "", Namespace: '
-                    f'"{ns}"\nfrom server for: "STDIN": resource name may not be empty')
-    applied = last_applied(doc, ns)
-    modified = clone(doc)
-    mmd = modified.setdefault("metadata", {})
-    mmd["annotations"] = {**(mmd.get("annotations") or {}), LAST_APPLIED: applied}
-    mmd["namespace"] = ns
-    q = printers.qualified("networkpolicies", name)
-    cur = st.find("networkpolicies", ns, name)
-    if cur is None:
-        try:
-            st.create_policy(ns, modified)
-        except Invalid as e:
-            return err(str(e))
-        except ApiError as e:
-            return err(f'Error from server ({e.reason}): error when creating "STDIN": {e}')
-        return ok(f"{q} created\n")
-    original = None
-    raw = (cur["metadata"].get("annotations") or {}).get(LAST_APPLIED)
-    warn = ""
-    if raw:
-        try:
-            original = json.loads(raw)
-        except json.JSONDecodeError:
-            original = None
-    else:
-        warn = (f"Warning: resource networkpolicies/{name} is missing the {LAST_APPLIED} "
-                "annotation which is required by kubectl apply. kubectl apply should only be used "
-                "on resources created declaratively by either kubectl create --save-config or "
-                "kubectl apply. The missing annotation will be patched automatically.\n")
-    patch = three_way_patch(original, modified, cur)
-    if not patch:
-        return ok(f"{warn}{q} unchanged\n")
-    result = strategic_merge_patch(cur, patch)
-    try:
-        st.update_policy(ns, name, result)
-    except DecodeError as e:
-        return err(f'{warn}The request is invalid: patch: Invalid value: "{_go_quote(go_value(patch))}": {e}')
-    except Invalid as e:
-        return err(warn + str(e))
-    except ApiError as e:
-        return err(warn + f'Error from server ({e.reason}): error when applying patch to "STDIN": {e}')
-    return ok(f"{warn}{q} configured\n")
-
-
 # ---------------------------------------------------------------------------- delete
 def _delete(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
     if not inv.args:
@@ -510,5 +407,5 @@ def _delete(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
                          ERROR if errors else OK)
 
 
-_VERBS = {"get": get, "describe": describe, "patch": _patch, "label": _label, "apply": _apply,
+_VERBS = {"get": get, "describe": describe, "patch": _patch, "label": _label, "apply": apply,
           "delete": _delete}
