@@ -241,6 +241,47 @@ METHODS: dict[str, dict[int, Method]] = {
     },
 }
 
+# the parameters that name what a fault breaks (its target); the others say how
+TARGET_PARAMS = {"disable_routing": ("subnet",), "disable_interface": ("interface",),
+                 "remove_ip": ("interface",), "drop_traffic_to_from_subnet": ("subnet",),
+                 "wrong_routing_table": ("subnet", "host")}
+ROOT_QDISC = {("disable_interface", 4), ("drop_traffic_to_from_subnet", 4),
+              ("drop_traffic_to_from_subnet", 6)}
+
+
+def target(f: Fault) -> tuple:
+    """What ``f`` breaks: its type, router and target (an interface, a subnet's route, a
+    host's, a subnet's traffic, the router's forwarding). Two faults of one target undo or
+    refuse one another (a second flush of one interface, a second ``ip route del`` of one
+    route answers ``No such process``), so a scenario draws each target once."""
+    return (f.type, f.router) + tuple(f.params.get(k) for k in TARGET_PARAMS[f.type])
+
+
+def clash(f: Fault, g: Fault) -> bool:
+    """Whether ``f`` and ``g`` both add a root qdisc to one interface (the second ``tc qdisc
+    add ... root`` is refused: the recorded fault would not be injected)."""
+    return ((f.type, f.method) in ROOT_QDISC and (g.type, g.method) in ROOT_QDISC
+            and f.router == g.router and f.params["interface"] == g.params["interface"])
+
+
+def inert(lay: Layout, f: Fault) -> bool:
+    """Whether ``f`` changes nothing a probe sees on the intact network: the right address
+    with a *wider* mask (``remove_ip`` method 3, ``/8`` or ``/16``) on an interface that no
+    route leaves through a gateway (a LAN) still covers its subnet, and its wider connected
+    route is shadowed by the intended, more specific ones. (On a transit interface the
+    flush takes the static routes through it along: never inert.) Alone it is resampled
+    with the scenario (nothing is broken); beside other faults it would be a fault that is
+    not there."""
+    if (f.type, f.method) != ("remove_ip", 3):
+        return False
+    itf = f.params["interface"]
+    _, plen = _intended_addr(lay, itf)
+    if int(str(f.params["address"]).partition("/")[2]) >= plen:
+        return False
+    return not any(dev == itf and gw is not None
+                   for _, _, dev, gw in lay.intended_routes(f.router))
+
+
 # upstream's get_detail draws methods 1-4 (1-3 for disable_interface)
 UPSTREAM_METHODS = {"disable_routing": (1, 2, 3, 4), "disable_interface": (1, 2, 3),
                     "remove_ip": (1, 2, 3, 4), "drop_traffic_to_from_subnet": (1, 2, 3, 4),

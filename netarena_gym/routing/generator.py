@@ -12,6 +12,11 @@ Levels:
 
 Every scenario is checked on the simulator: it must break at least one pair, else it is
 resampled (upstream did not check, and some of its queries were healthy at step 0).
+Beside other faults, each fault has a target of its own (:func:`~netarena_gym.routing.faults.target`:
+an interface, a route, a subnet, a router's forwarding; no two root qdiscs on one interface),
+and none is inert (:func:`~netarena_gym.routing.faults.inert`: a wider mask on a LAN breaks
+nothing); a fault that finds no such target redraws the scenario, and a requested category
+that never fits is :class:`~netarena_gym.errors.InvalidConfig`.
 Combinations that no sequence of single commands can repair without breaking a working
 pair are not drawn: MTU 68 on both ends of one transit link leaves the two routers
 talking through fragments, and raising either end first cuts them off; the same holds for
@@ -33,7 +38,8 @@ from netarena_gym.core.scenario import Scenario, category_name, parse_category
 from netarena_gym.errors import InvalidConfig, ScenarioError
 from netarena_gym.core.seeding import choice, draw_seed, rng_from_seed
 from netarena_gym.routing.faults import (
-    ABBREV, NETEM, TYPES, UPSTREAM_METHODS, Fault, check_supported, sample_fault)
+    ABBREV, NETEM, TYPES, UPSTREAM_METHODS, Fault, check_supported, clash, inert,
+    sample_fault, target)
 from netarena_gym.routing.shapes import SHAPES, sample_shape
 from netarena_gym.routing.topology import (MAX_HOSTS_PER_SUBNET, MAX_ROUTERS,
                                            MAX_SUBNETS_PER_ROUTER, Layout, TopologySpec,
@@ -211,11 +217,15 @@ class RoutingGenerator:
         ``category``: see :meth:`_category_types`)."""
         rng = rng_from_seed(seed)
         types = self._category_types(category)
+        placed = False
         for _ in range(MAX_RESAMPLES):
             if self.level == "compat":
                 scenario = self._draw_compat(rng, seed, types)
             else:
                 scenario = self._draw(rng, seed, types)
+            if scenario is None:  # the faults did not fit on distinct targets: redraw
+                continue
+            placed = True
             state = self.build(scenario)
             if not state.oracle.matrix().all():
                 try:
@@ -223,6 +233,12 @@ class RoutingGenerator:
                 except ScenarioError as e:
                     raise ScenarioError(f"seed {seed} at level {self.level!r}: {e}") from None
                 return Generated(scenario, state)
+        if not placed:
+            what = (f"category {category_name(types)!r}" if types is not None
+                    else f"level {self.level!r} with fault_types {list(self.fault_types)}")
+            raise InvalidConfig(f"{what}: its faults do not fit on distinct targets (an "
+                                f"interface, a route, a subnet, a router's forwarding) of "
+                                f"this env's topologies (seed {seed}, {MAX_RESAMPLES} draws)")
         raise ScenarioError(f"no observable fault found for seed {seed} "
                             f"after {MAX_RESAMPLES} draws")
 
@@ -255,7 +271,9 @@ class RoutingGenerator:
                                     f"two distinct ones; {category!r} is not one of them")
         return types
 
-    def _draw(self, rng, seed, types: tuple[str, ...] | None = None) -> Scenario:
+    def _draw(self, rng, seed, types: tuple[str, ...] | None = None) -> Scenario | None:
+        """A scenario, or None when a fault finds no target of its own on the drawn
+        topology (it used to be left out silently: fewer faults than drawn or asked for)."""
         cfg = self.cfg
         spec = (sample_topology(rng, cfg) if cfg.shape is None
                 else sample_shape(rng, cfg.shape, cfg.routers, cfg.subnets, cfg.hosts))
@@ -270,12 +288,15 @@ class RoutingGenerator:
             for _ in range(50):
                 router = choice(rng, lay.routers)
                 f = sample_fault(rng, lay, t, router, self.drawable, alone=(k == 1))
-                # a lone fault has no other to repeat: its key would never be read
-                key = None if k == 1 else (f.type, f.router, json.dumps(f.params, sort_keys=True))
-                if (key is None or key not in seen) and not _unsafe_pair(lay, f, faults):
-                    seen.add(key)
+                # a lone fault has no other to repeat, and the scenario's check sees it
+                if k == 1 or (target(f) not in seen and not inert(lay, f)
+                              and not any(clash(f, g) for g in faults)
+                              and not _unsafe_pair(lay, f, faults)):
+                    seen.add(target(f))
                     faults.append(f)
                     break
+            else:
+                return None
         return Scenario(task="routing", level=self.level,
                         params={"topology": spec.to_dict()},
                         faults=tuple(f.to_dict() for f in faults), seed=seed,
@@ -297,8 +318,14 @@ class RoutingGenerator:
         s, h = _randint(rng, self.cfg.subnets), _randint(rng, self.cfg.hosts)
         spec = TopologySpec.uniform(s, h)
         lay = Layout(spec)
-        faults = [sample_fault(rng, lay, t, "r0", self.drawable, alone=len(cat) == 1,
-                               allowed=UPSTREAM_METHODS[t]) for t in cat]
+        faults = []
+        for t in cat:
+            for _ in range(50):  # beside another fault, an inert one would not be there
+                f = sample_fault(rng, lay, t, "r0", self.drawable, alone=len(cat) == 1,
+                                 allowed=UPSTREAM_METHODS[t])
+                if len(cat) == 1 or not inert(lay, f):
+                    break
+            faults.append(f)
         return Scenario(task="routing", level="compat", params={"topology": spec.to_dict()},
                         faults=tuple(f.to_dict() for f in faults), seed=seed,
                         meta={"category": category_name(cat),

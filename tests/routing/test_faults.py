@@ -91,3 +91,41 @@ def test_injection_commands_are_recorded_with_outcomes(build):
     assert cmds[0][1] == "ip route del 192.168.2.0/24 dev r0-eth2" and cmds[0][2] == 0
     assert cmds[1][1] == "ip route add 192.168.2.0/24 via 10.255.255.254"
     assert cmds[1][2] != 0  # rejected gateway: the route simply stays deleted
+
+
+def test_inert_names_exactly_the_wider_masks_that_break_nothing(build):
+    """A wider mask on a LAN (/8, /16) breaks no pair on the intact network; a narrower one
+    cuts the subnet off, and on a transit link any mask does (the flush takes the static
+    routes through the link along)."""
+    from netarena_gym.routing.faults import inert
+    from netarena_gym.routing.topology import Layout, TopologySpec
+    two = {"hosts": [[1], [1]], "parents": [0]}
+    lay = Layout(TopologySpec.from_dict(two))
+    for itf, ip, plen, masks in (("r0-eth2", "192.168.2.1", 24, (8, 16, 30, 31, 32)),
+                                 ("r0-eth1", "192.168.1.1", 24, (8, 16, 30)),
+                                 ("r1-eth2", "172.16.0.2", 30, (8, 16, 24, 31, 32))):
+        for mask in masks:
+            f = Fault("remove_ip", 3, itf.split("-")[0], {"interface": itf,
+                                                          "address": f"{ip}/{mask}"})
+            topo = two if itf.startswith("r1") else None
+            st = build(f, topology=topo) if topo else build(f)
+            want = mask < plen and plen == 24
+            assert inert(lay if topo else st.layout, f) == want, (itf, mask)
+            assert (broken(st) == set()) == want, (itf, mask)
+
+
+def test_targets_and_root_qdisc_clashes():
+    from netarena_gym.routing.faults import clash, target
+    a = Fault("remove_ip", 1, "r0", {"interface": "r0-eth1"})
+    b = Fault("remove_ip", 2, "r0", {"interface": "r0-eth1", "address": "10.1.2.1/24"})
+    assert target(a) == target(b) != target(Fault("remove_ip", 1, "r1", {"interface": "r1-eth1"}))
+    w1 = Fault("wrong_routing_table", 1, "r0", {"subnet": "192.168.2.0/24", "wrong_dev": "x"})
+    w2 = Fault("wrong_routing_table", 2, "r0", {"subnet": "192.168.2.0/24", "wrong_dev": "y"})
+    w5 = Fault("wrong_routing_table", 5, "r0", {"host": "h2", "address": "192.168.2.100/32"})
+    assert target(w1) == target(w2) != target(w5)
+    loss = Fault("disable_interface", 4, "r0", {"interface": "r0-eth1", "loss_pct": 60})
+    delay = Fault("drop_traffic_to_from_subnet", 4, "r0", {"subnet": "192.168.1.0/24",
+                                                           "interface": "r0-eth1",
+                                                           "delay_ms": 2000})
+    assert clash(loss, delay) and not clash(loss, Fault("disable_interface", 2, "r0",
+                                                        {"interface": "r0-eth1"}))

@@ -185,3 +185,52 @@ def test_a_fault_type_named_twice_is_drawn_once_at_a_distinct_types_level():
     for seed in range(10):
         types = [f["type"] for f in g.generate(seed).scenario.faults]
         assert sorted(types) == ["disable_routing", "remove_ip"]
+
+
+def test_faults_of_one_scenario_have_distinct_targets():
+    """Before, two faults could hit one target: a second remove_ip flushed the first's
+    interface again (the first was not there any more), a second wrong_routing_table on
+    one route failed its ``ip route del`` (No such process), and two root qdiscs on one
+    interface refused the second ``tc qdisc add``: faults recorded but not injected."""
+    from netarena_gym.routing.faults import target
+    g = RoutingGenerator(3, fault_types=("remove_ip", "wrong_routing_table"),
+                         topology={"routers": 2, "subnets": 1, "hosts": 1})
+    for seed in range(20):
+        faults = [Fault.from_dict(f) for f in g.generate(seed).scenario.faults]
+        assert len({target(f) for f in faults}) == len(faults), faults
+    g = RoutingGenerator(3, fault_types=("disable_interface", "drop_traffic_to_from_subnet"),
+                         netem_faults=True, topology={"routers": 2, "subnets": 1, "hosts": 1})
+    for seed in range(30):
+        log = g.generate(seed).state.injection
+        assert all(res.status == 0 for _, cmd, res in log if cmd.startswith("tc ")), log
+
+
+def test_a_category_is_drawn_whole_or_refused():
+    """Before, a fault that found no target of its own was left out silently: four
+    disable_routing faults on one router of two subnets (three targets: its forwarding and
+    each subnet's FORWARD rule) came out as three."""
+    g = RoutingGenerator(1, topology={"subnets": 2})
+    three = g.generate(0, category="+".join(["disable_routing"] * 3)).scenario
+    assert len(three.faults) == 3
+    with pytest.raises(InvalidConfig, match="distinct targets"):
+        g.generate(0, category="+".join(["disable_routing"] * 4))
+
+
+@pytest.mark.parametrize("level", [2, "compat"])
+def test_every_fault_beside_another_breaks_a_pair_on_its_own(level):
+    """Before, remove_ip with a wider mask (/8, /16: inert) was drawn beside another fault:
+    the scenario was broken, by the other fault only. Only the tcp-only drop (a distractor
+    by design, never drawn alone) may break nothing."""
+    import dataclasses
+    from netarena_gym.routing.backends.sim import SimState
+    g = RoutingGenerator(level, fault_types=("remove_ip", "disable_routing"))
+    seen = 0
+    for seed in range(40):
+        sc = g.generate(seed).scenario
+        if len(sc.faults) < 2:
+            continue
+        for f in sc.faults:
+            seen += f["type"] == "remove_ip"
+            alone = SimState.build(dataclasses.replace(sc, faults=(f,)))
+            assert not alone.oracle.matrix().all(), (seed, f)
+    assert seen
