@@ -40,6 +40,7 @@ NO_MISMATCH = "No mismatches found."
 SKIPPED = "Skipped due to disallowed command."
 _LINE = re.compile(r"^Mismatch: (\S+) (?:→|->) (\S+):(\d+) \(Expected: (True|False), "
                    r"Actual: (True|False)\)$")
+MIN_STEPS = 60  # our env's step limit, raised for a record with more steps
 TARGETS = ("adservice", "cartservice", "checkoutservice", "currencyservice", "emailservice",
            "paymentservice", "productcatalogservice", "recommendationservice", "redis-cart",
            "shippingservice")
@@ -139,7 +140,7 @@ class Replayer:
         from netarena_gym.k8s.env import K8sPolicyEnv
         from netarena_gym.k8s.workload import load_workload
         self.config = _config(options.config) if options.config else None
-        self.env = K8sPolicyEnv(level="compat", max_steps=60)
+        self.env = K8sPolicyEnv(level="compat", max_steps=MIN_STEPS)
         self.wl = load_workload()
 
     def __enter__(self):
@@ -153,9 +154,14 @@ class Replayer:
         rep = mismatch_report(self.env.probe_set, self.env.backend.observe(), "→")
         return parse_summary(rep)
 
-    def _reset(self, files: list[str], details: list[dict]) -> dict:
-        """Reset our env to the record's faults; its reset ``info``."""
+    def _reset(self, files: list[str], details: list[dict], steps: int = 0) -> dict:
+        """Reset our env to the record's faults; its reset ``info``. The env's step limit
+        holds ``steps`` commands (upstream's ``max_iterations`` is a setting)."""
+        from netarena_gym.k8s.env import K8sPolicyEnv
         from netarena_gym.k8s.generator import import_upstream
+        if steps > self.env.max_steps:
+            self.env.close()
+            self.env = K8sPolicyEnv(level="compat", max_steps=steps)
         for d in details:
             check_fault(d)
         sc = import_upstream({"details": [{"policies_to_inject": list(files),
@@ -184,7 +190,7 @@ class Replayer:
         fits = []
         for files in itertools.product(*options):
             try:
-                self._reset(files, details)
+                self._reset(files, details, len(steps))
             except (ValueError, KeyError, TypeError) as e:  # the details themselves are bad
                 return None, Check("scenario", False, note=f"import_upstream refused the "
                                    f"record: {reason(e)}")
@@ -207,7 +213,7 @@ class Replayer:
         if files is None:
             return
         try:
-            scored = self._reset(files, case.data["details"])
+            scored = self._reset(files, case.data["details"], len(rec["results"]))
         except (ValueError, KeyError, TypeError) as e:
             yield Check("scenario", False, note=f"import_upstream refused the record: {reason(e)}")
             return

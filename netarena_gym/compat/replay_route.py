@@ -210,17 +210,18 @@ class Replayer:
         for env in self.envs.values():
             env.close()
 
-    def _env(self, s: int, h: int):
+    def _env(self, s: int, h: int, steps: int = 0):
         """A compat env whose dimensions hold ``s`` subnets of ``h`` hosts (the scenario
-        carries its own topology; the env's ranges only size its arrays)."""
+        carries its own topology; the env's ranges only size its arrays) and whose step
+        limit holds ``steps`` commands (upstream's ``max_iterations`` is a setting)."""
         from netarena_gym.routing.env import RoutingEnv
-        key = (max(4, s), max(4, h))
+        key = (max(4, s), max(4, h), max(4 * UPSTREAM_MAX_ITERATIONS, steps))
         if key not in self.envs:
-            self.envs[key] = RoutingEnv(level="compat", max_steps=4 * UPSTREAM_MAX_ITERATIONS,
+            self.envs[key] = RoutingEnv(level="compat", max_steps=key[2],
                                         topology={"subnets": [2, key[0]], "hosts": [1, key[1]]})
         return self.envs[key]
 
-    def _start(self, rec: dict, s: int, h: int):
+    def _start(self, rec: dict, s: int, h: int, steps: int = 0):
         """``(env, reset info, None)`` for the record's faults on ``s`` subnets of ``h``
         hosts, or ``(None, None, Check)`` saying why not."""
         from netarena_gym.routing.generator import import_upstream
@@ -231,7 +232,7 @@ class Replayer:
         except (ValueError, KeyError, TypeError) as e:
             return None, None, Check("scenario", False,
                                      note=f"import_upstream refused the record: {reason(e)}")
-        env = self._env(s, h)
+        env = self._env(s, h, steps)
         try:
             _, info = env.reset(options={"scenario": scenario.to_dict()})
         except ValueError as e:
@@ -243,7 +244,7 @@ class Replayer:
         rec, steps = case.data["record"], case.data["steps"]
         fits, started, refused = False, None, None
         for s, h in topologies(rec, steps, self.options):
-            env, last, why = self._start(rec, s, h)
+            env, last, why = self._start(rec, s, h, len(steps))
             if env is None:
                 refused = refused or why
                 continue
@@ -256,7 +257,7 @@ class Replayer:
             if started is None:
                 yield refused
                 return
-            env, last, _ = self._start(rec, *started)
+            env, last, _ = self._start(rec, *started, len(steps))
         names = list(env.backend.names)
         m = env.backend.observe()
         yield _state("initial", None, names, m, steps[0]["pingall"])

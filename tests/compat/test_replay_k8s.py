@@ -226,3 +226,13 @@ def test_iterations_without_a_reply_are_not_a_difference(tmp_path, records):
     assert "agree" not in it and "no agent reply" in it["note"]
     fewer = dict(rec, iterations=records[0]["iterations"] - 1)
     assert [d["check"] for d in _replay(tmp_path, [fewer]).cases[0]["differences"]] == ["iterations"]
+
+
+def test_a_run_longer_than_60_commands_replays_whole(tmp_path):
+    """The replay's env stopped at 60 commands whatever the record's ``max_iterations``."""
+    rec = ur.k8s_record(ENTRIES[0], commands=["kubectl get networkpolicy"] * 61,
+                        max_iterations=61)
+    rec = dict(rec, policies_to_inject=ENTRIES[0]["policies_to_inject"])
+    assert len(rec["results"]) == 61 and not rec["success"]
+    report = _replay(tmp_path, [rec])
+    assert report.cases[0]["differences"] == []

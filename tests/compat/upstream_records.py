@@ -54,7 +54,7 @@ def route_record(query: dict, commands: list[dict] | None = None, max_iterations
     s, h = query.get("num_switches", 2), query.get("num_hosts_per_subnet", 1)
     query = {k: v for k, v in query.items() if k not in ("num_switches", "num_hosts_per_subnet")}
     query.update(num_switches=s, num_hosts_per_subnet=h)
-    env = RoutingEnv(level="compat", max_steps=40,
+    env = RoutingEnv(level="compat", max_steps=max(40, max_iterations),
                      topology={"subnets": [2, max(4, s)], "hosts": [1, max(4, h)]})
     agent = RoutingExpert()
     agent.reset()
@@ -102,7 +102,7 @@ def k8s_record(entry: dict, commands: list[str] | None = None, max_iterations: i
     from netarena_gym.k8s.generator import import_upstream
     from netarena_gym.k8s.render import mismatch_report
     sc = import_upstream({"details": [entry]})[0]
-    env = K8sPolicyEnv(level="compat", max_steps=40)
+    env = K8sPolicyEnv(level="compat", max_steps=max(40, max_iterations))
     agent = K8sExpert()
     agent.reset()
     obs, info = env.reset(options={"scenario": sc.to_dict()})
