@@ -122,6 +122,10 @@ def _addresses(r: str, v: RouterView, intent, adds: list, cleanup: list) -> set[
 
 
 def _routes(r: str, v: RouterView, intent, wrong_addrs, fixes: list, cleanup: list) -> None:
+    if not any(router == r for router, _ in intent.addrs):
+        # nothing says what this router should hold (no labels on a network of several
+        # routers): every route would look wrong, and deleting them breaks working pairs
+        return
     want = intent.routes.get(r, {})
     consumed: set[int] = set()
     for prefix, (dev, via) in want.items():
