@@ -5,14 +5,15 @@ A record (``shared/spec/upstream-route.md`` §3.1, the green agent's per-query r
 topology (``num_switches``, ``num_hosts_per_subnet``) is read when the record has it, else
 from the options, else inferred: the split of the recorded pingall's hosts into subnets
 whose initial state reproduces the first pingall (fewest subnets first; upstream's default
-is 2 subnets of 1 host). ``log_content`` is upstream's per-query ``.txt`` log: for every iteration, the
-pingall block (``Pingall result:``, then one ``src -> dst ... X`` row per node and ``***
-Results: L% dropped (r/s received)``), then ``Machine: M``, ``Command: C``, ``Packet Loss:
-L%``, ``Elapsed Time: T seconds``, and, when the command ran, ``Command Output:`` and its
-output. Names carry upstream's ``p{pid % 100}_`` prefix: the run's own (read from its first
-pingall row) is stripped from machines and commands; a machine without it (``r0``, or
-another run's ``p29_r0``) named no node of upstream's ``net`` and was skipped, and is
-replayed as an unknown machine; another prefix in a command stays, naming nothing.
+is 2 subnets of 1 host). ``log_content`` is upstream's per-query ``.txt`` log: for every
+iteration, the pingall block (``Pingall result:``, then one ``src -> dst ... X`` row per
+node and ``*** Results: L% dropped (r/s received)``), then ``Machine: M``, ``Command: C``,
+``Packet Loss: L%``, ``Elapsed Time: T seconds``, and, when the command ran, ``Command
+Output:`` and its output. Names carry upstream's ``p{pid % 100}_`` prefix: the run's own
+(read from its first pingall row) is stripped from machines and commands; a machine
+without it (``r0``, or another run's ``p29_r0``) named no node of upstream's ``net`` and
+was skipped, and is replayed as an unknown machine; another prefix in a command stays,
+naming nothing.
 
 Replay (``level="compat"``, the scenario from
 :func:`netarena_gym.routing.generator.import_upstream`): the first pingall against our
@@ -21,9 +22,10 @@ pingall against ours (``state``); whether it ran (``executed``: upstream skips u
 machines, empty and blacklisted commands) and its normalised output (``output``); and the
 verdicts ``success`` and ``safe`` (our env's own compat scoring, ``info["correct"]`` and
 ``info["safe_compat"]``, after the commands replayed; where upstream's rule recomputed on
-our pingalls gives another verdict, the note says so) and ``iterations`` (upstream's ``k + 1``, ``max + 1`` on failure; a failed record's own count
-gives its budget, 10 by default). A command upstream logged on the iteration that saw 0%
-loss never ran and is not replayed.
+our pingalls gives another verdict, the note says so) and ``iterations`` (upstream's
+``k + 1``, ``max + 1`` on failure; a failed record's own count gives its budget, 10 by
+default). A command upstream logged on the iteration that saw 0% loss never ran and is
+not replayed.
 """
 from __future__ import annotations
 

@@ -225,7 +225,8 @@ def test_iterations_without_a_reply_are_not_a_difference(tmp_path, records):
     it = next(c for c in report.cases[0]["checks"] if c["check"] == "iterations")
     assert "agree" not in it and "no agent reply" in it["note"]
     fewer = dict(rec, iterations=records[0]["iterations"] - 1)
-    assert [d["check"] for d in _replay(tmp_path, [fewer]).cases[0]["differences"]] == ["iterations"]
+    diffs = _replay(tmp_path, [fewer]).cases[0]["differences"]
+    assert [d["check"] for d in diffs] == ["iterations"]
 
 
 def test_a_run_longer_than_60_commands_replays_whole(tmp_path):

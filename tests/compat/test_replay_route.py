@@ -221,8 +221,8 @@ def test_a_topology_the_record_lacks_is_the_split_that_fits_the_first_pingall(tm
 def test_a_run_longer_than_40_commands_replays_whole(tmp_path):
     """Upstream's ``max_iterations`` is a setting: the replay's env stopped at 40 commands
     and reported the rest of a longer run as 'our episode had already ended'."""
-    rec = ur.route_record(QUERIES["DI2"], commands=[{"machine": "r0", "command": "ip route show"}] * 45,
-                          max_iterations=45)
+    looks = [{"machine": "r0", "command": "ip route show"}] * 45
+    rec = ur.route_record(QUERIES["DI2"], commands=looks, max_iterations=45)
     assert rec["iterations"] == 46
     report = _replay(tmp_path, [rec])
     assert report.cases[0]["differences"] == []
