@@ -77,7 +77,7 @@ class Fault:
     def from_dict(cls, d: dict[str, Any]) -> "Fault":
         t, m = d["type"], int(d["method"])
         if t not in METHODS or m not in METHODS[t]:
-            raise ValueError(f"unknown fault {t!r} method {m}")
+            raise ScenarioError(f"unknown fault {t!r} method {m}")
         return cls(type=t, method=m, router=d["router"], params=dict(d.get("params", {})))
 
     @property

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from netarena_gym.errors import InvalidConfig
 from netarena_gym.routing.topology import MAX_ROUTERS, TopologySpec
 
 SHAPES = ("tree", "ring", "leaf-spine")
@@ -32,9 +33,9 @@ def shape_spec(shape: str, hosts: list[tuple[int, ...]]) -> TopologySpec:
     subnets (spines' entries are ignored: spines have none)."""
     n = len(hosts)
     if shape not in SHAPES:
-        raise ValueError(f"shape must be one of {SHAPES}, got {shape!r}")
+        raise InvalidConfig(f"shape must be one of {SHAPES}, got {shape!r}")
     if not 1 <= n <= MAX_ROUTERS:
-        raise ValueError(f"1..{MAX_ROUTERS} routers expected, got {n}")
+        raise InvalidConfig(f"1..{MAX_ROUTERS} routers expected, got {n}")
     if shape == "tree" or (shape == "ring" and n < 3):
         return TopologySpec(hosts=tuple(hosts), parents=tuple((i - 1) // 2 if shape == "tree"
                                                               else i - 1 for i in range(1, n)))
@@ -42,7 +43,7 @@ def shape_spec(shape: str, hosts: list[tuple[int, ...]]) -> TopologySpec:
         links = tuple((i, i + 1) for i in range(n - 1)) + ((0, n - 1),)
         return TopologySpec(hosts=tuple(hosts), links=links)
     if n < 3:
-        raise ValueError("a leaf-spine needs at least 3 routers (2 spines, 1 leaf)")
+        raise InvalidConfig("a leaf-spine needs at least 3 routers (2 spines, 1 leaf)")
     s = spines(n)
     links = tuple((sp, leaf) for leaf in range(s, n) for sp in range(s))
     return TopologySpec(hosts=tuple(() if i < s else tuple(h) for i, h in enumerate(hosts)),

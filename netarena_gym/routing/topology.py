@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from netarena_gym.core.ipv4 import int_to_ip
+from netarena_gym.errors import ScenarioError
 from netarena_gym.routing.clone import clonable, clone_network
 from netarena_gym.routing.state import (MAIN, Address, Interface, Network, Node,  # noqa: F401
                                         Route, new_interface)
@@ -52,26 +53,35 @@ class TopologySpec:
     links: tuple[tuple[int, int], ...] = ()
 
     def __post_init__(self):
+        """:class:`~netarena_gym.errors.ScenarioError` (a ``ValueError``) for a spec that
+        cannot be built, naming what is wrong."""
+        if not all(isinstance(hs, tuple) and all(_is_int(h) for h in hs) for hs in self.hosts):
+            raise ScenarioError(f"hosts must list each router's subnets as host counts "
+                                f"(ints), got {self.hosts!r}")
+        if not all(_is_int(p) for p in self.parents) or not all(
+                isinstance(ln, tuple) and all(_is_int(x) for x in ln) for ln in self.links):
+            raise ScenarioError(f"parents and links must name routers by index (ints), got "
+                                f"parents {self.parents!r}, links {self.links!r}")
         n = len(self.hosts)
         if not 1 <= n <= MAX_ROUTERS:
-            raise ValueError(f"1..{MAX_ROUTERS} routers expected, got {n}")
+            raise ScenarioError(f"1..{MAX_ROUTERS} routers expected, got {n}")
         if self.links:
             if self.parents:
-                raise ValueError("give parents (a tree) or links, not both")
+                raise ScenarioError("give parents (a tree) or links, not both")
             _check_links(n, self.links)
         elif len(self.parents) != n - 1:
-            raise ValueError("parents must name one parent per router after r0")
+            raise ScenarioError("parents must name one parent per router after r0")
         for i, p in enumerate(self.parents, start=1):
             if not 0 <= p < i:
-                raise ValueError(f"router r{i} must attach to an earlier router, not r{p}")
+                raise ScenarioError(f"router r{i} must attach to an earlier router, not r{p}")
         if not any(self.hosts):
-            raise ValueError("at least one subnet expected")
+            raise ScenarioError("at least one subnet expected")
         for hs in self.hosts:
             if not (0 if self.links else 1) <= len(hs) <= MAX_SUBNETS_PER_ROUTER:
-                raise ValueError(f"1..{MAX_SUBNETS_PER_ROUTER} subnets per router expected")
+                raise ScenarioError(f"1..{MAX_SUBNETS_PER_ROUTER} subnets per router expected")
             for h in hs:
                 if not 1 <= h <= MAX_HOSTS_PER_SUBNET:
-                    raise ValueError(f"1..{MAX_HOSTS_PER_SUBNET} hosts per subnet expected")
+                    raise ScenarioError(f"1..{MAX_HOSTS_PER_SUBNET} hosts per subnet expected")
 
     @classmethod
     def uniform(cls, subnets: int, hosts_per_subnet: int) -> "TopologySpec":
@@ -107,14 +117,18 @@ class TopologySpec:
         return sum(sum(h) for h in self.hosts)
 
 
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
 def _check_links(n: int, links) -> None:
     seen = set()
     for ln in links:
         if len(ln) != 2 or not all(0 <= x < n for x in ln) or ln[0] == ln[1]:
-            raise ValueError(f"link {ln!r}: two different routers of 0..{n - 1} expected")
+            raise ScenarioError(f"link {ln!r}: two different routers of 0..{n - 1} expected")
         key = frozenset(ln)
         if key in seen:
-            raise ValueError(f"link {ln!r} given twice")
+            raise ScenarioError(f"link {ln!r} given twice")
         seen.add(key)
     adj: dict[int, list[int]] = {}
     for a, b in links:
@@ -127,7 +141,7 @@ def _check_links(n: int, links) -> None:
                 reach.add(y)
                 todo.append(y)
     if len(reach) != n:
-        raise ValueError("the links must connect every router")
+        raise ScenarioError("the links must connect every router")
 
 
 def subnet_net(k: int) -> int:

@@ -129,3 +129,11 @@ def test_targets_and_root_qdisc_clashes():
                                                            "delay_ms": 2000})
     assert clash(loss, delay) and not clash(loss, Fault("disable_interface", 2, "r0",
                                                         {"interface": "r0-eth1"}))
+
+
+def test_an_unknown_fault_in_a_record_is_a_scenario_error():
+    from netarena_gym.errors import ScenarioError
+    for d in ({"type": "nope", "method": 1, "router": "r0"},
+              {"type": "remove_ip", "method": 9, "router": "r0"}):
+        with pytest.raises(ScenarioError, match="unknown fault"):
+            Fault.from_dict(d)

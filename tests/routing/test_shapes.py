@@ -122,3 +122,11 @@ def test_discrete_interface_at_64_routers():
         obs, r, term, trunc, info = env.step(int(rng.choice(np.flatnonzero(mask))))
         mask = info["action_mask"]
     assert env.observation_space.contains(obs)
+
+
+def test_bad_shape_arguments_are_invalid_config():
+    """Before, a plain ValueError (outside netarena_gym's root class)."""
+    from netarena_gym.errors import InvalidConfig
+    for shape, n in (("mesh", 4), ("tree", 0), ("tree", 65), ("leaf-spine", 2)):
+        with pytest.raises(InvalidConfig):
+            shape_spec(shape, [(1,)] * n)

@@ -136,3 +136,20 @@ def test_links_must_connect_every_router_in_any_listing_order():
         TopologySpec(hosts=hosts, links=((0, 1), (2, 3)))  # two islands
     with pytest.raises(ValueError, match="connect every router"):
         TopologySpec(hosts=hosts, links=((1, 2), (2, 3), (3, 1)))  # r0 left out of a cycle
+
+
+@pytest.mark.parametrize("kw, says", [
+    ({"hosts": ((1,), (1,)), "parents": (True,)}, "ints"),  # True passed as router 1
+    ({"hosts": ((1.5, 2),)}, "ints"),  # a float host count got as far as range()
+    ({"hosts": ((True, 2),)}, "ints"),
+    ({"hosts": ([1, 2],)}, "ints"),  # a list is unhashable: layout_of's memo raised
+    ({"hosts": ((1,), (1,)), "links": ((0, 1.0),)}, "ints"),
+    ({"hosts": ((1,), (1,))}, "one parent per router"),
+    ({"hosts": ((9,),)}, "hosts per subnet"),
+])
+def test_a_spec_that_cannot_be_built_is_a_scenario_error(kw, says):
+    """Before, a plain ValueError (outside the root class), or no error at all for bools
+    and floats until the build failed elsewhere."""
+    from netarena_gym.errors import ScenarioError
+    with pytest.raises(ScenarioError, match=says):
+        TopologySpec(**kw)
