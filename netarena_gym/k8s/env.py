@@ -214,7 +214,8 @@ class K8sPolicyEnv(NetArenaEnv):
         try:
             self.backend.apply(scenario, self._prebuilt)
         except DecodeError as e:  # a policy of the record that kubectl could not decode
-            raise ValueError(f"a policy of the scenario does not decode: {e}") from None
+            raise ValueError(f"a policy of the scenario does not decode: "
+                             f"{e.path + ': ' if e.path else ''}{e}") from None
         self._prebuilt = None
 
     def _execute(self, action: dict[str, str]) -> CommandResult:

@@ -16,6 +16,7 @@ import uuid
 from functools import lru_cache
 from netarena_gym.k8s.state_validation import (
     DecodeError, FieldError, Invalid, apply_defaults, decode_rule, decode_selector, decode_spec,
+    reflect_kind, reflect_type,
     default_rule, drop_empty, drop_end_ports, validate_metadata, validate_name, validate_rule,
     validate_spec)
 
@@ -147,7 +148,7 @@ def _rule_parts(rule, i: int, key: str, peer_key: str, end_port: bool) -> tuple 
     rk = (repr(rule), key, end_port)
     hit = _RULE_CACHE.get(rk, _RULE_CACHE)
     if hit is _RULE_CACHE:
-        shape = decode_rule(rule, f"spec.{key}[{i}]", peer_key, keep_empty=True)
+        shape = decode_rule(rule, f"spec.{key}[{i}]", peer_key, keep_empty=True, end_port=end_port)
         if not end_port:
             drop_end_ports(shape)
         default_rule(shape)
@@ -279,27 +280,41 @@ class Store:
                            "accepted media types include: application/json", 400)
         md = body.get("metadata")
         if md is not None and not isinstance(md, dict):
-            raise DecodeError("metadata: expected an object")
+            raise DecodeError(f"cannot restore struct from: {reflect_kind(md)}", "metadata")
         md = md or {}
+        for k in ("name", "namespace"):  # ObjectMeta's fields in Go's order
+            if md.get(k) is not None and not isinstance(md[k], str):
+                raise DecodeError(f"cannot convert {reflect_type(md[k])} to string", "metadata." + k)
         meta = {}
         for k in ("labels", "annotations"):
             v = md.get(k)
             if v is None:
                 continue
-            if not isinstance(v, dict) or not all(x is None or isinstance(x, str) for x in v.values()):
-                raise DecodeError(f"metadata.{k}: expected a map of strings")
+            if not isinstance(v, dict):
+                raise DecodeError(f"cannot restore map from {reflect_kind(v)}", "metadata." + k)
+            if any(x is not None and not isinstance(x, str) for x in v.values()):
+                # ObjectMeta's maps take another path in 1.20's converter than a selector's
+                # matchLabels ("cannot convert int64 to string")
+                raise DecodeError("unrecognized type: string", "metadata." + k)
             if v:  # a JSON null in a map of strings decodes to ""
                 meta[k] = {a: ("" if b is None else b) for a, b in v.items()}
         shape, spec, spec_errs = self._canonical_spec(body.get("spec"))
         obj_name = md.get("name") if isinstance(md.get("name"), str) else ""
         if old is not None:
-            if obj_name and obj_name != old["metadata"]["name"]:
+            if not obj_name:  # checkName: the namer finds no name in the body
+                raise ApiError("BadRequest", f"the name of the object ({old['metadata']['name']} "
+                               "based on URL) was undeterminable: name must be provided", 400)
+            if obj_name != old["metadata"]["name"]:
                 raise ApiError("BadRequest", f"the name of the object ({obj_name}) does not match "
                                f"the name on the URL ({old['metadata']['name']})", 400)
             obj_name = old["metadata"]["name"]
         elif name is not None and obj_name != name:
             raise ApiError("BadRequest", f"the name of the object ({obj_name}) does not match "
                            f"the name on the URL ({name})", 400)
+        obj_ns = md.get("namespace") if isinstance(md.get("namespace"), str) else ""
+        if obj_ns and obj_ns != ns:  # checkName: after the name, only when the body has one
+            raise ApiError("BadRequest", f"the namespace of the object ({obj_ns}) does not match "
+                           f"the namespace on the request ({ns})", 400)
         errs: list[FieldError] = []
         if old is None:
             errs.extend(validate_name(obj_name))

@@ -86,15 +86,42 @@ class Invalid(Exception):
 
 
 class DecodeError(Exception):
-    """400: the JSON does not fit the typed object (a wrong type somewhere)."""
+    """400: the JSON does not fit the typed object (a wrong type somewhere). The message is
+    what ``runtime.DefaultUnstructuredConverter.FromUnstructured`` says, the decoder of a
+    strategic merge patch's result ("cannot restore slice from map", "cannot convert int64 to
+    string", ...); a JSON or merge patch's result goes through json-iterator, whose messages
+    (with the object's bytes around the error) are left out. ``path``: where (for our own
+    messages; Go's do not say)."""
+
+    def __init__(self, message: str, path: str = ""):
+        super().__init__(message)
+        self.path = path
 
 
 # ---------------------------------------------------------------------------- decoding
-def _str(v, path: str) -> str:
+# reflect's Kind and Type names of what util/json decodes a JSON value to
+def reflect_kind(v) -> str:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int):
+        return "int64"
+    if isinstance(v, float):
+        return "float64"
+    if isinstance(v, str):
+        return "string"
+    return "slice" if isinstance(v, list) else "map"
+
+
+def reflect_type(v) -> str:
+    k = reflect_kind(v)
+    return {"slice": "[]interface {}", "map": "map[string]interface {}"}.get(k, k)
+
+
+def _str(v, path: str, gotype: str = "string") -> str:
     if v is None:
         return ""
     if not isinstance(v, str):
-        raise DecodeError(f"{path}: expected a string, got {json_kind(v)}")
+        raise DecodeError(f"cannot convert {reflect_type(v)} to {gotype}", path)
     return v
 
 
@@ -117,10 +144,11 @@ def json_kind(v, *, integer: str = "number", boolean: str = "boolean") -> str:
 
 
 def _map(v, path: str) -> dict | None:
+    """A struct (structFromUnstructured)."""
     if v is None:
         return None
     if not isinstance(v, dict):
-        raise DecodeError(f"{path}: expected an object, got {json_kind(v)}")
+        raise DecodeError(f"cannot restore struct from: {reflect_kind(v)}", path)
     return v
 
 
@@ -128,27 +156,48 @@ def _list(v, path: str) -> list:
     if v is None:
         return []
     if not isinstance(v, list):
-        raise DecodeError(f"{path}: expected an array, got {json_kind(v)}")
+        raise DecodeError(f"cannot restore slice from {reflect_kind(v)}", path)
     return v
+
+
+def go_number(v: float) -> str:
+    """Go's json.Marshal of a float64 (``strconv.FormatFloat`` 'f' below 1e21, else 'e')."""
+    if v.is_integer() and abs(v) < 1e21:
+        return str(int(v))
+    if abs(v) < 1e21 and (abs(v) >= 1e-6):
+        return repr(v)
+    return repr(v).replace("e-0", "e-").replace("e+0", "e+")
+
+
+def _int_or_string(v, path: str):
+    """IntOrString: FromUnstructured hands its JSON to IntOrString.UnmarshalJSON."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        what = "bool"
+    elif isinstance(v, (int, float)):
+        text = go_number(float(v)) if isinstance(v, float) else str(v)
+        if text.lstrip("-").isdigit() and -2**31 <= int(text) < 2**31:
+            return int(text)
+        what = "number " + text
+    else:
+        what = "array" if isinstance(v, list) else "object"
+    raise DecodeError(f"json: cannot unmarshal {what} into Go value of type int32", path)
 
 
 def _int32(v, path: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise DecodeError(f"{path}: expected an integer, got {json_kind(v)}")
-    if isinstance(v, float):
-        if not v.is_integer():
-            raise DecodeError(f"{path}: expected an integer, got {v}")
-        v = int(v)
-    if not -2**31 <= v < 2**31:
-        raise DecodeError(f"{path}: {v} overflows int32")
-    return v
+    """A plain int32 (``endPort``): an integer converts (wrapping as Go's conversion does)."""
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise DecodeError(f"cannot convert {reflect_type(v)} to int32", path)
+    return (v + 2**31) % 2**32 - 2**31
 
 
 def _string_map(v, path: str) -> dict | None:
-    m = _map(v, path)
-    if m is None:
+    if v is None:
         return None
-    return {k: _str(x, f"{path}.{k}") for k, x in m.items()}
+    if not isinstance(v, dict):
+        raise DecodeError(f"cannot restore map from {reflect_kind(v)}", path)
+    return {k: _str(x, f"{path}.{k}") for k, x in v.items()}
 
 
 def decode_selector(v, path: str, keep_empty: bool = False) -> dict | None:
@@ -162,8 +211,11 @@ def decode_selector(v, path: str, keep_empty: bool = False) -> dict | None:
     exprs = []
     for i, e in enumerate(_list(m.get("matchExpressions"), path + ".matchExpressions")):
         e = _map(e, f"{path}.matchExpressions[{i}]") or {}
-        r = {"key": _str(e.get("key"), "key"), "operator": _str(e.get("operator"), "operator")}
-        vals = [_str(x, "values") for x in _list(e.get("values"), "values")]
+        r = {"key": _str(e.get("key"), f"{path}.matchExpressions[{i}].key"),
+             "operator": _str(e.get("operator"), f"{path}.matchExpressions[{i}].operator",
+                          "v1.LabelSelectorOperator")}
+        vp = f"{path}.matchExpressions[{i}].values"
+        vals = [_str(x, vp) for x in _list(e.get("values"), vp)]
         if vals or (keep_empty and e.get("values") is not None):
             r["values"] = vals
         exprs.append(r)
@@ -172,45 +224,51 @@ def decode_selector(v, path: str, keep_empty: bool = False) -> dict | None:
     return out
 
 
-def _decode_port(p, path: str) -> dict:
+def _decode_port(p, path: str, end_port: bool = True) -> dict:
+    """A NetworkPolicyPort, fields in Go's order (Protocol, Port, EndPort). Without
+    ``end_port`` (1.20) the field does not exist: whatever it holds is ignored."""
     p = _map(p, path) or {}
     out = {}
     if p.get("protocol") is not None:
-        out["protocol"] = _str(p["protocol"], path + ".protocol")
+        out["protocol"] = _str(p["protocol"], path + ".protocol", "v1.Protocol")
     port = p.get("port")
     if port is not None:
-        out["port"] = port if isinstance(port, str) else _int32(port, path + ".port")
-    if p.get("endPort") is not None:
+        out["port"] = _int_or_string(port, path + ".port")
+    if end_port and p.get("endPort") is not None:
         out["endPort"] = _int32(p["endPort"], path + ".endPort")
     return out
 
 
 def _decode_peer(p, path: str, keep_empty: bool = False) -> dict:
+    """A NetworkPolicyPeer, decoded in Go's field order (PodSelector, NamespaceSelector,
+    IPBlock: the first wrong type is the one reported)."""
     p = _map(p, path) or {}
-    out = {}
-    for key in ("ipBlock", "namespaceSelector", "podSelector"):
+    got = {}
+    for key in ("podSelector", "namespaceSelector", "ipBlock"):
         v = p.get(key)
         if v is None:
             continue
         if key == "ipBlock":
             b = _map(v, path + ".ipBlock")
             blk = {"cidr": _str(b.get("cidr"), path + ".ipBlock.cidr")}
-            exc = [_str(x, "except") for x in _list(b.get("except"), path + ".ipBlock.except")]
+            exc = [_str(x, path + ".ipBlock.except") for x in _list(b.get("except"), path + ".ipBlock.except")]
             if exc or (keep_empty and b.get("except") is not None):
                 blk["except"] = exc
-            out["ipBlock"] = blk
+            got["ipBlock"] = blk
         else:
-            out[key] = decode_selector(v, f"{path}.{key}", keep_empty)
-    return out
+            got[key] = decode_selector(v, f"{path}.{key}", keep_empty)
+    return {k: got[k] for k in ("ipBlock", "namespaceSelector", "podSelector") if k in got}
 
 
-def decode_rule(r, path: str, peer_key: str, keep_empty: bool = False) -> dict:
+def decode_rule(r, path: str, peer_key: str, keep_empty: bool = False,
+                end_port: bool = True) -> dict:
+    """A rule, decoded in Go's field order (Ports, then From or To)."""
     r = _map(r, path) or {}
     out = {}
+    ports = [_decode_port(x, f"{path}.ports[{i}]", end_port)
+             for i, x in enumerate(_list(r.get("ports"), path + ".ports"))]
     peers = [_decode_peer(x, f"{path}.{peer_key}[{i}]", keep_empty)
              for i, x in enumerate(_list(r.get(peer_key), f"{path}.{peer_key}"))]
-    ports = [_decode_port(x, f"{path}.ports[{i}]")
-             for i, x in enumerate(_list(r.get("ports"), path + ".ports"))]
     if peers or (keep_empty and r.get(peer_key) is not None):
         out[peer_key] = peers
     if ports or (keep_empty and r.get("ports") is not None):
@@ -225,11 +283,12 @@ def decode_spec(spec, *, end_port: bool = True, keep_empty: bool = False) -> dic
     spec = _map(spec, "spec") or {}
     out = {"podSelector": decode_selector(spec.get("podSelector"), "spec.podSelector", keep_empty) or {}}
     for key, peer_key in (("ingress", "from"), ("egress", "to")):
-        rules = [decode_rule(x, f"spec.{key}[{i}]", peer_key, keep_empty)
+        rules = [decode_rule(x, f"spec.{key}[{i}]", peer_key, keep_empty, end_port)
                  for i, x in enumerate(_list(spec.get(key), "spec." + key))]
         if rules or (keep_empty and spec.get(key) is not None):
             out[key] = rules
-    types = [_str(x, "spec.policyTypes") for x in _list(spec.get("policyTypes"), "spec.policyTypes")]
+    types = [_str(x, "spec.policyTypes", "v1.PolicyType")
+             for x in _list(spec.get("policyTypes"), "spec.policyTypes")]
     if types:
         out["policyTypes"] = types
     if not end_port:

@@ -98,3 +98,30 @@ def test_a_rule_left_alone_is_shared():
     b = canonical_spec_parts({"podSelector": {}, "ingress": [copy.deepcopy(rule), {}]})[1]
     assert b["ingress"][0] is a["ingress"][0]
     assert a["ingress"][0] == {"from": [PEER], "ports": [{"protocol": "TCP", "port": 8080}]}
+
+
+# checkName of the patch handler, kube-apiserver 1.20.2's words
+@pytest.mark.parametrize("cmd, want", [
+    ("kubectl patch networkpolicy adservice -p '{\"metadata\":{\"namespace\":\"other\"}}'",
+     "Error from server (BadRequest): the namespace of the object (other) does not match the "
+     "namespace on the request (exp)\n"),
+    ("kubectl patch networkpolicy adservice --type=json -p "
+     "'[{\"op\":\"replace\",\"path\":\"/metadata/namespace\",\"value\":\"other\"}]'",
+     "Error from server (BadRequest): the namespace of the object (other) does not match the "
+     "namespace on the request (exp)\n"),
+    ("kubectl patch networkpolicy adservice --type=json -p '[{\"op\":\"remove\",\"path\":\"/metadata/name\"}]'",
+     "Error from server (BadRequest): the name of the object (adservice based on URL) was "
+     "undeterminable: name must be provided\n"),
+    ("kubectl patch networkpolicy adservice --type=merge -p '{\"metadata\":{\"name\":null}}'",
+     "Error from server (BadRequest): the name of the object (adservice based on URL) was "
+     "undeterminable: name must be provided\n"),
+])
+def test_a_patch_may_not_move_or_unname_the_object(cmd, want):
+    from netarena_gym.core.scenario import Scenario
+    from netarena_gym.k8s.backends.sim import SimBackend
+    b = SimBackend(end_port=False)
+    b.apply(Scenario(task="k8s", level=1, params={"namespace": "exp", "probes": "full"}, faults=()))
+    before = b.store.get("networkpolicies", "exp", "adservice")
+    r = b.run({"command": cmd, "stdin": ""})
+    assert (r.status, r.output) == (1, want)
+    assert b.store.get("networkpolicies", "exp", "adservice") is before
