@@ -317,3 +317,35 @@ def test_remembered_json_patch_outcomes_equal_patching_afresh(monkeypatch):
             assert json.dumps(pa) == json.dumps(pb)
             a._fill_catalogue()
     assert replayed > 50
+
+
+# a JSON or merge patch's result is decoded from JSON (json-iterator through the codec): a
+# merge patch's port of 80.0 is refused (a strategic patch takes it; kubectl re-encodes a
+# JSON patch from YAML, 80.0 becoming 80), and so is another kind or apiVersion; the value
+# shown is the patched object's JSON. The tails are kube-apiserver 1.20.2's (its
+# json-iterator field path and byte context before them are left out)
+@pytest.mark.parametrize("ptype, patch, tail", [
+    ("json", '[{"op":"add","path":"/spec/ingress/0/ports","value":[{"port":80.5}]}]',
+     "json: cannot unmarshal number 80.5 into Go value of type int32\n"),
+    ("merge", '{"spec":{"ingress":[{"ports":[{"port":80.0}]}]}}',
+     "json: cannot unmarshal number 80.0 into Go value of type int32\n"),
+    ("merge", '{"kind":"Pod"}', 'no kind "Pod" is registered for version "networking.k8s.io/v1" in '
+     'scheme "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"\n'),
+    ("json", '[{"op":"replace","path":"/apiVersion","value":"v1"}]', 'no kind "NetworkPolicy" is '
+     'registered for version "v1" in scheme "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"\n'),
+])
+def test_json_and_merge_patches_decode_from_json(sim, ptype, patch, tail):
+    before = sim.store.get("networkpolicies", "exp", "frontend")
+    r = run(sim, f"kubectl patch networkpolicy frontend --type={ptype} -p '{patch}'")
+    assert r.status == 1 and r.output.endswith('": ' + tail)
+    assert r.output.startswith('The request is invalid: patch: Invalid value: "{\\"apiVersion\\":')
+    assert sim.store.get("networkpolicies", "exp", "frontend") is before
+    r = run(sim, "kubectl patch networkpolicy frontend -p '{\"spec\":{\"ingress\":[{\"ports\":[{\"port\":80.0}]}]}}'")
+    assert r.output == "networkpolicy.networking.k8s.io/frontend patched\n"
+
+
+def test_a_json_patch_takes_80_0_as_kubectl_sends_it(sim):
+    r = run(sim, "kubectl patch networkpolicy frontend --type=json -p "
+                 "'[{\"op\":\"add\",\"path\":\"/spec/ingress/0/ports\",\"value\":[{\"port\":80.0}]}]'")
+    assert r.output == "networkpolicy.networking.k8s.io/frontend patched\n"
+    assert spec(sim, "frontend")["ingress"][0]["ports"] == [{"port": 80, "protocol": "TCP"}]

@@ -305,10 +305,17 @@ def _patch_one(k: Kubectl, r: str, ns: str, name: str, ptype: str, text: str,
         return err(f"Error from server (BadRequest): {e}")
     except PatchFailed:
         return err(REJECTED)
+    # a JSON or merge patch's result is decoded from its JSON (json-iterator, through the
+    # codec), a strategic one's from the patched map (FromUnstructured, which takes 80.0 for
+    # 80 and ignores kind and apiVersion): the invalid value shown is that JSON or that map
+    shown = go_value(patch) if ptype == "strategic" else compact(result)
+    if ptype != "strategic":
+        why = json_decode_problem(result, floats=ptype == "merge")
+        if why:
+            return err(f'The request is invalid: patch: Invalid value: "{_go_quote(shown)}": {why}')
     try:
         obj, changed = st.update_policy(ns, name, result)
     except DecodeError as e:
-        shown = go_value(patch) if ptype != "json" else compact(result)
         return err(f'The request is invalid: patch: Invalid value: "{_go_quote(shown)}": {e}')
     except Invalid as e:
         return err(str(e))
@@ -316,6 +323,34 @@ def _patch_one(k: Kubectl, r: str, ns: str, name: str, ptype: str, text: str,
         return err(e.kubectl_text())
     q = printers.qualified(r, name)
     return ok(f"{q} patched\n" if changed else f"{q} patched (no change)\n")
+
+
+_SCHEME = 'in scheme "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"'
+
+
+def json_decode_problem(obj, *, floats: bool) -> str | None:
+    """What decoding a patched NetworkPolicy from its JSON refuses that decoding it from a
+    map takes: another kind or apiVersion (the codec) and, with ``floats`` (a merge patch,
+    sent as typed; kubectl re-encodes a JSON patch from YAML, which makes 80.0 80), a port
+    written as a number with a fraction such as 80.0 (IntOrString's json.Unmarshal into
+    int32). The message is the error's core: json-iterator's field path and byte context
+    are left out."""
+    if not isinstance(obj, dict):
+        return None
+    kind, version = obj.get("kind"), obj.get("apiVersion")
+    if isinstance(kind, str) and isinstance(version, str) and kind and version \
+            and (kind, version) != ("NetworkPolicy", "networking.k8s.io/v1"):
+        return f'no kind "{kind}" is registered for version "{version}" {_SCHEME}'
+    spec = obj.get("spec") if floats else None
+    for key in ("ingress", "egress"):
+        rules = spec.get(key) if isinstance(spec, dict) else None
+        for r in rules if isinstance(rules, list) else ():
+            ports = r.get("ports") if isinstance(r, dict) else None
+            for p in ports if isinstance(ports, list) else ():
+                v = p.get("port") if isinstance(p, dict) else None
+                if isinstance(v, float):
+                    return f"json: cannot unmarshal number {v!r} into Go value of type int32"
+    return None
 
 
 def _go_quote(s: str) -> str:
