@@ -43,6 +43,8 @@ wrong_routing_table         1  delete the route to SUB, add it ``dev`` a wrong i
 """
 from __future__ import annotations
 
+import bisect
+import ipaddress
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -265,21 +267,69 @@ def clash(f: Fault, g: Fault) -> bool:
 
 
 def inert(lay: Layout, f: Fault) -> bool:
-    """Whether ``f`` changes nothing a probe sees on the intact network: the right address
-    with a *wider* mask (``remove_ip`` method 3, ``/8`` or ``/16``) on an interface that no
-    route leaves through a gateway (a LAN) still covers its subnet, and its wider connected
-    route is shadowed by the intended, more specific ones. (On a transit interface the
-    flush takes the static routes through it along: never inert.) Alone it is resampled
-    with the scenario (nothing is broken); beside other faults it would be a fault that is
-    not there."""
+    """Whether ``f`` changes nothing a probe sees on the intact network. Alone it is
+    resampled with the scenario (nothing is broken); beside other faults it would be a
+    fault that is not there, so it is not drawn there:
+
+    * the right address with a *wider* mask (``remove_ip`` method 3) where every route
+      through the interface stays covered: the wider connected route is shadowed by the
+      intended, more specific ones (a LAN's ``/8``, ``/16``), and a transit interface
+      whose routes all fall inside it reaches them on-link (a second spine's link of a
+      leaf-spine: the spine answers ARP for its own addresses);
+    * forwarding off, a FORWARD ``DROP`` policy or rule (``disable_routing`` 1, 2, 4) on a
+      router that forwards nothing: a leaf-spine's spines past the first carry no path
+      (every leaf routes through the first)."""
+    if (f.type, f.method) in {("disable_routing", 1), ("disable_routing", 2),
+                              ("disable_routing", 4)}:
+        return not _forwards(lay, f.router)
     if (f.type, f.method) != ("remove_ip", 3):
         return False
     itf = f.params["interface"]
     _, plen = _intended_addr(lay, itf)
-    if int(str(f.params["address"]).partition("/")[2]) >= plen:
+    ip, _, mask = str(f.params["address"]).partition("/")
+    if int(mask) >= plen:
         return False
-    return not any(dev == itf and gw is not None
-                   for _, _, dev, gw in lay.intended_routes(f.router))
+    wide = ipaddress.ip_network(f"{ip}/{mask}", strict=False)
+    lo, hi = int(wide.network_address), int(wide.broadcast_address)
+    peer = next((nb for nb, i, _ in lay.neighbors(f.router) if i == itf), None)
+    owners = _probed(lay)
+    keys = sorted(owners)
+    for net, n, dev, gw in lay.intended_routes(f.router):
+        if dev != itf or gw is None:
+            continue
+        # the probed addresses this route reaches must stay on-link, and be the peer's
+        for a in keys[bisect.bisect_left(keys, net):bisect.bisect_left(keys, net + (1 << (32 - n)))]:
+            if not lo <= a <= hi or owners[a] != peer:
+                return False
+    return True
+
+
+def _probed(lay: Layout) -> dict[int, str]:
+    """Every probed address of ``lay`` and its node: the hosts, each router's first
+    subnet gateway, or for a router without subnets its first transit address."""
+    out = {}
+    for s in lay.subnets:
+        out.setdefault(s.gateway, s.router)
+        for j, h in enumerate(s.hosts):
+            out[s.net + 100 + j] = h
+    routers = {s.router for s in lay.subnets}
+    for ln in lay.links:
+        for r, a in ((ln.a, ln.a_ip), (ln.b, ln.b_ip)):
+            if r not in routers:
+                routers.add(r)
+                out[a] = r
+    return out
+
+
+def _forwards(lay: Layout, router: str) -> bool:
+    """Whether ``router`` forwards any probe: it has subnets (its hosts' traffic), or it is
+    another router's first hop toward a third."""
+    if any(s.router == router for s in lay.subnets):
+        return True
+    mine = {ln.a_ip for ln in lay.links if ln.a == router}
+    mine |= {ln.b_ip for ln in lay.links if ln.b == router}
+    return any(gw in mine for x in lay.routers if x != router
+               for y, (_, gw) in lay.next_hops(x).items() if y != router)
 
 
 # upstream's get_detail draws methods 1-4 (1-3 for disable_interface)

@@ -6,7 +6,9 @@ import pytest
 import netarena_gym  # noqa: F401
 from netarena_gym.agents.episode import play_episode
 from netarena_gym.routing.expert import RoutingExpert
+from netarena_gym.core.ipv4 import int_to_ip
 from netarena_gym.routing.faults import METHODS, Fault
+from netarena_gym.routing.topology import Layout
 
 from .conftest import both, broken, scenario
 
@@ -137,3 +139,30 @@ def test_an_unknown_fault_in_a_record_is_a_scenario_error():
               {"type": "remove_ip", "method": 9, "router": "r0"}):
         with pytest.raises(ScenarioError, match="unknown fault"):
             Fault.from_dict(d)
+
+
+def test_faults_on_a_spine_that_carries_no_path_are_inert():
+    """Every leaf of a leaf-spine routes through the first spine: forwarding faults on the
+    second break nothing, nor does a wider mask on a leaf's link to it (the spine answers
+    ARP for its own addresses on-link). Before, level 3 drew them beside other faults."""
+    from netarena_gym.routing.backends.sim import SimState
+    from netarena_gym.routing.faults import inert
+    from netarena_gym.routing.shapes import shape_spec
+    spec = shape_spec("leaf-spine", [(1,)] * 5)  # spines r0, r1; leaves r2..r4
+    topo, lay = spec.to_dict(), Layout(spec)
+    leaf_to = {sp: next(itf for nb, itf, _ in lay.neighbors("r2") if nb == sp)
+               for sp in ("r0", "r1")}
+    ip = {sp: next(f"{int_to_ip(ln.b_ip)}" for ln in lay.links if (ln.a, ln.b) == (sp, "r2"))
+          for sp in ("r0", "r1")}
+    cases = [(Fault("disable_routing", m, sp, {"subnet": "192.168.1.0/24"} if m == 4 else {}),
+              sp == "r1") for m in (1, 2, 4) for sp in ("r0", "r1")]
+    cases += [(Fault("disable_routing", 3, "r1", {}), False)]  # prohibit: its own probes too
+    cases += [(Fault("remove_ip", 3, "r2", {"interface": leaf_to[sp],
+                                            "address": f"{ip[sp]}/{mask}"}), sp == "r1")
+              for sp in ("r0", "r1") for mask in (16, 24)]
+    cases += [(Fault("remove_ip", 3, "r2", {"interface": leaf_to["r1"],
+                                            "address": f"{ip['r1']}/31"}), False)]
+    for f, want in cases:
+        st = SimState.build(scenario([f], topology=topo, level=3))
+        assert inert(lay, f) == want, f
+        assert (broken(st) == set()) == want, f

@@ -216,16 +216,19 @@ def test_a_category_is_drawn_whole_or_refused():
         g.generate(0, category="+".join(["disable_routing"] * 4))
 
 
-@pytest.mark.parametrize("level", [2, "compat"])
-def test_every_fault_beside_another_breaks_a_pair_on_its_own(level):
-    """Before, remove_ip with a wider mask (/8, /16: inert) was drawn beside another fault:
-    the scenario was broken, by the other fault only. Only the tcp-only drop (a distractor
-    by design, never drawn alone) may break nothing."""
+@pytest.mark.parametrize("level, topology, seeds", [
+    (2, None, 40), ("compat", None, 40),
+    (3, {"shape": "leaf-spine", "routers": [4, 9], "subnets": [1, 2], "hosts": 1}, 30)])
+def test_every_fault_beside_another_breaks_a_pair_on_its_own(level, topology, seeds):
+    """Before, remove_ip with a wider mask (/8, /16 on a LAN; any on a leaf's link to a
+    spine that carries no path) and forwarding faults on such a spine were drawn beside
+    another fault: the scenario was broken, by the other fault only. Only the tcp-only
+    drop (a distractor by design, never drawn alone) may break nothing."""
     import dataclasses
     from netarena_gym.routing.backends.sim import SimState
-    g = RoutingGenerator(level, fault_types=("remove_ip", "disable_routing"))
+    g = RoutingGenerator(level, fault_types=("remove_ip", "disable_routing"), topology=topology)
     seen = 0
-    for seed in range(40):
+    for seed in range(seeds):
         sc = g.generate(seed).scenario
         if len(sc.faults) < 2:
             continue
