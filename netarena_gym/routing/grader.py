@@ -155,6 +155,34 @@ def _error_back(net: Network, trip: Trip, src: int) -> None:
         trip.error, trip.reporter = "timeout", None
 
 
+def sender_route(node: Node, dst: int, src: int | None) -> tuple:
+    """What ``connect()`` of a socket on ``node`` to ``dst`` finds: ``(lookup result,
+    source address, error)``. The error (None: none) is the errno of the route or rule
+    (EHOSTUNREACH: a route), or ENETUNREACH when no source address can be picked; the
+    source is ``src``, else the route's or the one chosen for the route (None for a local
+    destination: the caller's)."""
+    res = node.lookup(dst, src or 0, "lo")
+    kind = res.kind
+    if kind == "local":
+        return res, src, None
+    if kind != "unicast":
+        return res, src, ("connect: No route to host" if kind == "unreachable"
+                          and res.route is not None else
+                          {"unreachable": "connect: Network is unreachable",
+                           "prohibit": "connect: Permission denied",
+                           "blackhole": "connect: Invalid argument"}[kind])
+    if src is None:
+        route = res.route
+        if route is not None and route.src is not None:
+            src = route.src
+        else:
+            gw = res.gateway
+            src = node.select_source(res.dev, gw if gw is not None else dst)
+        if src is None:
+            return res, None, "connect: Network is unreachable"
+    return res, src, None
+
+
 def launch(net: Network, trip: Trip, origin: Node, dst: int, src: int | None, size: int,
            dont_fragment: bool, proto: str, icmp_type: str, record: bool,
            learned: tuple | None, log: list | None) -> tuple | None:
@@ -162,7 +190,10 @@ def launch(net: Network, trip: Trip, origin: Node, dst: int, src: int | None, si
     resolution. Returns ``(node, in_if, src, size)`` of the first arrival, or None when
     the trip ended at the sender (``trip`` says how)."""
     node = origin
-    res = node.lookup(dst, src or 0, "lo")
+    res, src, error = sender_route(node, dst, src)
+    if error is not None:
+        trip.local_error = error
+        return None
     if res.kind == "local":
         s = src if src is not None else dst
         trip.src = s
@@ -183,21 +214,7 @@ def launch(net: Network, trip: Trip, origin: Node, dst: int, src: int | None, si
         if record:
             trip.hops.append((node, dst))
         return None
-    if res.kind != "unicast":  # the errno of the route or rule (EHOSTUNREACH: a route)
-        trip.local_error = ("connect: No route to host"
-                            if res.kind == "unreachable" and res.route is not None else
-                            {"unreachable": "connect: Network is unreachable",
-                             "prohibit": "connect: Permission denied",
-                             "blackhole": "connect: Invalid argument"}[res.kind])
-        return None
     dev, gw = res.dev, res.gateway
-    if src is None:
-        src = res.route.src if res.route is not None and res.route.src is not None else None
-        if src is None:
-            src = node.select_source(dev, gw if gw is not None else dst)
-        if src is None:
-            trip.local_error = "connect: Network is unreachable"
-            return None
     trip.src = src
     v, how = _filter(node, "OUTPUT", src, dst, proto, None, dev, icmp_type)
     if v == "DROP":  # real (Mininet, Linux 6.18): ping's raw ICMP socket sees no error,

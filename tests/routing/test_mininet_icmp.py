@@ -1,7 +1,7 @@
-"""ICMP errors routers send, and the router's own ``ping``/``traceroute`` errors: the
-simulator against Mininet for each case a review found diverging (Linux 6.18, iputils
-20221126, traceroute 2.1.2, iptables 1.8.9 nf_tables). The sim-only pins of the same
-outputs are in test_ping.py and test_grader.py.
+"""ICMP errors routers send, the router's own ``ping``/``traceroute`` errors and ``ping``'s
+command line: the simulator against Mininet for each case a review found diverging
+(Linux 6.18, iputils 20221126, traceroute 2.1.2, iptables 1.8.9 nf_tables). The sim-only
+pins of the same outputs are in test_ping.py, test_ping_args.py and test_grader.py.
 
 Real routers rate-limit the ICMP errors they send (``icmp_send``: per destination,
 ``net.ipv4.icmp_ratelimit``, per namespace; route errors in ``ip_error``: also
@@ -119,3 +119,18 @@ def test_route_errors_by_errno_and_none_when_not_forwarding(real):
         ("h2", "ping -c 1 -W 1 10.3.0.1"), ("r0", "sysctl -w net.ipv4.ip_forward=0"),
         ("h1", "ping -c 1 -W 1 192.168.2.100"), ("h1", "traceroute -n -w 1 -m 2 192.168.2.100")],
         settle=6.0)
+
+
+def test_pings_command_line_numbers_and_socket_errors(real):
+    # iputils 20221126's parsers (ping_args.py), sizes past a datagram, local errors
+    assert not compare(real, THREE, [LAN3_DOWN], [("h1", line) for line in (
+        "ping -c 1 -W 1 -t 0 192.168.2.100", "ping -c 1 -W 1 -t 256 192.168.2.100",
+        "ping -c 1 -W abc 192.168.2.100", "ping -c 1 -W -1 192.168.2.100",
+        "ping -c 1 -W 0 192.168.2.100", "ping -c 1 -w 1.5 192.168.2.100",
+        "ping -c 1 -W 1 -c 010 -c 1 192.168.2.100", "ping -c 9223372036854775808 192.168.2.100",
+        "ping -c 1 -W 1 -s 65508 192.168.2.100", "ping -c 1 -W 1 -s 65528 192.168.2.100",
+        "ping -c 1 -W 1 -s 65508 192.168.1.100", "ping -c 1 -W 1 -s 8 192.168.2.100",
+        "ping -c 2 -i 0.2 -W 1 -M do -s 2000 192.168.2.100",
+        "ping -q -c 2 -i 0.2 -W 1 -M do -s 2000 192.168.2.100",
+        "ping -c 1 -W 1 -x 192.168.2.100", "ping", "ping -c1 -W1 -I 1.2.3.4 192.168.2.100",
+        "ping -c 1 -W 1 192.168.2.100 192.168.3.100", "ping -c 1 -W 1 -t 0 192.168.2.100 192.168.3.100")])

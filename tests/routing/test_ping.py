@@ -3,7 +3,7 @@ Linux 6.18): a neighbour that never answers ARP (the kernel reports it only once
 gives up, 3 solicitations 1 s apart), OUTPUT drops, the ICMP errors routers send and the
 router's own connect() errors."""
 from netarena_gym.routing.backends.sim import SimBackend
-from netarena_gym.shell.parser import ERROR, TIMEOUT
+from netarena_gym.shell.parser import ERROR, OK, TIMEOUT
 
 from .conftest import DI3, DR3, DT1, LAN3_DOWN, SMALL, THREE, TWO, scenario
 
@@ -167,3 +167,79 @@ def test_route_errors_of_a_forwarding_router():
     assert (res.output, res.status) == (lost("192.168.3.100"), 1)
     res = run("h2", "traceroute -n -w 1 -m 2 192.168.3.100")
     assert res.output.splitlines()[1:] == [" 1  * * *", " 2  * * *"]
+
+
+def h1(line: str, *faults, topology=THREE):
+    b = SimBackend()
+    b.apply(scenario(list(faults) or [LAN3_DOWN], topology))
+    return b.run({"machine": "h1", "command": line})
+
+
+def test_a_packet_too_big_to_send_is_a_local_error_per_packet():
+    # real (Mininet, iputils 20221126): after the header, counted as errors; -q hides both
+    head = "PING 192.168.2.100 (192.168.2.100) 2000(2028) bytes of data.\n"
+    err = "ping: local error: message too long, mtu=1500\n"
+    res = h1("ping -c 2 -i 0.2 -W 1 -M do -s 2000 192.168.2.100")
+    assert (res.output, res.status, res.kind) == (
+        head + err + err + "\n--- 192.168.2.100 ping statistics ---\n"
+        "2 packets transmitted, 0 received, +2 errors, 100% packet loss, time 200ms\n\n", 1, ERROR)
+    res = h1("ping -q -c 2 -i 0.2 -W 1 -M do -s 2000 192.168.2.100")
+    assert (res.output, res.status, res.kind) == (
+        head + "\n--- 192.168.2.100 ping statistics ---\n"
+        "2 packets transmitted, 0 received, 100% packet loss, time 200ms\n\n", 1, OK)
+
+
+def test_payloads_past_one_datagram():
+    # 65,508-65,527 data bytes: EMSGSIZE with the route's MTU (lo's, capped at 65535, for an
+    # own address); from 65,528 the send is taken and nothing leaves
+    res = h1("ping -c 1 -W 1 -s 65508 192.168.1.100")
+    assert (res.output, res.status) == (
+        "PING 192.168.1.100 (192.168.1.100) 65508(65536) bytes of data.\n"
+        "ping: local error: message too long, mtu=65535\n\n"
+        "--- 192.168.1.100 ping statistics ---\n"
+        "1 packets transmitted, 0 received, +1 errors, 100% packet loss, time 0ms\n\n", 1)
+    res = h1("ping -c 1 -W 1 -s 65528 192.168.2.100")
+    assert (res.output, res.status, res.kind) == (
+        "PING 192.168.2.100 (192.168.2.100) 65528(65556) bytes of data.\n\n"
+        "--- 192.168.2.100 ping statistics ---\n"
+        "1 packets transmitted, 0 received, 100% packet loss, time 0ms\n\n", 1, OK)
+
+
+def test_a_payload_under_a_timestamp_has_no_round_trip_time():
+    res = h1("ping -c 1 -W 1 -s 8 192.168.2.100")
+    assert (res.output, res.status) == (
+        "PING 192.168.2.100 (192.168.2.100) 8(36) bytes of data.\n"
+        "16 bytes from 192.168.2.100: icmp_seq=1 ttl=63\n\n"
+        "--- 192.168.2.100 ping statistics ---\n"
+        "1 packets transmitted, 1 received, 0% packet loss, time 0ms\n\n", 0)
+
+
+def test_socket_errors_come_in_iputils_order():
+    # bind (-I), then connect() to the first host, then the source route, then the TTL
+    assert h1("ping -c 1 -t 0 -I 1.2.3.4 192.168.2.100").output == (
+        "ping: bind: Cannot assign requested address\n")
+    assert h1("ping -c 1 -t 0 192.168.2.100 192.168.3.100").output == (
+        "ping: record route: Operation not permitted\n")
+    res = h1("ping -c 1 -W 1 -t 0 192.168.2.100")
+    assert (res.output, res.status, res.kind) == (
+        "ping: cannot set unicast time-to-live: Invalid argument\n", 2, ERROR)
+    b = SimBackend()
+    b.apply(scenario([], TWO))
+    assert b.run({"machine": "r0", "command": "ip route add unreachable 10.1.0.0/16"}).status == 0
+    assert b.run({"machine": "r0", "command": "ping -t 0 10.1.0.1"}).output == (
+        "ping: connect: No route to host\n")
+
+
+def test_a_zero_wait_waits_for_ever():
+    assert h1("ping -c 1 -W 0 192.168.2.100").status == 0  # the reply still counts
+    res = h1("ping -c 1 -W 0 192.168.2.100", DR3, topology=TWO)  # silence: killed
+    assert (res.status, res.kind) == (124, TIMEOUT)
+    assert h1("ping -c 1 -W 1 192.168.2.100", DR3, topology=TWO).status == 1
+
+
+def test_garbage_warnings_come_before_the_header():
+    res = h1("ping -c 1 -W 1x 192.168.2.100")
+    assert res.output.startswith("ping: option argument contains garbage: x\n"
+                                 "ping: this will become fatal error in the future\n"
+                                 "PING 192.168.2.100 (192.168.2.100) 56(84) bytes of data.\n")
+    assert (res.status, res.kind) == (0, OK)

@@ -12,7 +12,15 @@ traceroute stops at the destination only when its answer (a port unreachable quo
 probing to ``-m`` or until the command is killed. Left out: the kernel's ICMP rate limits
 (the grader's docstring), traceroute's options beyond ``-n -I -m -q -w`` and its pacing
 (without ``-n`` an address prints as ``A (A)``: no name is looked up), ping's beyond
-``-c -W -w -i -s -M -I -t -q`` (``-n -4 -v -D -O -U`` are accepted and change nothing).
+``-c -W -w -i -s -M -I -t -q`` (``-n -4 -v -D -O -U`` are accepted and change nothing;
+:mod:`~netarena_gym.routing.commands.ping_args` reads the command line as iputils does).
+
+A packet the sender cannot send (``-M do`` past the device's MTU, or more than 65,507
+data bytes) prints ``ping: local error: message too long, mtu=N`` per packet after the
+header and counts as ``+N errors`` (neither under ``-q``); past 65,527 data bytes the
+kernel takes the send and nothing leaves. ``-t 0`` is refused by ``setsockopt``
+(``cannot set unicast time-to-live``, exit 2). Under 16 data bytes a reply has no send
+time in it: no ``time=`` and no ``rtt`` line.
 
 The packets resolve neighbours as they go: the ARP exchanges land in the dynamic
 neighbour cache (:func:`netarena_gym.routing.neigh.recording`). Timing is simulated: a ping that would run past the command timeout (no ``-c``, or a long
@@ -28,10 +36,8 @@ from netarena_gym.core.ipv4 import AddressError, int_to_ip, ip_to_int
 from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing import neigh
-from netarena_gym.routing.grader import MAX_TTL, echo, walk
-
-_PING_USAGE = "ping: usage error: Destination address required"
-
+from netarena_gym.routing.commands.ping_args import PingArgs, parse_ping
+from netarena_gym.routing.grader import PingOutcome, echo, sender_route, walk
 
 def _num(v: str, kind=float):
     try:
@@ -45,84 +51,66 @@ def timed_out(lines: list[str], timeout_s: float) -> CommandResult:
     return CommandResult("\n".join(lines) + "\n", 124, TIMEOUT)
 
 
-def _parse_ping(argv: list[str]):
-    opts = {"count": None, "W": None, "w": None, "interval": 1.0, "size": 56, "M": None,
-            "I": None, "quiet": False, "ttl": MAX_TTL}
-    target = None
-    i = 1
-    takes = {"-c": ("count", int), "-W": ("W", float), "-w": ("w", float),
-             "-i": ("interval", float), "-s": ("size", int), "-M": ("M", str),
-             "-I": ("I", str), "-t": ("ttl", int)}
-    while i < len(argv):
-        a = argv[i]
-        if a in takes or (a[:2] in takes and len(a) > 2):
-            flag, val = (a, None) if a in takes else (a[:2], a[2:])
-            if val is None:
-                if i + 1 >= len(argv):
-                    return None, f"ping: option requires an argument -- '{flag[1]}'"
-                val = argv[i + 1]
-                i += 1
-            key, kind = takes[flag]
-            parsed = val if kind is str else _num(val, kind)
-            if parsed is None:
-                return None, f"ping: invalid argument: '{val}'"
-            opts[key] = parsed
-        elif a in ("-q",):
-            opts["quiet"] = True
-        elif a in ("-n", "-4", "-v", "-D", "-O", "-U"):
-            pass
-        elif a.startswith("-") and len(a) > 1:
-            return None, f"ping: invalid option -- '{a[1]}'"
-        elif target is None:
-            target = a
-        else:
-            return None, _PING_USAGE
-        i += 1
-    if target is None:
-        return None, _PING_USAGE
-    if opts["count"] is not None and opts["count"] <= 0:
-        return None, f"ping: invalid argument: '{opts['count']}': out of range: 1 <= value <= 9223372036854775807"
-    if opts["M"] not in (None, "do", "want", "dont", "probe"):
-        return None, f"ping: invalid -M argument: {opts['M']}"
-    if not 0 <= opts["size"] <= 65507:
-        return None, f"ping: invalid argument: '{opts['size']}': out of range: 0 <= value <= 65507"
-    opts["target"] = target
-    return opts, None
+# ICMP payloads past what one IP datagram holds: up to this many data bytes connect()'s
+# socket refuses each send with EMSGSIZE (a local error per packet, "+N errors"); above
+# it the kernel takes the send and nothing leaves (Linux 6.18: silent loss)
+IP_MAX_DATA = 65507
+EMSGSIZE_MAX_DATA = 65527
 
 
 @register("ping")
 def ping(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
-    opts, err = _parse_ping(argv)
-    if err:
-        return CommandResult(err + "\n", 2 if "usage" not in err else 2, INVALID)
-    target = opts["target"]
-    try:
-        dst = ip_to_int(target)
-    except AddressError:
-        return CommandResult(f"ping: {target}: Name or service not known\n", 2, ERROR)
+    opts, text, status = parse_ping(argv)
+    if opts is None:
+        return CommandResult(text, status, INVALID if status == 2 else ERROR)
+    pre = "".join(f"{w}\n" for w in opts.warnings)
+    hosts = []
+    for host in opts.hosts:
+        try:
+            hosts.append(ip_to_int(host))
+        except AddressError:
+            return CommandResult(f"{pre}ping: {host}: Name or service not known\n", 2, ERROR)
+    dst = hosts[-1]
     src = None
-    if opts["I"] is not None:
-        itf = ctx.node.interfaces.get(opts["I"])
+    if opts.iface is not None:
+        itf = ctx.node.interfaces.get(opts.iface)
         if itf is not None:
             if not itf.addresses:
-                return CommandResult(f"ping: {opts['I']}: no source address\n", 2, ERROR)
+                return CommandResult(f"{pre}ping: {opts.iface}: no source address\n", 2, ERROR)
             src = itf.addresses[0].ip
         else:
             try:
-                src = ip_to_int(opts["I"])
+                src = ip_to_int(opts.iface)
             except AddressError:
-                return CommandResult(f"ping: SO_BINDTODEVICE {opts['I']}: No such device\n", 2, ERROR)
-            if src not in ctx.node.local_ips():
-                return CommandResult(f"ping: bind icmp socket: Cannot assign requested address\n",
+                return CommandResult(f"{pre}ping: SO_BINDTODEVICE {opts.iface}: No such device\n",
                                      2, ERROR)
-    size = opts["size"] + 28
-    with neigh.recording(ctx.net):
-        o = echo(ctx.net, ctx.node, dst, size=size, dont_fragment=opts["M"] in ("do", "probe"),
-                 src=src, ttl=opts["ttl"])
-    if o.local_error:
+            if src not in ctx.node.local_ips():
+                return CommandResult(f"{pre}ping: bind: Cannot assign requested address\n", 2, ERROR)
+    res, _, error = sender_route(ctx.node, hosts[0], src)  # connect() to the first hop
+    if error is not None:
+        return CommandResult(f"{pre}ping: {_CONNECT_TEXT.get(error, error)}\n", 2, ERROR)
+    if len(hosts) > 1:  # the source route's IP_OPTIONS
+        return CommandResult(f"{pre}ping: record route: Operation not permitted\n", 2, ERROR)
+    if opts.ttl == 0:  # setsockopt(IP_TTL, 0)
+        return CommandResult(f"{pre}ping: cannot set unicast time-to-live: Invalid argument\n",
+                             2, ERROR)
+    if opts.size > IP_MAX_DATA:  # no datagram is built
+        if opts.size > EMSGSIZE_MAX_DATA:
+            o = PingOutcome(False, None, error="timeout")
+        else:
+            mtu = ctx.node.interfaces["lo" if res.kind == "local" else res.dev].mtu
+            o = PingOutcome(False, None, local_error=f"local error: message too long, "
+                                                     f"mtu={min(mtu, 65535)}")
+    else:
+        with neigh.recording(ctx.net):
+            o = echo(ctx.net, ctx.node, dst, size=opts.size + 28, src=src, ttl=opts.ttl,
+                     dont_fragment=opts.pmtu in ("do", "probe"))
+    if o.local_error and not o.local_error.startswith("local error"):
         text = _CONNECT_TEXT.get(o.local_error, o.local_error)
-        return CommandResult(f"ping: {text}\n", 2 if "connect" in o.local_error else 1, ERROR)
-    return _ping_report(ctx, opts, target, o)
+        return CommandResult(f"{pre}ping: {text}\n", 2 if "connect" in o.local_error else 1,
+                             ERROR)
+    res = _ping_report(ctx, opts, o)
+    return CommandResult(pre + res.output, res.status, res.kind) if pre else res
 
 
 # iputils 20221126 ping4_run: connect() failing with EACCES (a prohibit route or rule) is
@@ -139,22 +127,24 @@ def _lost(k: int, loss: float) -> bool:
 # the kernel report EHOSTUNREACH (real: ``ping -c1 -W1`` to an absent neighbour prints no
 # "Destination Host Unreachable" line, ``ping -c1`` does)
 ARP_GIVE_UP_S = 3.0
+TIMESTAMP_BYTES = 16  # iputils: data this long or longer starts with a struct timeval
 
 
-def _ping_report(ctx: CommandContext, opts, target: str, o) -> CommandResult:
-    count, interval = opts["count"], max(opts["interval"], 0.002)
-    wait = opts["W"] if opts["W"] is not None else 10.0
-    deadline = opts["w"]
+def _ping_report(ctx: CommandContext, opts: PingArgs, o: PingOutcome) -> CommandResult:
+    """The packets of a ping that got as far as sending: one outcome ``o`` for each."""
+    count, interval, wait, deadline = opts.count, max(opts.interval, 0.002), opts.wait, opts.deadline
+    target, size, quiet = opts.target, opts.size, opts.quiet
     if (o.error == "Destination Host Unreachable" and o.reporter is not None
             and o.reporter in ctx.node.local_ips() and count is not None):
         span = (count - 1) * interval + wait
         if min(span, deadline if deadline is not None else span) < ARP_GIVE_UP_S:
             o = dataclasses.replace(o, error="timeout", reporter=None)
-    lines = [f"PING {target} ({target}) {opts['size']}({opts['size'] + 28}) bytes of data."]
+    lines = [f"PING {target} ({target}) {size}({size + 28}) bytes of data."]
     if count is None and deadline is not None:
         count = max(1, int(deadline / interval) + 1)
     infinite = count is None
     n = count if not infinite else int(ctx.timeout_s / interval) + 2
+    timed = size >= TIMESTAMP_BYTES  # a reply carries the send time: its RTT is printed
     received = errors = 0
     elapsed = 0.0
     for k in range(n):
@@ -163,18 +153,25 @@ def _ping_report(ctx: CommandContext, opts, target: str, o) -> CommandResult:
             return timed_out(lines, ctx.timeout_s)
         if o.ok and o.rtt_ms < wait * 1000 and not _lost(k, o.loss):
             received += 1
-            if not opts["quiet"]:
-                lines.append(f"64 bytes from {target}: icmp_seq={k + 1} ttl={o.ttl} "
-                             f"time={o.rtt_ms:.3f} ms" if opts["size"] == 56 else
-                             f"{opts['size'] + 8} bytes from {target}: icmp_seq={k + 1} "
-                             f"ttl={o.ttl} time={o.rtt_ms:.3f} ms")
+            if not quiet:
+                lines.append(f"{size + 8} bytes from {target}: icmp_seq={k + 1} ttl={o.ttl}"
+                             + (f" time={o.rtt_ms:.3f} ms" if timed else ""))
+        elif o.local_error:  # the send failed (EMSGSIZE); -q leaves it out of the count too
+            if not quiet:
+                errors += 1
+                lines.append(f"ping: {o.local_error}")
         elif o.error and o.error != "timeout" and o.reporter is not None:
             errors += 1
-            if not opts["quiet"]:
+            if not quiet:
                 lines.append(f"From {int_to_ip(o.reporter)} icmp_seq={k + 1} {o.error}")
     if infinite:
         return timed_out(lines, ctx.timeout_s)
-    total = elapsed + (o.rtt_ms / 1000.0 if received == n else wait)
+    if received == n:
+        total = elapsed + o.rtt_ms / 1000.0
+    elif received + errors == n or o.local_error:  # every packet answered: no lingering
+        total = elapsed
+    else:
+        total = elapsed + wait
     if deadline is not None:
         total = min(total, deadline)
     if total > ctx.timeout_s:
@@ -184,7 +181,7 @@ def _ping_report(ctx: CommandContext, opts, target: str, o) -> CommandResult:
     lines += ["", f"--- {target} ping statistics ---",
               f"{n} packets transmitted, {received} received, {err_txt}{loss_pct}% packet loss, "
               f"time {int(elapsed * 1000)}ms"]
-    if received:
+    if received and timed:
         r = o.rtt_ms
         lines.append(f"rtt min/avg/max/mdev = {r:.3f}/{r:.3f}/{r:.3f}/0.000 ms")
     else:
