@@ -349,3 +349,17 @@ def test_a_json_patch_takes_80_0_as_kubectl_sends_it(sim):
                  "'[{\"op\":\"add\",\"path\":\"/spec/ingress/0/ports\",\"value\":[{\"port\":80.0}]}]'")
     assert r.output == "networkpolicy.networking.k8s.io/frontend patched\n"
     assert spec(sim, "frontend")["ingress"][0]["ports"] == [{"port": 80, "protocol": "TCP"}]
+
+
+
+# several objects patched with errors print them one a line as MultipleErrors does, an
+# Invalid one as its status message (kubectl 1.32 against kube-apiserver 1.20.2, verbatim)
+@pytest.mark.parametrize("args, want", [
+    ('adservice frontend -p \'{"spec":{"policyTypes":["Foo"]}}\'',
+     'Error from server (Invalid): NetworkPolicy.extensions "adservice" is invalid: spec.policyTypes[0]: Unsupported value: "Foo": supported values: "Ingress", "Egress"\nError from server (Invalid): NetworkPolicy.extensions "frontend" is invalid: spec.policyTypes[0]: Unsupported value: "Foo": supported values: "Ingress", "Egress"\n'),
+    ('adservice nosuch frontend -p \'{"spec":{"policyTypes":["Foo","Bar"]}}\'',
+     'Error from server (Invalid): NetworkPolicy.extensions "adservice" is invalid: [spec.policyTypes[0]: Unsupported value: "Foo": supported values: "Ingress", "Egress", spec.policyTypes[1]: Unsupported value: "Bar": supported values: "Ingress", "Egress"]\nError from server (NotFound): networkpolicies.networking.k8s.io "nosuch" not found\nError from server (Invalid): NetworkPolicy.extensions "frontend" is invalid: [spec.policyTypes[0]: Unsupported value: "Foo": supported values: "Ingress", "Egress", spec.policyTypes[1]: Unsupported value: "Bar": supported values: "Ingress", "Egress"]\n'),
+])
+def test_several_patch_errors_print_as_kubectl_prints_them(sim, args, want):
+    r = run(sim, "kubectl patch networkpolicy " + args)
+    assert (r.status, r.output) == (1, want)

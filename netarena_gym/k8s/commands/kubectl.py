@@ -21,7 +21,7 @@ from netarena_gym.k8s.commands.cmdline import (
 from netarena_gym.k8s.state_patches import (
     PatchFailed, clone, PatchMalformed, go_value, json_patch, merge_patch, strategic_merge_patch)
 from netarena_gym.k8s.commands.kubectl_common import (
-    NotSimulated, err, matches, ok, parse_selector)
+    NotSimulated, err, invalid_status_message, matches, ok, parse_selector)
 from netarena_gym.k8s.commands.kubectl_apply import apply
 from netarena_gym.k8s.commands.kubectl_get import describe, get
 from netarena_gym.k8s.commands.kubectl_manifests import (  # noqa: F401 (re-exported)
@@ -180,11 +180,15 @@ def _patch(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
     if not targets or any(n is None for _, n, _ in targets):
         return err("error: resource(s) were provided, but no name was specified", INVALID)
     ns = k.ns(inv)
-    out, errors = [], []
+    out, errors, among = [], [], []
     for r, name, _ in targets:
-        res = _patch_one(k, r, ns, name, ptype, text)
+        res = _patch_one(k, r, ns, name, ptype, text, among=among)
         (out if res.status == 0 else errors).append(res.output)
-    return CommandResult("".join(out) + "".join(errors), 1 if errors else 0,
+        if res.status and len(among) < len(errors):
+            among.append(res.output)
+    # several errors print one a line (MultipleErrors): an Invalid one as its status message
+    shown = among if len(errors) > 1 else errors
+    return CommandResult("".join(out) + "".join(shown), 1 if errors else 0,
                          ERROR if errors else OK)
 
 
@@ -273,7 +277,9 @@ def _json_patch_result(k: Kubectl, plan: JsonPatchPlan) -> CommandResult:
 
 
 def _patch_one(k: Kubectl, r: str, ns: str, name: str, ptype: str, text: str,
-               parsed=None) -> CommandResult:
+               parsed=None, among: list | None = None) -> CommandResult:
+    """One object's patch; ``among``: where an Invalid answer's text among several errors
+    goes (see :func:`_patch`)."""
     st = k.store
     cur = st.find(r, ns, name)
     if cur is None:
@@ -318,6 +324,8 @@ def _patch_one(k: Kubectl, r: str, ns: str, name: str, ptype: str, text: str,
     except DecodeError as e:
         return err(f'The request is invalid: patch: Invalid value: "{_go_quote(shown)}": {e}')
     except Invalid as e:
+        if among is not None:
+            among.append(f"Error from server (Invalid): {invalid_status_message(e.name, e.errors)}\n")
         return err(str(e))
     except ApiError as e:
         return err(e.kubectl_text())

@@ -22,7 +22,7 @@ from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, CommandResult
 from netarena_gym.k8s.commands import printers
 from netarena_gym.k8s.commands.allowlist import apply_refusal
 from netarena_gym.k8s.commands.cmdline import Invocation
-from netarena_gym.k8s.commands.kubectl_common import err
+from netarena_gym.k8s.commands.kubectl_common import err, invalid_status_message
 from netarena_gym.k8s.commands.kubectl_manifests import last_applied, parse_manifests
 from netarena_gym.k8s.commands.schema import validate_manifest
 from netarena_gym.k8s.state import ApiError, compact
@@ -121,14 +121,6 @@ def apply(k, inv: Invocation, stdin: str) -> CommandResult:
     return CommandResult("".join(out) + text + ("" if text.endswith("\n") else "\n"), 1, kind)
 
 
-def _invalid_among(e: Invalid) -> str:
-    """An Invalid StatusError's message (``NewInvalid``: the qualified kind, the field errors
-    as ``ErrorList.ToAggregate``: one alone, several in brackets, repeats dropped)."""
-    msgs = list(dict.fromkeys(str(x) for x in e.errors))
-    body = msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"
-    return f'NetworkPolicy.extensions "{e.name}" is invalid: {body}'
-
-
 def _apply_one(k, doc: dict, ns: str):
     """One document: kubectl's output line, or a :class:`_Failure`."""
     st = k.store
@@ -150,7 +142,7 @@ def _apply_one(k, doc: dict, ns: str):
             st.create_policy(ns, modified)
         except Invalid as e:
             return _Failure(str(e) + "\n", 'Error from server (Invalid): error when creating '
-                            f'"STDIN": {_invalid_among(e)}\n')
+                            f'"STDIN": {invalid_status_message(e.name, e.errors)}\n')
         except ApiError as e:
             return _Failure(f'Error from server ({e.reason}): error when creating "STDIN": {e}\n')
         return f"{q} created\n"
@@ -180,7 +172,7 @@ def _apply_one(k, doc: dict, ns: str):
         return _Failure(warn + str(e) + "\n", f"{warn}Error from server (Invalid): error when "
                         f"applying patch:\n{compact(patch)}\nto:\n{_RESOURCE}\nName: \"{name}\", "
                         f'Namespace: "{ns}"\nfor: "STDIN": error when patching "STDIN": '
-                        f"{_invalid_among(e)}\n")
+                        f"{invalid_status_message(e.name, e.errors)}\n")
     except ApiError as e:
         return _Failure(warn + f'Error from server ({e.reason}): error when applying patch to '
                         f'"STDIN": {e}\n')

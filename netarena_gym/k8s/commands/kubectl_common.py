@@ -15,6 +15,16 @@ def err(text: str, kind: str = ERROR) -> CommandResult:
     return CommandResult(text if text.endswith("\n") else text + "\n", 1, kind)
 
 
+def invalid_status_message(name: str, errors) -> str:
+    """An Invalid StatusError's message, as kubectl prints it among several errors
+    (``MultipleErrors``): ``NewInvalid``'s kind qualified as kube-apiserver 1.20 qualifies
+    it, the field errors as ``ErrorList.ToAggregate`` (one alone, several in brackets,
+    repeats dropped)."""
+    msgs = list(dict.fromkeys(str(x) for x in errors))
+    body = msgs[0] if len(msgs) == 1 else "[" + ", ".join(msgs) + "]"
+    return f'NetworkPolicy.extensions "{name}" is invalid: {body}'
+
+
 class NotSimulated(Exception):
     """A resource kind a real cluster has that the simulator does not model."""
 
