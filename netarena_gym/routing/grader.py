@@ -155,32 +155,37 @@ def _error_back(net: Network, trip: Trip, src: int) -> None:
         trip.error, trip.reporter = "timeout", None
 
 
-def sender_route(node: Node, dst: int, src: int | None) -> tuple:
-    """What ``connect()`` of a socket on ``node`` to ``dst`` finds: ``(lookup result,
-    source address, error)``. The error (None: none) is the errno of the route or rule
-    (EHOSTUNREACH: a route), or ENETUNREACH when no source address can be picked; the
-    source is ``src``, else the route's or the one chosen for the route (None for a local
-    destination: the caller's)."""
-    res = node.lookup(dst, src or 0, "lo")
+def route_source(node: Node, res, dst: int, src: int | None) -> tuple[int | None, str | None]:
+    """``(source address, error)`` of ``connect()`` on ``node`` to ``dst`` whose own route
+    lookup gave ``res`` (not ``local``): the error (None: none) is the errno of the route
+    or rule (EHOSTUNREACH: a route), or ENETUNREACH when no source address can be picked;
+    the source is ``src``, else the route's, else the one chosen for the route."""
     kind = res.kind
-    if kind == "local":
-        return res, src, None
     if kind != "unicast":
-        return res, src, ("connect: No route to host" if kind == "unreachable"
-                          and res.route is not None else
-                          {"unreachable": "connect: Network is unreachable",
-                           "prohibit": "connect: Permission denied",
-                           "blackhole": "connect: Invalid argument"}[kind])
+        return src, ("connect: No route to host" if kind == "unreachable"
+                     and res.route is not None else
+                     {"unreachable": "connect: Network is unreachable",
+                      "prohibit": "connect: Permission denied",
+                      "blackhole": "connect: Invalid argument"}[kind])
     if src is None:
         route = res.route
         if route is not None and route.src is not None:
-            src = route.src
-        else:
-            gw = res.gateway
-            src = node.select_source(res.dev, gw if gw is not None else dst)
+            return route.src, None
+        gw = res.gateway
+        src = node.select_source(res.dev, gw if gw is not None else dst)
         if src is None:
-            return res, None, "connect: Network is unreachable"
-    return res, src, None
+            return None, "connect: Network is unreachable"
+    return src, None
+
+
+def sender_route(node: Node, dst: int, src: int | None) -> tuple:
+    """``(lookup result, source address, error)`` of ``connect()`` on ``node`` to
+    ``dst`` (:func:`route_source`; a local destination has no error and keeps ``src``)."""
+    res = node.lookup(dst, src or 0, "lo")
+    if res.kind == "local":
+        return res, src, None
+    src, error = route_source(node, res, dst, src)
+    return res, src, error
 
 
 def launch(net: Network, trip: Trip, origin: Node, dst: int, src: int | None, size: int,
@@ -190,10 +195,7 @@ def launch(net: Network, trip: Trip, origin: Node, dst: int, src: int | None, si
     resolution. Returns ``(node, in_if, src, size)`` of the first arrival, or None when
     the trip ended at the sender (``trip`` says how)."""
     node = origin
-    res, src, error = sender_route(node, dst, src)
-    if error is not None:
-        trip.local_error = error
-        return None
+    res = node.lookup(dst, src or 0, "lo")
     if res.kind == "local":
         s = src if src is not None else dst
         trip.src = s
@@ -214,6 +216,11 @@ def launch(net: Network, trip: Trip, origin: Node, dst: int, src: int | None, si
         if record:
             trip.hops.append((node, dst))
         return None
+    if src is None or res.kind != "unicast":
+        src, error = route_source(node, res, dst, src)
+        if error is not None:
+            trip.local_error = error
+            return None
     dev, gw = res.dev, res.gateway
     trip.src = src
     v, how = _filter(node, "OUTPUT", src, dst, proto, None, dev, icmp_type)
