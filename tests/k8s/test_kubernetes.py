@@ -340,3 +340,28 @@ def test_the_line_budget_defaults_to_the_command_timeout_when_longer(stalled_ser
             b.close()
     with pytest.raises(ValueError, match="step_timeout"):
         KubernetesBackend(kubeconfig=stalled_server, agent_user=None, step_timeout=0)
+
+
+def test_a_dns_rule_by_namespace_name_is_judged_as_on_the_simulator(kubeconfig):
+    # kube-apiserver 1.20 does not label namespaces kubernetes.io/metadata.name (1.21 on
+    # does, as upstream's KinD cluster and the simulator): the engine reads them labelled
+    from netarena_gym.k8s.backends.kubernetes import KubernetesBackend
+    from netarena_gym.k8s.backends.sim import SimBackend
+    real = KubernetesBackend(kubeconfig=kubeconfig)
+    sim = SimBackend(end_port=False)
+    sc = differential.scenario_for(real.namespace)
+    patch = ('{"spec":{"egress":[{"to":[{"namespaceSelector":{"matchLabels":'
+             '{"kubernetes.io/metadata.name":"kube-system"}}}],"ports":[{"port":53,"protocol":"UDP"}]},'
+             '{"to":[{"podSelector":{}}]}]}}')
+    try:
+        real.apply(sc)
+        sim.apply(sc)
+        for b in (real, sim):
+            r = b.run({"command": f"kubectl patch networkpolicy frontend --type=merge -p '{patch}'",
+                       "stdin": ""})
+            assert r.status == 0, r.output
+        assert sim.observe().tolist() == real.observe().tolist()
+        kube_system = next(n for n in real.objects().namespaces if n["metadata"]["name"] == "kube-system")
+        assert kube_system["metadata"]["labels"]["kubernetes.io/metadata.name"] == "kube-system"
+    finally:
+        real.close()

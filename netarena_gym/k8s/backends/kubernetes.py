@@ -25,7 +25,8 @@
   a kubectl past either is killed, the result is a ``timeout`` and the rest of the line is
   not run.
 * ``observe()``: ``probe="policy"`` (default) evaluates the policy engine over the live
-  objects (works on any API server, even one without nodes); ``probe="live"`` runs
+  objects (works on any API server, even one without nodes; namespaces are read with the
+  ``kubernetes.io/metadata.name`` label servers add from 1.21 on, :func:`with_name_label`); ``probe="live"`` runs
   ``nc -z -w 1 <service> <port>`` in every source pod with ``kubectl exec`` (the grader's
   credentials), for clusters whose pods run and whose network plugin enforces policies.
 * Every API call waits ``command_timeout`` seconds at most; a failed or stalled server
@@ -383,7 +384,8 @@ class KubernetesBackend:
         try:
             nss = self._list("namespaces")["items"]
         except Exception:  # noqa: BLE001 - no cluster-wide read: our namespace only
-            nss = [{"metadata": {"name": ns, "labels": {"kubernetes.io/metadata.name": ns}}}]
+            nss = [{"metadata": {"name": ns}}]
+        nss = [with_name_label(n) for n in nss]
         version = (pods["metadata"].get("resourceVersion"), svcs["metadata"].get("resourceVersion"),
                    pols["metadata"].get("resourceVersion"))
         return Cluster(nss, pods["items"] + self._dns_pods(), svcs["items"], pols["items"], version)
@@ -468,6 +470,21 @@ class KubernetesBackend:
             self._closed = True
             self._finalizer()
             self.api_client.close()
+
+
+NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+def with_name_label(namespace: dict) -> dict:
+    """A Namespace as servers from 1.21 on keep it, labelled ``kubernetes.io/metadata.name``
+    with its name (upstream's KinD cluster and the simulator's namespaces have it; 1.20,
+    the bundled server, does not add it): a policy selecting kube-system by that label, the
+    usual way to allow DNS, is judged as on the simulator."""
+    md = namespace.get("metadata") or {}
+    labels = md.get("labels") or {}
+    if not md.get("name") or labels.get(NAME_LABEL) == md["name"]:
+        return namespace
+    return {**namespace, "metadata": {**md, "labels": {**labels, NAME_LABEL: md["name"]}}}
 
 
 def _api_error(e: Exception) -> str:
