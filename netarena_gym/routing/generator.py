@@ -99,8 +99,8 @@ def level_config(level, topology: dict | None = None) -> LevelConfig:
                             "subnets and hosts, not routers or shape")
     unknown = set(topology) - {"routers", "subnets", "hosts", "shape"}
     if unknown:
-        raise InvalidConfig(f"unknown topology keys {sorted(unknown)}; valid: routers, subnets, "
-                         "hosts, shape")
+        raise InvalidConfig(f"unknown topology keys {sorted(unknown, key=repr)}; valid: "
+                            "routers, subnets, hosts, shape")
     shape = topology.get("shape")
     if shape is not None and shape not in SHAPES:
         raise InvalidConfig(f"topology shape must be one of {SHAPES}, got {shape!r}")

@@ -237,3 +237,10 @@ def test_every_fault_beside_another_breaks_a_pair_on_its_own(level, topology, se
             alone = SimState.build(dataclasses.replace(sc, faults=(f,)))
             assert not alone.oracle.matrix().all(), (seed, f)
     assert seen
+
+
+@pytest.mark.parametrize("topology", [{"x": 1, 2: 3}, {None: 1, "a": 2}])
+def test_unknown_topology_keys_of_mixed_types_are_invalid_config(topology):
+    """Before, sorting the unknown keys for the message raised TypeError."""
+    with pytest.raises(InvalidConfig, match="unknown topology keys"):
+        gym.make("NetArena-Routing-v0", level=3, topology=topology)
