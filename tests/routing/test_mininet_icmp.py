@@ -133,4 +133,19 @@ def test_pings_command_line_numbers_and_socket_errors(real):
         "ping -c 2 -i 0.2 -W 1 -M do -s 2000 192.168.2.100",
         "ping -q -c 2 -i 0.2 -W 1 -M do -s 2000 192.168.2.100",
         "ping -c 1 -W 1 -x 192.168.2.100", "ping", "ping -c1 -W1 -I 1.2.3.4 192.168.2.100",
-        "ping -c 1 -W 1 192.168.2.100 192.168.3.100", "ping -c 1 -W 1 -t 0 192.168.2.100 192.168.3.100")])
+        "ping -c 1 -W 1 192.168.2.100 192.168.3.100",
+        "ping -c 1 -W 1 -t 0 192.168.2.100 192.168.3.100")])
+
+
+def test_traceroutes_command_line_first_hop_and_packet_length(real):
+    assert not compare(real, THREE, [LAN3_DOWN], [("h1", line) for line in (
+        "traceroute -n -w 1 -m 0 192.168.2.100", "traceroute -n -w 1 -q 0 192.168.2.100",
+        "traceroute -n -w 0 -m 2 192.168.2.100", "traceroute",
+        "traceroute -n -w 1 -m 2.5 192.168.2.100",
+        "traceroute -n -w1 -m3 192.168.2.100", "traceroute -nw 1 -m 2 192.168.2.100",
+        "traceroute -n -w 1 -m 2 nohost", "traceroute -n -w 1 -m 2 192.168.2.100 60 70",
+        "traceroute -n -w 1,2,3 -m 2 192.168.2.100", "traceroute -n -w 1 -f 2 -m 3 192.168.2.100",
+        "traceroute -n -w 1 -q 010 -m 0x2 192.168.2.100",
+        "traceroute -n -w 1 -m 2 192.168.2.100 27",
+        "traceroute -n -w 1 -m 2 192.168.2.100 1400", "traceroute -n --max-hops 2 192.168.2.100",
+        "traceroute -n -m 2 -w 1 --icmp 192.168.2.100 100")])

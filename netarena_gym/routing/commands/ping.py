@@ -8,9 +8,10 @@ local firewall rules``; traceroute prints its header, then ``connect: TEXT`` or 
 TEXT`` (exit 1). An ICMP error that never reaches the sender (see
 :mod:`netarena_gym.routing.grader`) is silence: no ``From`` line, a ``* * *`` hop.
 traceroute stops at the destination only when its answer (a port unreachable quoting the
-60-byte probe, 88 bytes; with ``-I`` an echo reply) comes back; otherwise it goes on
+probe, 28 bytes more and at most 576; with ``-I`` an echo reply) comes back; otherwise it goes on
 probing to ``-m`` or until the command is killed. Left out: the kernel's ICMP rate limits
-(the grader's docstring), traceroute's options beyond ``-n -I -m -q -w`` and its pacing
+(the grader's docstring), traceroute's options beyond ``-n -I -m -q -w -f`` and the
+packet length (:mod:`~netarena_gym.routing.commands.traceroute_args`) and its pacing
 (without ``-n`` an address prints as ``A (A)``: no name is looked up), ping's beyond
 ``-c -W -w -i -s -M -I -t -q`` (``-n -4 -v -D -O -U`` are accepted and change nothing;
 :mod:`~netarena_gym.routing.commands.ping_args` reads the command line as iputils does).
@@ -23,9 +24,10 @@ kernel takes the send and nothing leaves. ``-t 0`` is refused by ``setsockopt``
 time in it: no ``time=`` and no ``rtt`` line.
 
 The packets resolve neighbours as they go: the ARP exchanges land in the dynamic
-neighbour cache (:func:`netarena_gym.routing.neigh.recording`). Timing is simulated: a ping that would run past the command timeout (no ``-c``, or a long
-wait for replies that never come) is cut off like ``timeout(1)`` would cut it, and reported
-with the TIMEOUT outcome. Printed times are deterministic (the differential harness
+neighbour cache (:func:`netarena_gym.routing.neigh.recording`). Timing is simulated: a
+ping that would run past the command timeout (no ``-c``, or a long wait for replies that
+never come) is cut off like ``timeout(1)`` would cut it, and reported with the TIMEOUT
+outcome. Printed times are deterministic (the differential harness
 normalises them)."""
 from __future__ import annotations
 
@@ -37,14 +39,9 @@ from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing import neigh
 from netarena_gym.routing.commands.ping_args import PingArgs, parse_ping
-from netarena_gym.routing.grader import PingOutcome, echo, sender_route, walk
-
-def _num(v: str, kind=float):
-    try:
-        return kind(v)
-    except ValueError:
-        return None
-
+from netarena_gym.routing.commands.traceroute_args import parse_traceroute
+from netarena_gym.routing.grader import (ICMP_ERROR_MAX, PingOutcome, echo, sender_route,
+                                         walk)
 
 def timed_out(lines: list[str], timeout_s: float) -> CommandResult:
     lines = lines + [f"netarena: command timed out after {timeout_s:g} s (killed)"]
@@ -85,7 +82,8 @@ def ping(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
                 return CommandResult(f"{pre}ping: SO_BINDTODEVICE {opts.iface}: No such device\n",
                                      2, ERROR)
             if src not in ctx.node.local_ips():
-                return CommandResult(f"{pre}ping: bind: Cannot assign requested address\n", 2, ERROR)
+                return CommandResult(f"{pre}ping: bind: Cannot assign requested address\n",
+                                     2, ERROR)
     res, _, error = sender_route(ctx.node, hosts[0], src)  # connect() to the first hop
     if error is not None:
         return CommandResult(f"{pre}ping: {_CONNECT_TEXT.get(error, error)}\n", 2, ERROR)
@@ -132,7 +130,8 @@ TIMESTAMP_BYTES = 16  # iputils: data this long or longer starts with a struct t
 
 def _ping_report(ctx: CommandContext, opts: PingArgs, o: PingOutcome) -> CommandResult:
     """The packets of a ping that got as far as sending: one outcome ``o`` for each."""
-    count, interval, wait, deadline = opts.count, max(opts.interval, 0.002), opts.wait, opts.deadline
+    count, wait, deadline = opts.count, opts.wait, opts.deadline
+    interval = max(opts.interval, 0.002)
     target, size, quiet = opts.target, opts.size, opts.quiet
     if (o.error == "Destination Host Unreachable" and o.reporter is not None
             and o.reporter in ctx.node.local_ips() and count is not None):
@@ -199,63 +198,37 @@ def traceroute(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResul
         return _traceroute(ctx, argv)
 
 
-def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
-    numeric, max_hops, queries, wait, icmp = False, 30, 3, 5.0, False
-    target = None
-    i = 1
-    while i < len(argv):
-        a = argv[i]
-        if a in ("-m", "-q", "-w"):
-            if i + 1 >= len(argv):
-                return CommandResult(f"Option `{a}' (argc {i}) requires an argument: `{a} "
-                                     f"{'max_ttl' if a == '-m' else 'nqueries' if a == '-q' else 'MAX,HERE,NEAR'}'\n", 2, INVALID)
-            v = _num(argv[i + 1], float)
-            if v is None or v <= 0:
-                return CommandResult(f"Cannot handle `{a}' option with arg `{argv[i + 1]}' (argc {i + 1})\n",
-                                     2, INVALID)
-            if a == "-m":
-                max_hops = int(v)
-            elif a == "-q":
-                queries = int(v)
-            else:
-                wait = v
-            i += 2
-            continue
-        if a == "-n":
-            numeric = True
-        elif a == "-I":
-            icmp = True
-        elif a.startswith("-"):
-            return CommandResult(f"Bad option `{a}' (argc {i})\n", 2, INVALID)
-        elif target is None:
-            target = a
-        i += 1
-    if target is None:
-        return CommandResult("Specify \"host\" missing argument.\n", 2, INVALID)
-    if max_hops > 255:
-        return CommandResult("max hops cannot be more than 255\n", 2, INVALID)
-    if queries > 10:
-        return CommandResult("no more than 10 probes per hop\n", 2, INVALID)
+def _resolve(host: str) -> str | None:
     try:
-        dst = ip_to_int(target)
+        ip_to_int(host)
     except AddressError:
-        return CommandResult(f"{target}: Name or service not known\n"
-                             f"Cannot handle \"host\" cmdline arg `{target}' on position 1 (argc 1)\n",
-                             2, ERROR)
-    lines = [f"traceroute to {target} ({target}), {max_hops} hops max, 60 byte packets"]
+        return f"{host}: Name or service not known"
+    return None
+
+
+def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
+    opts, text, status = parse_traceroute(argv, _resolve)
+    if opts is None:
+        return CommandResult(text, status, INVALID if "Usage:" in text else ERROR)
+    target, max_hops, queries, wait, icmp = (opts.host, opts.max_hops, opts.queries,
+                                             opts.wait, opts.icmp)
+    numeric, size = opts.numeric, opts.packetlen
+    dst = ip_to_int(target)
+    lines = [f"traceroute to {target} ({target}), {max_hops} hops max, {size} byte packets"]
     proto = "icmp" if icmp else "udp"
     itype = "echo-request" if icmp else None
     unanswered = 0
-    for ttl in range(1, max_hops + 1):
-        trip = walk(ctx.net, ctx.node, dst, size=60, proto=proto, icmp_type=itype, ttl=ttl,
+    for ttl in range(opts.first, max_hops + 1):
+        trip = walk(ctx.net, ctx.node, dst, size=size, proto=proto, icmp_type=itype, ttl=ttl,
                     record=True)
         if trip.local_error:  # connect() and send() fail per probe: after the header
             return CommandResult("".join(f"{ln}\n" for ln in lines) + f"{trip.local_error}\n",
                                  1, ERROR)
         addr, flag, done = None, "", False
-        if trip.ok:  # the answer: a port unreachable quoting the 60-byte probe, or an echo reply
+        if trip.ok:  # the answer: a port unreachable quoting the probe, or an echo reply
             back = walk(ctx.net, trip.node, _origin_src(ctx, dst), dst,
-                        size=60 if icmp else 88, icmp_type="echo-reply" if icmp else
+                        size=size if icmp else min(size + 28, ICMP_ERROR_MAX),
+                        icmp_type="echo-reply" if icmp else
                         "destination-unreachable", detail=False)
             if back.ok and back.node is ctx.node:  # lost: the next TTL is probed, as real
                 addr, done = dst, True
