@@ -21,7 +21,8 @@ from netarena_gym.k8s.commands.cmdline import (
 from netarena_gym.k8s.state_patches import (
     PatchFailed, clone, PatchMalformed, go_value, json_patch, merge_patch, strategic_merge_patch)
 from netarena_gym.k8s.commands.kubectl_common import (
-    NotSimulated, err, invalid_status_message, matches, ok, parse_selector)
+    NotSimulated, err, fields_match, invalid_status_message, matches, ok, parse_field_selector,
+    parse_selector)
 from netarena_gym.k8s.commands.kubectl_apply import apply
 from netarena_gym.k8s.commands.kubectl_get import describe, get
 from netarena_gym.k8s.commands.kubectl_manifests import (  # noqa: F401 (re-exported)
@@ -107,11 +108,18 @@ class Kubectl:
                 raise UsageError("resource(s) were provided, but no name was specified")
         return out
 
-    def list(self, resource: str, ns: str | None, selector: str | None) -> list[dict]:
+    def list(self, resource: str, ns: str | None, selector: str | None,
+             field_selector: str | None = None) -> list[dict]:
+        """The objects a list request returns (``field_selector``: ``--field-selector``; a
+        bad one raises :class:`FieldSelectorError`)."""
+        terms = parse_field_selector(resource, field_selector, selector or "") \
+            if field_selector else None
         objs = self.store.list(resource, ns)
         if selector:
             sel = parse_selector(selector)
             objs = [o for o in objs if matches(sel, (o.get("metadata") or {}).get("labels") or {})]
+        if terms:
+            objs = [o for o in objs if fields_match(terms, o)]
         return objs
 
 
@@ -153,6 +161,9 @@ def _patch(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
     ptype = str(inv.flags.get("type", "strategic"))
     if ptype not in ("json", "merge", "strategic"):
         return err(f'error: --type must be one of [json merge strategic], not "{ptype}"', INVALID)
+    if "field-selector" in inv.flags:
+        return err("error: unknown flag: --field-selector\nSee 'kubectl patch --help' for usage.",
+                   INVALID)
     if "patch-file" in inv.flags:
         return err(f"error: unable to read patch file: open {inv.flags['patch-file']}: "
                     "no such file or directory", INVALID)

@@ -3,14 +3,14 @@
 ``--show-labels``, ``-A``, ``-o name|yaml|json``, ``-o jsonpath=`` and ``-o custom-columns=``
 (:mod:`~netarena_gym.k8s.commands.jsonpath`), and ``get all`` (the ``all`` category: pods,
 services, deployments and replicasets; the daemonsets, statefulsets, jobs, cronjobs and
-autoscalers it also covers do not exist here). Left out: ``--sort-by``, ``--field-selector``,
-go-templates and ``-o jsonpath-file``."""
+autoscalers it also covers do not exist here). ``--field-selector`` (the field labels
+kube-apiserver 1.20 selects on). Left out: ``--sort-by``, go-templates and ``-o jsonpath-file``."""
 from __future__ import annotations
 
 from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.k8s.commands import jsonpath, printers, printers_workloads
 from netarena_gym.k8s.commands.cmdline import Invocation
-from netarena_gym.k8s.commands.kubectl_common import err, no_resources
+from netarena_gym.k8s.commands.kubectl_common import FieldSelectorError, err, no_resources
 from netarena_gym.k8s.state import not_found
 
 # ------------------------------------------------------------------------------- get
@@ -77,8 +77,9 @@ def get(k, inv: Invocation, stdin: str) -> CommandResult:
     all_ns = bool(inv.flags.get("all-namespaces"))
     ns = None if all_ns else k.ns(inv)
     selector = inv.flags.get("selector")
+    field_selector = inv.flags.get("field-selector")
     named = any(n is not None for _, n, _ in targets)
-    if named and selector:
+    if named and (selector or field_selector):
         return err("error: name cannot be provided when a selector is specified", INVALID)
     if out_fmt == "custom-columns":
         try:
@@ -98,7 +99,10 @@ def get(k, inv: Invocation, stdin: str) -> CommandResult:
             groups[r] = []
             order.append(r)
         if name is None:
-            groups[r].extend(k.list(r, ns, selector))
+            try:
+                groups[r].extend(k.list(r, ns, selector, field_selector))
+            except FieldSelectorError as e:
+                errors.append(f"Error from server (BadRequest): {e}")
         else:
             obj = k.store.find(r, ns or k.namespace, name)
             if obj is None:
@@ -152,6 +156,9 @@ def get(k, inv: Invocation, stdin: str) -> CommandResult:
 
 # -------------------------------------------------------------------------- describe
 def describe(k, inv: Invocation, stdin: str) -> CommandResult:
+    if "field-selector" in inv.flags:  # describe has -l, not --field-selector
+        return err("error: unknown flag: --field-selector\nSee 'kubectl describe --help' for usage.",
+                   INVALID)
     if not inv.args:
         return err("You must specify the type of resource to describe. Use \"kubectl "
                     "api-resources\" for a complete list of supported resources.", INVALID)
