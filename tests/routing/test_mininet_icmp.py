@@ -149,3 +149,13 @@ def test_traceroutes_command_line_first_hop_and_packet_length(real):
         "traceroute -n -w 1 -m 2 192.168.2.100 27",
         "traceroute -n -w 1 -m 2 192.168.2.100 1400", "traceroute -n --max-hops 2 192.168.2.100",
         "traceroute -n -m 2 -w 1 --icmp 192.168.2.100 100")])
+
+
+def test_traceroute_to_an_own_address_and_past_an_own_arp_failure(real):
+    # an own address answers from itself (its source is that address, not one an OUTPUT
+    # rule drops); the sender's own ARP failure shows (!H, ~3 s) only with a wait of 3 s
+    assert not compare(real, THREE, [DT1, LAN3_DOWN], [
+        ("r0", "traceroute -n -w 1 -m 3 192.168.2.1"),
+        ("r0", "traceroute -I -n -w 1 -m 2 192.168.2.1"),
+        ("h3", "traceroute -n -w 1 -m 2 192.168.2.100"),
+        ("h3", "traceroute -n -q 1 -m 2 192.168.2.100")])

@@ -243,3 +243,23 @@ def test_garbage_warnings_come_before_the_header():
                                  "ping: this will become fatal error in the future\n"
                                  "PING 192.168.2.100 (192.168.2.100) 56(84) bytes of data.\n")
     assert (res.status, res.kind) == (0, OK)
+
+
+def test_traceroute_to_an_own_address_answers_from_it():
+    # real: r0's probe to its own address carries that address as source, so an OUTPUT
+    # rule dropping another subnet's traffic does not touch the answer
+    b = SimBackend()
+    b.apply(scenario([DT1, LAN3_DOWN], THREE))
+    res = b.run({"machine": "r0", "command": "traceroute -n -w 1 -m 3 192.168.2.1"})
+    assert res.output == ("traceroute to 192.168.2.1 (192.168.2.1), 3 hops max, 60 byte packets\n"
+                          " 1  192.168.2.1  0.060 ms  0.060 ms  0.060 ms\n")
+
+
+def test_traceroute_sees_its_own_arp_failure_only_with_a_wait_of_3_s():
+    b = SimBackend()
+    b.apply(scenario([LAN3_DOWN], THREE))  # h3's gateway is down
+    head = "traceroute to 192.168.2.100 (192.168.2.100), 2 hops max, 60 byte packets\n"
+    assert b.run({"machine": "h3", "command": "traceroute -n -q 1 -m 2 192.168.2.100"}).output == (
+        head + " 1  192.168.3.100  3000.060 ms !H\n")
+    assert b.run({"machine": "h3", "command": "traceroute -n -w 1 -m 2 192.168.2.100"}).output == (
+        head + " 1  * * *\n 2  * * *\n")

@@ -10,13 +10,17 @@ TEXT`` (exit 1). An ICMP error that never reaches the sender (see
 traceroute stops at the destination only when its answer (a port unreachable quoting the
 probe, 28 bytes more and at most 576; with ``-I`` an echo reply) comes back; otherwise it goes on
 probing to ``-m`` or until the command is killed. Left out: the kernel's ICMP rate limits
-(the grader's docstring), traceroute's options beyond ``-n -I -m -q -w -f`` and the
+(the grader's docstring), the path MTU a sender learns from a ``Frag needed`` (the
+kernel's route exceptions: real ``ping``'s later packets to that destination are
+fragmented locally, so only the first prints the error), traceroute's options beyond ``-n -I -m -q -w -f`` and the
 packet length (:mod:`~netarena_gym.routing.commands.traceroute_args`) and its pacing
 (without ``-n`` an address prints as ``A (A)``: no name is looked up), ping's beyond
 ``-c -W -w -i -s -M -I -t -q`` (``-n -4 -v -D -O -U`` are accepted and change nothing;
 :mod:`~netarena_gym.routing.commands.ping_args` reads the command line as iputils does).
 
-A packet the sender cannot send (``-M do`` past the device's MTU, or more than 65,507
+A sender's own failed ARP (its gateway does not answer) is reported only once the kernel
+gives up, after 3 s: ``ping`` with a shorter ``-W``/``-w`` and ``traceroute`` with a
+shorter ``-w`` see silence. A packet the sender cannot send (``-M do`` past the device's MTU, or more than 65,507
 data bytes) prints ``ping: local error: message too long, mtu=N`` per packet after the
 header and counts as ``+N errors`` (neither under ``-q``); past 65,527 data bytes the
 kernel takes the send and nothing leaves. ``-t 0`` is refused by ``setsockopt``
@@ -224,7 +228,7 @@ def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
         if trip.local_error:  # connect() and send() fail per probe: after the header
             return CommandResult("".join(f"{ln}\n" for ln in lines) + f"{trip.local_error}\n",
                                  1, ERROR)
-        addr, flag, done = None, "", False
+        addr, flag, done, late = None, "", False, 0.0
         if trip.ok:  # the answer: a port unreachable quoting the probe, or an echo reply
             back = walk(ctx.net, trip.node, _origin_src(ctx, dst), dst,
                         size=size if icmp else min(size + 28, ICMP_ERROR_MAX),
@@ -233,16 +237,22 @@ def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
             if back.ok and back.node is ctx.node:  # lost: the next TTL is probed, as real
                 addr, done = dst, True
         elif trip.error and trip.error != "timeout" and trip.reporter is not None:
-            addr = trip.reporter
-            if trip.error != "Time to live exceeded":
-                flag, done = _TR_FLAGS.get(trip.error, " !X"), True
+            # the sender's own ARP failure arrives only once its ARP gives up
+            own_arp = (trip.error == "Destination Host Unreachable"
+                       and trip.reporter in ctx.node.local_ips())
+            if not own_arp or wait >= ARP_GIVE_UP_S:
+                addr = trip.reporter
+                if own_arp:
+                    late = ARP_GIVE_UP_S * 1000.0
+                if trip.error != "Time to live exceeded":
+                    flag, done = _TR_FLAGS.get(trip.error, " !X"), True
         if addr is None:
             unanswered += queries
             lines.append(f"{ttl:2d}  " + " ".join(["*"] * queries))
         else:
             a = int_to_ip(addr)
             name = a if numeric else f"{a} ({a})"
-            t = 0.04 + 0.02 * ttl + trip.delay_ms
+            t = late + 0.04 + 0.02 * ttl + trip.delay_ms
             lines.append(f"{ttl:2d}  {name}  " + "  ".join(f"{t:.3f} ms{flag}" for _ in range(queries)))
         if math.ceil(unanswered / 16) * wait > ctx.timeout_s:
             return timed_out(lines, ctx.timeout_s)
@@ -252,9 +262,7 @@ def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
 
 
 def _origin_src(ctx: CommandContext, dst: int) -> int:
-    res = ctx.node.lookup(dst, 0, "lo")
-    if res.route is not None and res.route.src is not None:
-        return res.route.src
-    s = ctx.node.select_source(res.dev, res.gateway if res.gateway is not None else dst)
-    return s if s is not None else 0
-
+    """The source address traceroute's probes to ``dst`` carry (a local destination's own
+    address, as the local route's ``src`` is)."""
+    _res, src, _error = sender_route(ctx.node, dst, None)
+    return dst if src is None and _res.kind == "local" else (src if src is not None else 0)
