@@ -202,6 +202,16 @@ class Store:
     def namespace_exists(self, ns: str) -> bool:
         return ("", ns) in self.objects["namespaces"]
 
+    def snapshot(self) -> tuple:
+        """What :meth:`restore` puts back (a dry run: the server checks and stores nothing;
+        writes replace objects, so copying the maps keeps every object as it was)."""
+        return ({k: dict(v) for k, v in self.objects.items()}, self.rv, self.version, self._uid,
+                self.workload_version)
+
+    def restore(self, snap: tuple) -> None:
+        objects, self.rv, self.version, self._uid, self.workload_version = snap
+        self.objects = {k: dict(v) for k, v in objects.items()}
+
     # ----------------------------------------------------------------- writes
     def _next_rv(self) -> str:
         self.rv += 1

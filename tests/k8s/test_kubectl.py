@@ -363,3 +363,44 @@ def test_a_json_patch_takes_80_0_as_kubectl_sends_it(sim):
 def test_several_patch_errors_print_as_kubectl_prints_them(sim, args, want):
     r = run(sim, "kubectl patch networkpolicy " + args)
     assert (r.status, r.output) == (1, want)
+
+
+# --dry-run: nothing is stored (it was ignored: the change was made); the lines kubectl 1.32
+# prints against kube-apiserver 1.20.2, verbatim (patch prints as without the flag)
+APPLY_NEW = ("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: brandnew\n"
+             "spec:\n  podSelector: {}\n")
+APPLY_FRONTEND = APPLY_NEW.replace("brandnew", "frontend")
+
+
+@pytest.mark.parametrize("cmd, stdin, status, want", [
+    ("kubectl apply --dry-run=client -f -", APPLY_FRONTEND, 0,
+     "networkpolicy.networking.k8s.io/frontend configured (dry run)\n"),
+    ("kubectl apply --dry-run=server -f -", APPLY_FRONTEND, 0,
+     "networkpolicy.networking.k8s.io/frontend configured (server dry run)\n"),
+    ("kubectl apply --dry-run=server -f -", APPLY_NEW, 0,
+     "networkpolicy.networking.k8s.io/brandnew created (server dry run)\n"),
+    ("kubectl delete netpol frontend --dry-run=server", "", 0,
+     'networkpolicy.networking.k8s.io "frontend" deleted (server dry run)\n'),
+    ("kubectl delete netpol nosuch --dry-run=client", "", 0,
+     'networkpolicy.networking.k8s.io "nosuch" deleted (dry run)\n'),
+    ("kubectl delete netpol nosuch --dry-run=server", "", 1,
+     'Error from server (NotFound): networkpolicies.networking.k8s.io "nosuch" not found\n'),
+    ("kubectl label netpol frontend q=1 --dry-run=server", "", 0,
+     "networkpolicy.networking.k8s.io/frontend labeled (server dry run)\n"),
+    ("kubectl label netpol frontend q=1 --dry-run=client", "", 0,
+     "networkpolicy.networking.k8s.io/frontend labeled (dry run)\n"),
+    ("kubectl patch netpol frontend -p '{\"spec\":{\"policyTypes\":[\"Egress\"]}}' --dry-run=client", "", 0,
+     "networkpolicy.networking.k8s.io/frontend patched\n"),
+    ("kubectl patch netpol frontend -p '{\"spec\":{\"policyTypes\":[\"Foo\"]}}' --dry-run=server", "", 1,
+     'The NetworkPolicy "frontend" is invalid: spec.policyTypes[0]: Unsupported value: "Foo": '
+     'supported values: "Ingress", "Egress"\n'),
+    ("kubectl delete netpol frontend --dry-run=bogus", "", 1,
+     'error: Invalid dry-run value (bogus). Must be "none", "server", or "client".\n'),
+    ("kubectl delete netpol -l app=nosuch", "", 0, "No resources found\n"),
+])
+def test_dry_runs_store_nothing(sim, cmd, stdin, status, want):
+    before = {k: dict(v) for k, v in sim.store.objects.items()}
+    version = sim.store.version
+    r = run(sim, cmd, stdin)
+    assert (r.status, r.output) == (status, want)
+    assert sim.store.objects == before and sim.store.version == version

@@ -21,8 +21,8 @@ from netarena_gym.k8s.commands.cmdline import (
 from netarena_gym.k8s.state_patches import (
     PatchFailed, clone, PatchMalformed, go_value, json_patch, merge_patch, strategic_merge_patch)
 from netarena_gym.k8s.commands.kubectl_common import (
-    NotSimulated, err, fields_match, invalid_status_message, matches, ok, parse_field_selector,
-    parse_selector)
+    DRY_VERBS, NotSimulated, dry_run_mode, err, fields_match, invalid_status_message, matches, ok,
+    parse_field_selector, parse_selector, run_dry)
 from netarena_gym.k8s.commands.kubectl_apply import apply
 from netarena_gym.k8s.commands.kubectl_get import describe, get
 from netarena_gym.k8s.commands.kubectl_manifests import (  # noqa: F401 (re-exported)
@@ -70,6 +70,14 @@ class Kubectl:
             return CommandResult("netarena: command timed out (kubectl --watch never ends)\n",
                                  124, TIMEOUT)
         try:
+            if inv.verb in DRY_VERBS:
+                mode = dry_run_mode(inv)
+                if not isinstance(mode, str):
+                    return mode
+                if mode != "none":
+                    if inv.verb == "delete" and mode == "client":
+                        return _delete(self, inv, stdin, client_dry_run=True)
+                    return run_dry(self.store, inv.verb, mode, lambda: handler(self, inv, stdin))
             return handler(self, inv, stdin)
         except UsageError as e:
             return err(f"error: {e}", INVALID)
@@ -441,7 +449,9 @@ def _label(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
 
 
 # ---------------------------------------------------------------------------- delete
-def _delete(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
+def _delete(k: Kubectl, inv: Invocation, stdin: str, client_dry_run: bool = False) -> CommandResult:
+    """``client_dry_run``: ``--dry-run=client``, which sends no delete (nor a get for the
+    names given: each prints as deleted, found or not)."""
     if not inv.args:
         return err("error: You must provide one or more resources by argument or filename.\n"
                     "Example resource specifications include:\n   '-f rsrc.yaml'\n"
@@ -449,14 +459,18 @@ def _delete(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
     targets = k.targets(inv)
     ns = k.ns(inv)
     out, errors = [], []
-    for r, n in k.named(inv, targets, ns):
+    names = k.named(inv, targets, ns)
+    if not names and (inv.flags.get("all") or inv.flags.get("selector")):
+        return ok("No resources found\n")
+    for r, n in names:
         try:
-            k.store.delete(r, ns, n)
+            if not client_dry_run:
+                k.store.delete(r, ns, n)
         except ApiError as e:
             errors.append(e.kubectl_text() + "\n")
             continue
         out.append(f'{printers.SINGULAR[r]}{"" if r != "networkpolicies" else ".networking.k8s.io"}'
-                   f' "{n}" deleted\n')
+                   f' "{n}" deleted{" (dry run)" if client_dry_run else ""}\n')
     return CommandResult("".join(out) + "".join(errors), 1 if errors else 0,
                          ERROR if errors else OK)
 

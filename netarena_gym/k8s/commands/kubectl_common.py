@@ -2,7 +2,7 @@
 "not simulated" signal. Mirrors kubectl 1.32."""
 from __future__ import annotations
 
-from netarena_gym.shell.parser import ERROR, OK, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.k8s.commands.cmdline import UsageError
 from netarena_gym.k8s.grader import select_pods
 
@@ -173,3 +173,50 @@ def field_value(obj: dict, label: str) -> str:
 
 def fields_match(terms: list, obj: dict) -> bool:
     return all((field_value(obj, label) == value) == (op == "=") for label, op, value in terms)
+
+
+# --------------------------------------------------------------------------- dry run
+#: what a dry run adds to each line a verb prints, per --dry-run mode (kubectl 1.32; patch
+#: prints as it does without one)
+_DRY_SUFFIX = {"client": " (dry run)", "server": " (server dry run)"}
+DRY_VERBS = ("apply", "delete", "label", "patch")
+
+
+def dry_run_mode(inv) -> str | CommandResult:
+    """``--dry-run``'s mode ("none", "client", "server"; bare ``--dry-run`` is the
+    deprecated "client"), or kubectl's error for another value."""
+    v = inv.flags.get("dry-run")
+    if v is None or v == "none":
+        return "none"
+    if v is True:
+        return "client"
+    if v in ("client", "server"):
+        return v
+    return err(f'error: Invalid dry-run value ({v}). Must be "none", "server", or "client".',
+               INVALID)
+
+
+def run_dry(store, verb: str, mode: str, run) -> CommandResult:
+    """``run()`` (the verb) with nothing stored: the store is put back as it was; each line it
+    printed for an object gets the mode's suffix. A client dry run of ``delete`` sends no
+    request (kubectl prints the names given, found or not: the caller handles it); left out:
+    a client dry run of ``apply``/``patch``/``label`` is checked by the simulated server, where
+    kubectl checks nothing (an invalid object is an error here, "(dry run)" there)."""
+    snap = store.snapshot()
+    try:
+        res = run()
+    finally:
+        store.restore(snap)
+    suffix = "" if verb == "patch" else _DRY_SUFFIX[mode]
+    if not suffix:
+        return res
+    lines = res.output.split("\n")
+    out = [ln + suffix if _printed_object(ln) else ln for ln in lines]
+    return CommandResult("\n".join(out), res.status, res.kind)
+
+
+def _printed_object(line: str) -> bool:
+    """A success line of apply, delete or label (``kind/name created``, ``kind "name"
+    deleted``, ...)."""
+    return line.endswith((" created", " configured", " unchanged", " deleted", " labeled",
+                          " unlabeled", " not labeled"))
