@@ -51,6 +51,12 @@ class EpisodeMetrics:
     timeouts: int = 0
     failed: int = 0
     safe_compat: bool = True
+    #: the loss that ``safe_compat`` compares the first step's with; None: the initial
+    #: state's. Upstream route measures before the first command (its reference of 100
+    #: only meets that measurement, so the initial state is the first step's reference);
+    #: upstream K8s measures only after commands and has no baseline: its first check is
+    #: never unsafe, which a reference of 100 gives.
+    compat_reference: int | None = None
     loss_history: list[int] = field(default_factory=list)
     _prev: np.ndarray | None = None
     _prev_loss: int = 100
@@ -63,7 +69,8 @@ class EpisodeMetrics:
         self._working = int(np.count_nonzero(self.initial))
         self.loss_history.append(loss_of(self.initial.size, self._working))
         # upstream compares the first pingall with 100 (never unsafe), then each with the last
-        self._prev_loss = self.loss_history[0]
+        self._prev_loss = (self.loss_history[0] if self.compat_reference is None
+                           else self.compat_reference)
 
     def update(self, m: np.ndarray) -> int:
         """Record the pair outcomes after a step (a matrix or a vector); returns how many
@@ -76,6 +83,7 @@ class EpisodeMetrics:
                 m = pairs_of(m)
         self.steps += 1
         if m is self._prev:  # the same outcomes: nothing newly broken, the same loss
+            self._prev_loss = self.loss_history[-1]  # (not above the reference: not unsafe)
             self.loss_history.append(self._prev_loss)
             return 0
         newly = int(np.count_nonzero(self._prev & ~m))
@@ -90,6 +98,11 @@ class EpisodeMetrics:
         self.loss_history.append(loss)
         self._prev = m
         return newly
+
+    def skip(self) -> None:
+        """Count a step whose outcome is not measured (upstream route's last command runs
+        but is never measured): correctness and both safeties stay what they were."""
+        self.steps += 1
 
     def count(self, kind: str) -> None:
         if kind == "invalid":

@@ -43,3 +43,31 @@ def test_loss_of_matches_loss_percent():
     assert loss_of(0, 0) == 0 and loss_of(3, 2) == 33 and loss_of(4, 4) == 0
     m = np.array([True, False, False])
     assert loss_percent(m) == loss_of(3, 1) == 66
+
+
+def test_compat_reference_replaces_the_initial_loss_for_the_first_step_only():
+    """K8s upstream has no baseline: a reference of 100 lets the first step's loss rise
+    above the initial state's; later steps compare with the step before."""
+    initial = np.array([True, True, True, False])
+    worse, worst = np.array([True, True, False, False]), np.array([True, False, False, False])
+    plain = EpisodeMetrics(initial=initial)
+    plain.update(worse)
+    assert not plain.safe_compat
+    met = EpisodeMetrics(initial=initial, compat_reference=100)
+    assert met.loss_history == [25]
+    met.update(worse)
+    assert met.safe_compat and met.loss_history == [25, 50]
+    met.update(worst)
+    assert not met.safe_compat
+    first_same = EpisodeMetrics(initial=initial, compat_reference=100)
+    first_same.update(first_same.current)  # the identical vector: the shortcut path
+    assert first_same.loss_history == [25, 25]
+    first_same.update(worse)
+    assert not first_same.safe_compat
+
+
+def test_skip_counts_a_step_and_keeps_every_verdict():
+    met = EpisodeMetrics(initial=np.array([True, False]))
+    met.skip()
+    assert (met.steps, met.correct, met.safe, met.safe_compat, met.loss_history) == \
+        (1, False, True, True, [50])
