@@ -212,18 +212,19 @@ class Replayer:
         for env in self.envs.values():
             env.close()
 
-    def _env(self, s: int, h: int, steps: int = 0):
+    def _env(self, s: int, h: int, budget: int = UPSTREAM_MAX_ITERATIONS):
         """A compat env whose dimensions hold ``s`` subnets of ``h`` hosts (the scenario
         carries its own topology; the env's ranges only size its arrays) and whose step
-        limit holds ``steps`` commands (upstream's ``max_iterations`` is a setting)."""
+        limit is the run's ``max_iterations`` (a setting upstream): compat scores the last
+        command as upstream does, run but never measured."""
         from netarena_gym.routing.env import RoutingEnv
-        key = (max(4, s), max(4, h), max(4 * UPSTREAM_MAX_ITERATIONS, steps))
+        key = (max(4, s), max(4, h), max(1, budget))
         if key not in self.envs:
             self.envs[key] = RoutingEnv(level="compat", max_steps=key[2],
                                         topology={"subnets": [2, key[0]], "hosts": [1, key[1]]})
         return self.envs[key]
 
-    def _start(self, rec: dict, s: int, h: int, steps: int = 0):
+    def _start(self, rec: dict, s: int, h: int, budget: int = UPSTREAM_MAX_ITERATIONS):
         """``(env, reset info, None)`` for the record's faults on ``s`` subnets of ``h``
         hosts, or ``(None, None, Check)`` saying why not."""
         from netarena_gym.routing.generator import import_upstream
@@ -234,7 +235,7 @@ class Replayer:
         except (ValueError, KeyError, TypeError) as e:
             return None, None, Check("scenario", False,
                                      note=f"import_upstream refused the record: {reason(e)}")
-        env = self._env(s, h, steps)
+        env = self._env(s, h, budget)
         try:
             _, info = env.reset(options={"scenario": scenario.to_dict()})
         except ValueError as e:
@@ -244,9 +245,10 @@ class Replayer:
 
     def replay(self, case: Case):
         rec, steps = case.data["record"], case.data["steps"]
+        budget = run_budget(rec, len(steps))
         fits, started, refused = False, None, None
         for s, h in topologies(rec, steps, self.options):
-            env, last, why = self._start(rec, s, h, len(steps))
+            env, last, why = self._start(rec, s, h, budget)
             if env is None:
                 refused = refused or why
                 continue
@@ -259,14 +261,11 @@ class Replayer:
             if started is None:
                 yield refused
                 return
-            env, last, _ = self._start(rec, *started, len(steps))
+            env, last, _ = self._start(rec, *started, budget)
         names = list(env.backend.names)
         m = env.backend.observe()
         yield _state("initial", None, names, m, steps[0]["pingall"])
-        # upstream measures before each command: the last command of a failed run never is.
-        # Its budget: a failed run reports max_iterations + 1 (the default max is 10)
-        budget = (rec["iterations"] - 1 if not rec["success"] and rec["iterations"] > 1
-                  else UPSTREAM_MAX_ITERATIONS)
+        # upstream measures before each command: the last command of a failed run never is
         losses = [_loss(m)]
         ran = 0
         for k, st in enumerate(steps):
@@ -307,6 +306,14 @@ class Replayer:
         for check, key in (("success", "correct"), ("safe", "safe_compat")):
             yield verdict(check, bool(last[key]), rec[check], rule[check])
         yield Check("iterations", ours_iter == theirs_iter, ours_iter, theirs_iter)
+
+
+def run_budget(rec: dict, logged: int) -> int:
+    """The run's ``max_iterations``: a failed run reports it + 1; a successful one, with
+    ``k + 1`` iterations, had more than ``k`` (the default, 10, unless it logged more)."""
+    if not rec["success"] and rec["iterations"] > 1:
+        return rec["iterations"] - 1
+    return max(UPSTREAM_MAX_ITERATIONS, rec["iterations"], logged)
 
 
 def _all_ok(ping: dict) -> bool:

@@ -24,7 +24,7 @@ from netarena_gym.core.scenario import Scenario
 from netarena_gym.errors import InvalidConfig, require
 from netarena_gym.routing.config import RoutingConfig
 from netarena_gym.routing.config import compat_profile as compat_profile_named
-from netarena_gym.shell.parser import CommandResult
+from netarena_gym.shell.parser import OK, REFUSED, CommandResult
 from netarena_gym.routing.catalogue import Dims, fill
 from netarena_gym.routing.expert import RoutingExpert
 from netarena_gym.routing.features import FeatureBuilder, feature_spaces
@@ -36,6 +36,12 @@ from netarena_gym.routing.backends.sim import SimBackend, SimState
 from netarena_gym.routing.views import INSPECT, parse_inspection
 
 BACKENDS = ("sim", "mininet")
+#: upstream route's blacklist (``safety_check``): in compat a command containing any of
+#: these (case-sensitive substrings, ``mapping`` included) is skipped as upstream skips it:
+#: nothing runs, no output, and the step counts
+COMPAT_BLACKLIST = ("sudo", "tcpdump", "systemctl", "frr", "ethtool", "ping")
+HEALTHY_START = ("netarena: the network was healthy before this command; upstream reports "
+                 "success at iteration 1 and does not run it\n")
 
 def make_backend(name: str, **kw):
     if name == "sim":
@@ -236,7 +242,29 @@ class RoutingEnv(NetArenaEnv):
             self._refresh_all()
 
     def _execute(self, action: dict[str, str]) -> CommandResult:
+        if self.level == "compat":
+            if self._healthy_start():  # upstream discards the agent's first answer
+                return CommandResult(HEALTHY_START, 0, OK)
+            if any(word in action["command"] for word in COMPAT_BLACKLIST):
+                return CommandResult("", 126, REFUSED)  # skipped silently, as upstream
         return self.backend.run(action)
+
+    def _healthy_start(self) -> bool:
+        """Compat: the query started healthy (every fault inert) and no step was taken."""
+        return self.metrics.steps == 0 and self.metrics.correct
+
+    def _score(self, action, result: CommandResult) -> tuple[int, bool, float]:
+        """Compat scores as upstream's loop (spec route 3.1), which measures before each
+        command: a query that starts healthy is a success at once (the first command is
+        not run and is no step), and the command of the last step runs but is never
+        measured (the verdicts stay those before it)."""
+        if self.level == "compat":
+            if self._healthy_start():
+                return 0, True, 0.0
+            if self.metrics.steps + 1 >= self.max_steps:
+                self.metrics.skip()
+                return 0, False, 0.0
+        return super()._score(action, result)
 
     def _connectivity(self) -> np.ndarray:
         return self.backend.observe()
@@ -250,7 +278,9 @@ class RoutingEnv(NetArenaEnv):
     def _state_text(self) -> str:
         m = self._matrix
         if self._state_text_cache is None or self._state_text_cache[0] is not m:
-            self._state_text_cache = (m, "Pingall result:\n" + pingall_text(self.backend.names, m))
+            # upstream's parallelPing prints no Mininet header line
+            text = pingall_text(self.backend.names, m, header=self.level != "compat")
+            self._state_text_cache = (m, "Pingall result:\n" + text)
         return self._state_text_cache[1]
 
     def _config_text(self) -> str:
@@ -271,7 +301,8 @@ class RoutingEnv(NetArenaEnv):
             return
         if self.observability == "full":
             self._refresh_all()
-        elif action is not None and action["command"] == INSPECT and result.kind != "refused":
+        elif (action is not None and action["command"] == INSPECT and result.kind != "refused"
+              and result.output != HEALTHY_START):
             self._features_builder.update_router(action["machine"], parse_inspection(result.output))
 
     def _refresh_all(self) -> None:

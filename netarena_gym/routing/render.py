@@ -25,8 +25,10 @@ def _full_rows(names: tuple[str, ...]) -> tuple[tuple[str, ...], np.ndarray]:
             np.array(names, dtype=object))
 
 
-def pingall_text(names: list[str], m: np.ndarray) -> str:
-    """Mininet's ``pingAll`` output: one row per source, ``X`` for a failed destination."""
+def pingall_text(names: list[str], m: np.ndarray, *, header: bool = True) -> str:
+    """Mininet's ``pingAll`` output: one row per source, ``X`` for a failed destination.
+    ``header=False`` leaves out Mininet's first line (``*** Ping: testing ping
+    reachability``), as upstream's ``parallelPing`` prints none."""
     names = tuple(names)
     n = len(names)
     rows, name_cells = _full_rows(names)
@@ -36,7 +38,7 @@ def pingall_text(names: list[str], m: np.ndarray) -> str:
         for i, items in zip(partial, np.where(m[partial], name_cells, "X").tolist()):
             del items[i]
             rows[i] = " ".join(items)
-    lines = ["*** Ping: testing ping reachability"]
+    lines = ["*** Ping: testing ping reachability"] if header else []
     lines += [f"{src} -> {row}" for src, row in zip(names, rows)]
     working = int(np.count_nonzero(m))
     off = working - int(np.count_nonzero(m.diagonal()))  # the pairs loss_percent counts

@@ -180,49 +180,47 @@ def test_only_the_runs_own_prefix_names_a_node(tmp_path):
 
 
 def test_verdicts_are_the_compat_envs_own_scoring(tmp_path):
-    """The success/safe checks recomputed upstream's rule on our pingalls, so compat mode's
-    own scoring (``correct``, ``safe_compat``) was never compared: upstream never measures
-    the last command of a failed run (spec 3.1), and a compat env that scores it agreed."""
+    """The success/safe checks are compat mode's own scoring (``correct``,
+    ``safe_compat``) on an env with the run's budget: upstream never measures the last
+    command (spec 3.1), and neither does compat, so a break on the 10th command is safe in
+    both (compat scored it unsafe, and the replay differed)."""
     from netarena_gym.routing.env import RoutingEnv
     from netarena_gym.routing.generator import import_upstream
     cmds = [{"machine": "r0", "command": "ip route show"}] * 9 + \
         [{"machine": "r0", "command": "ip link set r0-eth1 down"}]
     rec = ur.route_record(QUERIES["DI2"], commands=cmds)
     assert (rec["success"], rec["safe"], rec["iterations"]) == (False, True, 11)
-    env = RoutingEnv(level="compat", max_steps=40, topology={"subnets": [2, 4], "hosts": [1, 4]})
+    env = RoutingEnv(level="compat", topology={"subnets": [2, 4], "hosts": [1, 4]})
     env.reset(options={"scenario": import_upstream({"queries": [QUERIES["DI2"]]})[0].to_dict()})
     for a in cmds:
         info = env.step(a)[4]
     env.close()
+    assert (info["correct"], info["safe_compat"]) == (False, True)
     report = _replay(tmp_path, [rec])
+    assert report.cases[0]["differences"] == []
     checks = {c["check"]: c for c in report.cases[0]["checks"] if c.get("step") is None}
-    assert checks["success"]["ours"] is bool(info["correct"])
-    assert checks["safe"]["ours"] is bool(info["safe_compat"])
-    if not info["safe_compat"]:
-        assert not checks["safe"]["agree"]
-        assert checks["safe"]["note"] == "upstream's rule on our states gives True"
+    assert checks["success"]["ours"] is False and checks["safe"]["ours"] is True
 
 
-def test_a_topology_the_record_lacks_is_the_split_that_fits_the_first_pingall(tmp_path):
-    """Upstream's records carry no topology, and NP/DEV drew subnets and hosts each from
-    2-4: 4 hosts are 2 subnets of 2 or 4 of 1. The replay took the fewest subnets whatever
-    the pingall showed, and a 4x1 run differed on every check of its states."""
-    q = dict(QUERIES["DI2"], num_switches=4, num_hosts_per_subnet=1)
-    rec = ur.route_record(q)
+def test_a_fix_on_the_last_command_fails_as_upstream(tmp_path):
+    """Upstream runs the 10th command but never measures it: a fix there is a failure,
+    and compat's own verdict agrees."""
+    cmds = [{"machine": "r0", "command": "ip route show"}] * 9 + \
+        [{"machine": "r0", "command": "ip link set r0-eth2 up"}]
+    rec = ur.route_record(QUERIES["DI2"], commands=cmds)
+    assert (rec["success"], rec["iterations"]) == (False, 11)
     report = _replay(tmp_path, [rec])
     assert report.cases[0]["differences"] == []
-    told = _replay(tmp_path, [rec], None, 2, 2)  # told otherwise: the record is not 2x2
-    assert {d["check"] for d in told.cases[0]["differences"]} >= {"initial"}
-    from netarena_gym.compat.replay_route import topologies
-    steps = parse_log(rec["log_content"])
-    assert topologies(rec, steps, replay.Options()) == [(2, 2), (4, 1)]
 
 
-def test_a_run_longer_than_40_commands_replays_whole(tmp_path):
-    """Upstream's ``max_iterations`` is a setting: the replay's env stopped at 40 commands
-    and reported the rest of a longer run as 'our episode had already ended'."""
-    looks = [{"machine": "r0", "command": "ip route show"}] * 45
-    rec = ur.route_record(QUERIES["DI2"], commands=looks, max_iterations=45)
-    assert rec["iterations"] == 46
+def test_blacklisted_commands_are_skipped_as_upstream_skips_them(tmp_path):
+    """Upstream skips a command containing ``ping`` whole: the network stays broken. Compat
+    ran it, fixed the network, and disagreed on executed, state and the verdicts."""
+    cmds = [{"machine": "r0", "command": "ip link set r0-eth2 up && ping -c1 192.168.2.100"},
+            {"machine": "r0", "command": "ip route show"}]
+    rec = ur.route_record(QUERIES["DI2"], commands=cmds)
+    assert "Command Output" not in rec["log_content"].split("ping -c1")[1].split("Machine:")[0]
     report = _replay(tmp_path, [rec])
     assert report.cases[0]["differences"] == []
+    first = next(c for c in report.cases[0]["checks"] if c["check"] == "executed")
+    assert first["ours"] is False and first["theirs"] is False

@@ -165,3 +165,106 @@ def test_a_replayed_fault_on_a_router_the_topology_lacks_is_refused():
     rec["faults"][0]["router"] = "r99"
     with pytest.raises(ScenarioError, match=r"faults on routers \['r99'\]"):
         env.reset(options={"scenario": rec})
+
+
+# ------------------------------------------------------------- compat: upstream's loop
+DI2 = {"errortype": "disable_interface", "errordetail": {"interface": "r0-eth2", "method": 2}}
+
+
+def _compat(query, **kw):
+    from netarena_gym.routing.env import RoutingEnv
+    from netarena_gym.routing.generator import import_upstream
+    env = RoutingEnv(level="compat", **kw)
+    obs, info = env.reset(options={"scenario": import_upstream({"queries": [query]})[0].to_dict()})
+    return env, obs, info
+
+
+@pytest.mark.parametrize("last,correct,safe_compat", [
+    ("ip link set r0-eth2 up", False, True),     # a fix on the 10th command: upstream fails
+    ("ip link set r0-eth1 down", False, True),   # a break on it: upstream stays safe
+])
+def test_compat_runs_the_last_command_but_never_measures_it(last, correct, safe_compat):
+    """Upstream route measures before each command (spec 3.1): the command of the last
+    iteration runs but is never measured."""
+    env, _, _ = _compat(DI2)
+    for _ in range(9):
+        env.step({"machine": "r0", "command": "ip addr show"})
+    _, _, term, trunc, info = env.step({"machine": "r0", "command": last})
+    assert (term, trunc, info["correct"], info["safe_compat"]) == (False, True, correct,
+                                                                   safe_compat)
+    assert info["steps"] == 10 and info["loss_pct"] == 66
+    m = env.backend.observe()
+    assert m.all() if "up" in last else not m.all()  # it ran
+    env.close()
+
+
+def test_compat_measures_a_fix_before_the_last_command():
+    env, _, _ = _compat(DI2)
+    for _ in range(8):
+        env.step({"machine": "r0", "command": "ip addr show"})
+    _, _, term, trunc, info = env.step({"machine": "r0", "command": "ip link set r0-eth2 up"})
+    assert (term, trunc, info["correct"], info["steps"]) == (True, False, True, 9)
+    env.close()
+
+
+def test_levels_1_to_3_measure_the_last_command():
+    env = gym.make(ENV, level=1, max_steps=1).unwrapped
+    env.reset(seed=1)
+    _, _, _, trunc, info = env.step({"machine": "r0", "command": "ip link set r0-eth1 down"})
+    assert trunc and info["steps"] == 1
+    assert len(env.metrics.loss_history) == 2 and info["loss_pct"] > env.metrics.loss_history[0]
+
+
+@pytest.mark.parametrize("query,kw", [
+    ({"errortype": "disable_routing", "errordetail": {"method": 2}},
+     {"compat_profile": "agentbeats"}),
+    ({"errortype": "remove_ip", "errordetail": {"interface": "r0-eth2", "method": 3,
+                                                "wrong_mask": 8}}, {}),
+    ({"errortype": "remove_ip", "errordetail": {"interface": "r0-eth2", "method": 3,
+                                                "wrong_mask": 16}}, {}),
+])
+def test_compat_query_that_starts_healthy_succeeds_at_iteration_1(query, kw):
+    """Upstream measures first: a healthy start is a success at iteration 1 and the agent's
+    answer is discarded, never run (spec 3.1)."""
+    from netarena_gym.agents.summary import upstream_iterations
+    env, _, info = _compat(query, **kw)
+    assert info["correct"]
+    obs, _, term, trunc, info = env.step({"machine": "r0", "command": "ip link set r0-eth1 down"})
+    assert term and not trunc and info["correct"] and info["safe_compat"]
+    assert info["steps"] == 0 and env.backend.observe().all()  # not run
+    assert "does not run it" in obs
+    rec = {"task": "routing", "correct": True, "steps": info["steps"], "max_steps": 10}
+    assert upstream_iterations(rec) == 1
+    env.close()
+
+
+@pytest.mark.parametrize("command", [
+    "ip link set r0-eth2 up && ping -c1 192.168.2.100",
+    "ip link set r0-eth2 up; ethtool r0-eth2",
+    "ip link set r0-eth2 up # frr",
+])
+def test_compat_skips_upstreams_blacklist_silently(command):
+    """Upstream's safety_check: a case-sensitive substring match; the command is skipped
+    whole, nothing is logged, the iteration counts."""
+    env, _, _ = _compat(DI2)
+    obs, _, term, _, info = env.step({"machine": "r0", "command": command})
+    assert not term and not info["correct"] and info["steps"] == 1
+    assert info["command_kind"] == "refused" and "Output:\n(no output)\n" in obs
+    assert not env.backend.observe().all()
+    _, _, term, _, _ = env.step({"machine": "r0", "command": "ip link set r0-eth2 up"})
+    assert term
+    env.close()
+
+
+def test_levels_1_to_3_have_no_substring_blacklist():
+    env = gym.make(ENV, level=1).unwrapped
+    env.reset(seed=1)
+    _, _, _, _, info = env.step({"machine": "r0", "command": "ip addr show # ping"})
+    assert info["command_kind"] == "ok"
+
+
+def test_compat_pingall_is_upstreams_parallel_ping_text():
+    """Upstream's parallelPing prints the rows and the results line, no Mininet header."""
+    _, obs, _ = _compat(DI2)
+    assert obs.startswith("Pingall result:\nh1 -> X r0\nh2 -> X X\nr0 -> h1 X\n"
+                          "*** Results: 66% dropped (2/6 received)\n")
