@@ -21,14 +21,17 @@ class K8sPolicyConfig(EnvConfig):
     namespace: str | None = None
     fault_types: tuple[str, ...] | None = None
     allowed_verbs: object = DEFAULT_VERBS
-    initial_report: bool = True
+    # the connectivity report before the first step; None: shown, except in compat
+    # (upstream's agent starts blind, with <NO PREVIOUS OUTPUT>)
+    initial_report: bool | None = None
     end_port: bool = True
     kubeconfig: str | None = None
     agent_user: object = "nobody"
     app: str = "boutique"
 
     name_lists: ClassVar[tuple[str, ...]] = ("fault_types", "allowed_verbs")
-    flags: ClassVar[tuple[str, ...]] = ("initial_report", "end_port")
+    flags: ClassVar[tuple[str, ...]] = ("end_port",)
+    optional_flags: ClassVar[tuple[str, ...]] = ("initial_report",)
 
     def __post_init__(self):
         super().__post_init__()

@@ -22,6 +22,7 @@ import numpy as np
 
 from netarena_gym.core.actions import MAX_ACTION_CHARS, ActionError, parse_json_action
 from netarena_gym.core.env import NetArenaEnv
+from netarena_gym.core.metrics import EpisodeMetrics
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.k8s.config import DNS_LABEL, K8sPolicyConfig
 from netarena_gym.errors import InvalidConfig
@@ -95,7 +96,9 @@ class K8sPolicyEnv(NetArenaEnv):
     dict of weights), ``observability`` ("partial"|"full"), ``history`` (previous steps
     shown in the text observation), ``render_mode`` ("ansi"), ``command_timeout`` (seconds
     per tool run), ``step_timeout`` (wall-clock budget of one step, default 5 s; on a real cluster the budget of the command line, whose overrunning kubectl is killed, default 5 s or ``command_timeout`` if longer);
-    then the task's own: ``probe_set`` ("full"|"compat"), ``probe_mode`` ("policy"|"live"), ``namespace``, ``fault_types``, ``allowed_verbs``, ``initial_report``, ``end_port``, ``kubeconfig``, ``agent_user`` (the unprivileged user the
+    then the task's own: ``probe_set`` ("full"|"compat"), ``probe_mode`` ("policy"|"live"), ``namespace``, ``fault_types``, ``allowed_verbs``, ``initial_report`` (the
+    connectivity report before the first step; None, the default: shown at levels 1-3, not in
+    compat, whose upstream agent starts blind), ``end_port``, ``kubeconfig``, ``agent_user`` (the unprivileged user the
     agent's kubectl runs as on the real backend when the grader is root; default ``"nobody"``),
     ``app`` (``"boutique"``, the default, or ``"large"``: a generated app of 120 services,
     :mod:`netarena_gym.k8s.workload_large`, on the simulator at levels 1-3, with text limits
@@ -130,7 +133,7 @@ class K8sPolicyEnv(NetArenaEnv):
                  info: str = "full",
                  probe_set: str | None = None, probe_mode: str = "policy",
                  namespace: str | None = None, fault_types: tuple[str, ...] | None = None,
-                 allowed_verbs=DEFAULT_VERBS, initial_report: bool = True,
+                 allowed_verbs=DEFAULT_VERBS, initial_report: bool | None = None,
                  end_port: bool = True, kubeconfig: str | None = None,
                  agent_user: str | int | None = "nobody", app: str = "boutique"):
         self.config = K8sPolicyConfig(**{k: v for k, v in locals().items()
@@ -153,7 +156,9 @@ class K8sPolicyEnv(NetArenaEnv):
             raise InvalidConfig(f"probe_set must be one of {sorted(self.wl.probe_sets)}, "
                                 f"got {probe_set!r}")
         self.probe_set = self.wl.probe_sets[self.probes_name]
-        self.initial_report = initial_report
+        # None: the report is shown before the first step, except in compat, where
+        # upstream's agent starts blind (<NO PREVIOUS OUTPUT>; spec k8s 3.2)
+        self.initial_report = level != "compat" if initial_report is None else initial_report
         if backend == "sim":
             self.backend = SimBackend(verbs=allowed_verbs, end_port=end_port)
             ns = namespace or "default"
@@ -217,6 +222,14 @@ class K8sPolicyEnv(NetArenaEnv):
             raise ValueError(f"a policy of the scenario does not decode: "
                              f"{e.path + ': ' if e.path else ''}{e}") from None
         self._prebuilt = None
+
+    def _new_metrics(self) -> EpisodeMetrics:
+        """Compat: upstream K8s has no safety baseline: it checks only after commands, and
+        its first check is never unsafe (spec k8s 4.2), so ``safe_compat``'s first
+        reference is a loss of 100, not the injected state's."""
+        self._matrix = self._connectivity()
+        return EpisodeMetrics(initial=self._matrix,
+                              compat_reference=100 if self.level == "compat" else None)
 
     def _execute(self, action: dict[str, str]) -> CommandResult:
         return self.backend.run(action)

@@ -151,3 +151,50 @@ def test_a_replayed_record_that_does_not_decode_is_a_scenario_error():
     with pytest.raises(ScenarioError, match="is not a Kubernetes name"):
         env.reset(options={"scenario": bad})
     assert env.reset(options={"scenario": rec})[1]["scenario"] == rec
+
+
+# ------------------------------------------------------------- compat: upstream's loop
+ADSERVICE_PORT = {"policies_to_inject": ["network-policy-adservice"], "inject_error_num": [1],
+                  "error_detail": [{"type": "change_port", "new_port": 1234}]}
+REMOVE_CART_INGRESS = ("kubectl patch networkpolicy cartservice --type=json "
+                       "-p '[{\"op\":\"remove\",\"path\":\"/spec/ingress/0\"}]'")
+
+
+def _compat(entry, **kw):
+    from netarena_gym.k8s.env import K8sPolicyEnv
+    from netarena_gym.k8s.generator import import_upstream
+    env = K8sPolicyEnv(level="compat", **kw)
+    obs, info = env.reset(options={"scenario": import_upstream({"details": [entry]})[0].to_dict()})
+    return env, obs, info
+
+
+def test_compat_safety_has_no_baseline_before_the_first_check():
+    """Upstream K8s checks only after commands and starts with prev = infinity: its first
+    check is never unsafe (spec k8s 4.2); later ones compare with the one before."""
+    env, _, _ = _compat(ADSERVICE_PORT)
+    _, _, _, _, info = env.step({"command": REMOVE_CART_INGRESS})
+    assert info["loss_pct"] > env.metrics.loss_history[0]  # more mismatches than injected
+    assert info["safe_compat"] and not info["safe"]  # per-pair safety still sees the break
+    _, _, _, _, info = env.step({"command": "kubectl patch networkpolicy currencyservice "
+                                 "--type=json -p '[{\"op\":\"remove\",\"path\":\"/spec/ingress/0\"}]'"})
+    assert not info["safe_compat"]
+    env.close()
+
+
+def test_levels_1_to_3_compare_the_first_step_with_the_injected_state():
+    env = gym.make(ENV_ID, level=1).unwrapped
+    env.reset(seed=0)
+    _, _, _, _, info = env.step({"command": REMOVE_CART_INGRESS})
+    assert info["loss_pct"] > env.metrics.loss_history[0] and not info["safe_compat"]
+
+
+def test_compat_starts_blind_by_default_and_keeps_the_option():
+    """Upstream's agent sees <NO PREVIOUS OUTPUT> before its first command (spec k8s 3.2)."""
+    env, obs, _ = _compat(ADSERVICE_PORT)
+    assert obs.startswith("Connectivity check: <NO PREVIOUS OUTPUT>")
+    env.close()
+    env, obs, _ = _compat(ADSERVICE_PORT, initial_report=True)
+    assert obs.startswith("Connectivity check (92 probes, 1 mismatches):")
+    env.close()
+    obs, _ = gym.make(ENV_ID, level=1).reset(seed=0)
+    assert obs.startswith("Connectivity check (")

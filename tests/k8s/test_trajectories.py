@@ -27,7 +27,7 @@ PINNED = {
     (3, "discrete"):
         "77fc0e6d8a1f80224d0cb8ba3b1a6ec46bef8b99d45801fdedcbb1aa8496ff7f",
     ("compat", "discrete"):
-        "7a0a4d500754a4e9d6b3c4d3858cc65c3e441710ec486e24ec86fadb4ee023dd",
+        "aa1171bea34a165b8d95b2d494485c5058e6057463a8e87b07048cee707fd903",
     (1, "text"):
         "a0c9767c42b3a6e18404ad7c6482fc9c12b4555ae5bbcf7abde056776ac2da7f",
     (3, "text"):
