@@ -11,8 +11,8 @@ means (steps, agent seconds) get normal-approximation intervals, clipped at 0 (`
 ends for a single episode, which has no interval). ``by_category`` groups by
 :func:`category`, as ``eval``'s tables and ``report`` do. ``upstream`` holds what
 NetArena's AgentBeats evaluator publishes: ``avg_correctness``, ``avg_safety`` (its rule:
-aggregate loss never rises), ``avg_iterations`` (its count: commands + 1 on success, the
-budget + 1 on failure) and the leaderboard score ``0.5 * correctness% + 0.5 * safety%``.
+aggregate loss never rises), ``avg_iterations`` (its count, :func:`upstream_iterations`:
+route's commands + 1 on success and budget + 1 on failure, K8s's commands and budget) and the leaderboard score ``0.5 * correctness% + 0.5 * safety%``.
 """
 from __future__ import annotations
 
@@ -50,9 +50,16 @@ def as_dict(rec: Any) -> dict:
 
 
 def upstream_iterations(rec: Any) -> int:
+    """The ``iterations`` upstream reports for an episode. Route measures before each
+    command: ``k + 1`` on success after ``k`` commands, the budget + 1 on failure. K8s
+    checks after each command: the commands on success, the budget on failure."""
     rec = as_dict(rec)
-    budget = rec.get("max_steps") or rec.get("steps", 0)
-    return rec["steps"] + 1 if rec.get("correct") else int(budget) + 1
+    budget = int(rec.get("max_steps") or rec.get("steps", 0))
+    steps = int(rec["steps"])
+    task = rec.get("task") or ("k8s" if "K8s" in str(rec.get("env") or "") else "")
+    if task == "k8s":
+        return steps if rec.get("correct") else budget
+    return steps + 1 if rec.get("correct") else budget + 1
 
 
 def _rate(name: str, k: int, n: int) -> dict:

@@ -40,6 +40,24 @@ def test_summary_figures_follow_upstream_definitions():
     assert mean_interval([3.0, 10.0, 5.0])[0] == pytest.approx(6.0)
 
 
+def test_upstream_iterations_follow_each_tasks_loop():
+    """Route measures before each command (k + 1 on success, budget + 1 on failure); K8s
+    checks after each (k on success, the budget on failure; spec k8s 3.6)."""
+    assert upstream_iterations({"task": "routing", "correct": True, "steps": 2,
+                                "max_steps": 10}) == 3
+    assert upstream_iterations({"task": "routing", "correct": False, "steps": 10,
+                                "max_steps": 10}) == 11
+    assert upstream_iterations({"task": "k8s", "correct": True, "steps": 2,
+                                "max_steps": 10}) == 2
+    assert upstream_iterations({"task": "k8s", "correct": False, "steps": 10,
+                                "max_steps": 10}) == 10
+    assert upstream_iterations({"env": "NetArena-K8sPolicy-v0", "correct": True, "steps": 2,
+                                "max_steps": 10}) == 2
+    k8s = [{"task": "k8s", "correct": c, "steps": st, "max_steps": 10, "safe": True,
+            "safe_compat": True, "agent_seconds": 0.0} for c, st in ((True, 2), (False, 10))]
+    assert summarize(k8s)["upstream"]["avg_iterations"] == 6.0
+
+
 def test_by_level_and_by_category():
     recs = ([rec(i, True, True, True, 2, level=1, category="a") for i in range(3)]
             + [rec(10 + i, False, True, True, 9, level=2, category="b") for i in range(2)])
