@@ -10,8 +10,9 @@
   (``disable_routing`` methods 2 and 4, ``drop_traffic_to_from_subnet`` methods 1-3) are
   injected through the same missing program, so they are no-ops, as they were upstream. The
   scenario draw is the paper profile's (the same seed draws the same faults); an episode
-  whose faults are all inert starts healthy and ends with success on its first step
-  (upstream counted it a success at iteration 1). Only with ``level="compat"``.
+  whose faults are all inert starts healthy and ends with success on its first step,
+  whose command is not run and is no step (upstream measured first: success at
+  iteration 1, the agent's answer discarded). Only with ``level="compat"``.
 
 ``netem_faults`` puts the netem fault methods into the draw (``None``: the level's default,
 see :func:`~netarena_gym.routing.generator.default_netem_faults`).

@@ -106,7 +106,12 @@ class RoutingEnv(NetArenaEnv):
 
     Terminated when every pair that should ping does; truncated after ``max_steps``
     (level 1: 15, 2: 20, 3: 40, compat: 10). A step after the end, or before ``reset``,
-    raises ``ResetNeeded``.
+    raises ``ResetNeeded``. Compat scores as upstream's loop, which measures before each
+    command: the last step's command runs but is never measured (its verdicts are the
+    step before's), and an episode that starts healthy ends on its first step, whose
+    command is not run (0 steps). Compat also skips upstream's blacklist (commands
+    containing ``sudo``, ``tcpdump``, ``systemctl``, ``frr``, ``ethtool`` or ``ping``):
+    kind ``refused``, no output, the step counts.
 
     ## Arguments
 
