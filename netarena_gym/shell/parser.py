@@ -1,7 +1,9 @@
 """A small, strict POSIX-shell front end shared by every task.
 
 Agents type shell command lines. We never hand them to a real shell: this module tokenises
-them (quotes, escapes, ``;`` ``&&`` ``||`` ``|`` and output redirects), refuses what an
+them (quotes, escapes, ``;`` ``&&`` ``||`` ``|``, newlines, comments and output
+redirects, as bash 5.2 reads them: a newline ends a command like ``;``, except on a blank
+line or after ``|``, ``&&``, ``||``; backslash-newline joins lines), refuses what an
 operator task has no business doing (command substitution, variables, background jobs,
 subshells, input redirects), and runs the result through a task-supplied executor for each
 simple command. Both backends (simulator and real system) use the same parse and the same
@@ -95,8 +97,9 @@ def _tokenize(line: str) -> list[tuple[str, str]]:
                 if c == '"':
                     i += 1
                     break
-                if c == "\\" and i + 1 < n and line[i + 1] in '"\\$`':
-                    buf.append(line[i + 1])
+                if c == "\\" and i + 1 < n and line[i + 1] in '"\\$`\n':
+                    if line[i + 1] != "\n":  # backslash-newline: a line continuation
+                        buf.append(line[i + 1])
                     i += 2
                     continue
                 if c in "$`":
@@ -107,7 +110,7 @@ def _tokenize(line: str) -> list[tuple[str, str]]:
             have_word = True
             continue
         if c == "\\":
-            if i + 1 < n:
+            if i + 1 < n and line[i + 1] != "\n":  # backslash-newline joins the lines
                 buf.append(line[i + 1])
                 have_word = True
             i += 2
@@ -119,6 +122,8 @@ def _tokenize(line: str) -> list[tuple[str, str]]:
             if have_word:
                 toks.append(("w", "".join(buf)))
                 buf, have_word = [], False
+            if c == "\n":  # ends a command, as ';' does (see parse_command_line)
+                toks.append(("op", "\n"))
             i += 1
             continue
         if c == "2" and not have_word and line.startswith("2>", i):
@@ -145,8 +150,12 @@ def _tokenize(line: str) -> list[tuple[str, str]]:
             toks.append(("op", op))
             i += len(op)
             continue
-        if c == "#" and not have_word:
-            break  # comment to end of line
+        if c == "#" and not have_word:  # a comment, to the end of its line
+            j = line.find("\n", i)
+            if j < 0:
+                break
+            i = j
+            continue
         buf.append(c)
         have_word = True
         i += 1
@@ -188,6 +197,7 @@ def parse_command_line(line: str) -> CommandLine:
                 raise ShellSyntaxError(f"bash: syntax error near unexpected token `{text}'")
             if i + 1 >= len(toks) or toks[i + 1][0] != "w":
                 nxt = toks[i + 1][1] if i + 1 < len(toks) else "newline"
+                nxt = "newline" if nxt == "\n" else nxt
                 raise ShellSyntaxError(f"bash: syntax error near unexpected token `{nxt}'")
             target = toks[i + 1][1]
             if text == "2>":
@@ -197,6 +207,14 @@ def parse_command_line(line: str) -> CommandLine:
             else:
                 cur.redirect = (text, target)
             i += 2
+            continue
+        if text == "\n":
+            # a newline ends a command like ';'; a blank line, or one after '|', '&&', '||'
+            # or ';', continues the command line
+            if cur is not None:
+                cl.items.append((connector, pipe))
+                connector, pipe, cur = ";", Pipeline(), None
+            i += 1
             continue
         if text == "2>&1":
             if cur is None:
@@ -210,12 +228,12 @@ def parse_command_line(line: str) -> CommandLine:
         if text == "|":
             cur = None
             i += 1
-            if i >= len(toks):
-                raise ShellSyntaxError("bash: syntax error: unexpected end of file")
             continue
         cl.items.append((connector, pipe))
         connector, pipe, cur = text, Pipeline(), None
         i += 1
+    if pipe.commands and cur is None:  # a pipe into nothing
+        raise ShellSyntaxError("bash: syntax error: unexpected end of file")
     if pipe.commands:
         cl.items.append((connector, pipe))
     elif connector in ("&&", "||"):

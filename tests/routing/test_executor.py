@@ -76,3 +76,14 @@ def test_missing_program_is_bash_not_found():
     r = b.run({"machine": "r0", "command": "iptables -S"})
     assert (r.output, r.status, r.kind) == ("bash: iptables: command not found\n", 127, "invalid")
     assert b.run({"machine": "r0", "command": "ip rule show"}).kind == "ok"
+
+
+def test_both_lines_of_a_two_line_command_run():
+    # the shell parser ends a command at a newline (tests/shell/test_parser.py)
+    from netarena_gym.routing.backends.sim import SimBackend
+    from .conftest import LAN3_DOWN, THREE, scenario
+    b = SimBackend()
+    b.apply(scenario([LAN3_DOWN], THREE))
+    res = b.run({"machine": "r0", "command": "ip -br addr show r0-eth1\nip link set r0-eth3 up"})
+    assert (res.status, res.output) == (0, "r0-eth1@if100    UP             192.168.1.1/24 \n")
+    assert "UP" in b.run({"machine": "r0", "command": "ip -br link show r0-eth3"}).output

@@ -86,3 +86,32 @@ def test_a_nul_byte_is_a_syntax_error_on_every_backend():
         assert not e.value.refused
         cl, res = parse(line)
         assert cl is None and res.kind == INVALID and "NUL byte" in res.output
+
+
+def items(line: str):
+    return [(c, [x.argv for x in p.commands]) for c, p in parse_command_line(line).items]
+
+
+def test_a_newline_ends_a_command_as_bash_reads_it():
+    # bash 5.2: a newline separates commands like ';'; after '|', '&&', '||' and on a blank
+    # line it continues; a comment ends at its line; backslash-newline joins the lines
+    assert items("ip a\nip r") == [("", [["ip", "a"]]), (";", [["ip", "r"]])]
+    assert items("\n\nip a # look\nip r # and fix\n") == [("", [["ip", "a"]]), (";", [["ip", "r"]])]
+    assert items("ip a |\n grep x") == [("", [["ip", "a"], ["grep", "x"]])]
+    assert items("ip a &&\n\n ip r") == [("", [["ip", "a"]]), ("&&", [["ip", "r"]])]
+    assert items("ip a;\nip r") == [("", [["ip", "a"]]), (";", [["ip", "r"]])]
+    assert items("ip a \\\n show") == [("", [["ip", "a", "show"]])]
+    assert items('echo "a\\\nb"') == [("", [["echo", "ab"]])]
+
+
+@pytest.mark.parametrize("line, msg", [
+    ("ip a\n|grep x", "bash: syntax error near unexpected token `|'"),
+    ("ip a;\n;", "bash: syntax error near unexpected token `;'"),
+    ("ip a >\n", "bash: syntax error near unexpected token `newline'"),
+    ("ip a |\n", "bash: syntax error: unexpected end of file"),
+    ("ip a &&\n", "bash: syntax error: unexpected end of file"),
+])
+def test_newline_syntax_errors_use_bash_wording(line, msg):
+    with pytest.raises(ShellSyntaxError, match=msg.replace("|", "\\|")):
+        parse_command_line(line)
+
