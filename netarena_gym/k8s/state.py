@@ -58,9 +58,19 @@ def timestamp(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
+def go_json_escapes(text: str) -> str:
+    """What Go's JSON encoders (json.Marshal, json-iterator's standard config) escape in
+    strings beyond JSON's needs: ``<``, ``>``, ``&``, U+2028 and U+2029 (they occur in a JSON
+    text only inside strings)."""
+    if not any(c in text for c in "<>&\u2028\u2029"):
+        return text
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
 def compact(obj) -> str:
-    """Go's json.Marshal of decoded JSON: sorted keys, no spaces."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Go's json.Marshal of decoded JSON: sorted keys, no spaces, HTML characters escaped."""
+    return go_json_escapes(json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 
 
 _SPEC_CACHE: dict = {}

@@ -65,3 +65,18 @@ def test_get_and_describe_print_an_unchecked_in_value_as_error():
     assert r.output.splitlines()[1].split()[:2] == ["frontend", "<error>"]
     r = b.run({"command": "kubectl describe networkpolicy frontend", "stdin": ""})
     assert "  PodSelector:     <error>\n" in r.output
+
+
+def test_json_escapes_html_characters_as_go_does():
+    # json.Marshal (kubectl -o json, the last-applied annotation kubectl writes) escapes <, >, &
+    b = SimBackend(end_port=False)
+    b.apply(Scenario(task="k8s", level=1, params={"namespace": "exp", "probes": "full"}, faults=()))
+    r = b.run({"command": "kubectl apply -f -", "stdin": "apiVersion: networking.k8s.io/v1\nkind: "
+               "NetworkPolicy\nmetadata:\n  name: adservice\n  annotations:\n    note: \"a & <b>\"\n"
+               "spec:\n  podSelector: {}\n"})
+    assert r.status == 0
+    ann = b.store.get("networkpolicies", "exp", "adservice")["metadata"]["annotations"]
+    assert ann["note"] == "a & <b>"
+    assert '"annotations":{"note":"a \\u0026 \\u003cb\\u003e"}' in ann[printers.LAST_APPLIED]
+    r = b.run({"command": "kubectl get netpol adservice -o json", "stdin": ""})
+    assert '"note": "a \\u0026 \\u003cb\\u003e"' in r.output

@@ -10,7 +10,7 @@ import json
 import re
 import time
 
-from netarena_gym.k8s.state import KINDS
+from netarena_gym.k8s.state import KINDS, go_json_escapes
 from netarena_gym.k8s.state_names import label_value_errors, qualified_name_errors
 
 SINGULAR = {"namespaces": "namespace", "pods": "pod", "services": "service",
@@ -187,7 +187,8 @@ def get_table(resource: str, objs: list[dict], now: float, *, wide: bool = False
 
 # ----------------------------------------------------------------------- json/yaml
 def to_json(obj) -> str:
-    return json.dumps(obj, indent=4, sort_keys=True, ensure_ascii=False) + "\n"
+    """``-o json``: 4-space indent, sorted keys, Go's escapes of ``<``, ``>``, ``&``."""
+    return go_json_escapes(json.dumps(obj, indent=4, sort_keys=True, ensure_ascii=False)) + "\n"
 
 
 def as_list(items: list[dict]) -> dict:
