@@ -21,8 +21,10 @@ from netarena_gym.k8s.commands.cmdline import (
 from netarena_gym.k8s.state_patches import (
     PatchFailed, clone, PatchMalformed, go_value, json_patch, merge_patch, strategic_merge_patch)
 from netarena_gym.k8s.commands.kubectl_common import (
-    DRY_VERBS, NotSimulated, dry_run_mode, err, fields_match, invalid_status_message, matches, ok,
-    parse_field_selector, parse_selector, run_dry)
+    DRY_VERBS, NotSimulated, SelectorRejected, dry_run_mode, err, fields_match,
+    invalid_status_message, list_rejection, ok, parse_field_selector, run_dry)
+from netarena_gym.k8s.commands.labelsel import (
+    SelectorError, label_selector_matches, parse_label_selector)
 from netarena_gym.k8s.commands.kubectl_apply import apply
 from netarena_gym.k8s.commands.kubectl_get import describe, get
 from netarena_gym.k8s.commands.kubectl_manifests import (  # noqa: F401 (re-exported)
@@ -81,6 +83,8 @@ class Kubectl:
             return handler(self, inv, stdin)
         except UsageError as e:
             return err(f"error: {e}", INVALID)
+        except SelectorRejected as e:  # delete/label -l: the list the verb makes first
+            return err(f"Error from server (BadRequest): {e}")
         except NotSimulated as e:
             return err(f"netarena: kubectl {inv.verb} {e} is not simulated (simulated: "
                         "networkpolicies, pods, services, namespaces, deployments, replicasets, endpoints, events)", INVALID)
@@ -119,13 +123,19 @@ class Kubectl:
     def list(self, resource: str, ns: str | None, selector: str | None,
              field_selector: str | None = None) -> list[dict]:
         """The objects a list request returns (``field_selector``: ``--field-selector``; a
-        bad one raises :class:`FieldSelectorError`)."""
+        bad selector raises :class:`SelectorRejected`)."""
+        if selector:
+            try:
+                reqs = parse_label_selector(selector)
+            except SelectorError as e:
+                raise list_rejection(resource, selector, (field_selector or "").strip(), str(e)) \
+                    from None
         terms = parse_field_selector(resource, field_selector, selector or "") \
             if field_selector else None
         objs = self.store.list(resource, ns)
         if selector:
-            sel = parse_selector(selector)
-            objs = [o for o in objs if matches(sel, (o.get("metadata") or {}).get("labels") or {})]
+            objs = [o for o in objs
+                    if label_selector_matches(reqs, (o.get("metadata") or {}).get("labels") or {})]
         if terms:
             objs = [o for o in objs if fields_match(terms, o)]
         return objs

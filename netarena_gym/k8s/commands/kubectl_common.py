@@ -1,10 +1,10 @@
-"""What the simulated kubectl's verbs share: results, label selectors (``-l``) and the
-"not simulated" signal. Mirrors kubectl 1.32."""
+"""What the simulated kubectl's verbs share: results, the "not simulated" signal, field
+selectors (``--field-selector``, as kube-apiserver 1.20 selects), the 400 of a selector the
+server refuses, Invalid status messages and dry runs. Mirrors kubectl 1.32 against
+kube-apiserver 1.20; label selectors (``-l``): :mod:`netarena_gym.k8s.commands.labelsel`."""
 from __future__ import annotations
 
 from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
-from netarena_gym.k8s.commands.cmdline import UsageError
-from netarena_gym.k8s.grader import select_pods
 
 
 def ok(text: str) -> CommandResult:
@@ -33,49 +33,6 @@ def no_resources(ns: str | None) -> str:
     return "No resources found\n" if ns is None else f"No resources found in {ns} namespace.\n"
 
 
-def parse_selector(text: str) -> dict:
-    """A kubectl ``-l`` selector (``a=b,c!=d,e in (x,y),!f,g``) as a LabelSelector dict with
-    an extra ``notEqual`` list."""
-    sel = {"matchLabels": {}, "matchExpressions": []}
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur)
-    for p in (x.strip() for x in parts):
-        if not p:
-            raise UsageError(f"unable to parse requirement: found '', expected: identifier")
-        low = p.split()
-        if len(low) >= 2 and low[1] in ("in", "notin"):
-            vals = p.split("(", 1)[1].rstrip(")").split(",") if "(" in p else []
-            sel["matchExpressions"].append({"key": low[0], "operator": "In" if low[1] == "in" else "NotIn",
-                                            "values": [v.strip() for v in vals if v.strip()]})
-        elif "!=" in p:
-            k, v = p.split("!=", 1)
-            sel["matchExpressions"].append({"key": k.strip(), "operator": "NotIn", "values": [v.strip()]})
-        elif "==" in p or "=" in p:
-            k, v = p.split("==", 1) if "==" in p else p.split("=", 1)
-            sel["matchLabels"][k.strip()] = v.strip()
-        elif p.startswith("!"):
-            sel["matchExpressions"].append({"key": p[1:].strip(), "operator": "DoesNotExist"})
-        else:
-            sel["matchExpressions"].append({"key": p, "operator": "Exists"})
-    return sel
-
-
-def matches(sel: dict, labels: dict) -> bool:
-    index = {(k, v): 1 for k, v in labels.items()}
-    keys = {k: 1 for k in labels}
-    return bool(select_pods(sel, 1, index, keys))
-
-
 # ------------------------------------------------------------------- field selectors
 _GVR = {"pods": "/v1, Resource=pods", "services": "/v1, Resource=services",
         "endpoints": "/v1, Resource=endpoints", "events": "/v1, Resource=events",
@@ -97,8 +54,14 @@ _FIELDS = {
 }
 
 
-class FieldSelectorError(Exception):
-    """The server's 400 for a ``--field-selector`` it cannot use (``str()``: its message)."""
+class SelectorRejected(Exception):
+    """The server's 400 for a list whose ``-l`` or ``--field-selector`` it cannot use
+    (``str()``: its message)."""
+
+
+def list_rejection(resource: str, label_text: str, field_text: str, reason: str) -> SelectorRejected:
+    return SelectorRejected(f'Unable to find "{_GVR.get(resource, resource)}" that match label '
+                            f'selector "{label_text}", field selector "{field_text}": {reason}')
 
 
 def _unescape(s: str) -> str:
@@ -113,7 +76,7 @@ def _unescape(s: str) -> str:
 
 def parse_field_selector(resource: str, text: str, label_text: str = "") -> list:
     """``fields.ParseSelector`` and the kind's field label check: [(label, op, value)] with op
-    ``=`` or ``!=``; raises :class:`FieldSelectorError` with kube-apiserver 1.20's words."""
+    ``=`` or ``!=``; raises :class:`SelectorRejected` with kube-apiserver 1.20's words."""
     text = text.strip()
     terms, cur, i = [], "", 0
     while i < len(text):  # split on commas a backslash does not escape
@@ -128,8 +91,8 @@ def parse_field_selector(resource: str, text: str, label_text: str = "") -> list
             cur += text[i]
         i += 1
     terms.append(cur)
-    head = (f'Unable to find "{_GVR.get(resource, resource)}" that match label selector '
-            f'"{label_text}", field selector "{text}": ')
+    def rejected(reason: str) -> SelectorRejected:
+        return list_rejection(resource, label_text, text, reason)
     out = []
     for term in terms:
         if not term:
@@ -137,16 +100,16 @@ def parse_field_selector(resource: str, text: str, label_text: str = "") -> list
         at = next(((j, op) for j in range(len(term)) for op in ("!=", "==", "=")
                    if term.startswith(op, j)), None)
         if at is None:
-            raise FieldSelectorError(head + f"invalid selector: '{text}'; can't understand '{term}'")
+            raise rejected(f"invalid selector: '{text}'; can't understand '{term}'")
         j, op = at
         out.append((_unescape(term[:j]), "!=" if op == "!=" else "=", _unescape(term[j + len(op):])))
     for label, _, _ in out:
         known = _FIELDS.get(resource, _META)
         if label not in known:
             if resource in _FIELDS:
-                raise FieldSelectorError(head + f"field label not supported: {label}")
-            raise FieldSelectorError(head + f'"{label}" is not a known field selector: only '
-                                     '"metadata.name", "metadata.namespace"')
+                raise rejected(f"field label not supported: {label}")
+            raise rejected(f'"{label}" is not a known field selector: only '
+                           '"metadata.name", "metadata.namespace"')
     return out
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.k8s.commands import jsonpath, printers, printers_workloads
 from netarena_gym.k8s.commands.cmdline import Invocation
-from netarena_gym.k8s.commands.kubectl_common import FieldSelectorError, err, no_resources
+from netarena_gym.k8s.commands.kubectl_common import SelectorRejected, err, no_resources
 from netarena_gym.k8s.state import not_found
 
 # ------------------------------------------------------------------------------- get
@@ -101,7 +101,7 @@ def get(k, inv: Invocation, stdin: str) -> CommandResult:
         if name is None:
             try:
                 groups[r].extend(k.list(r, ns, selector, field_selector))
-            except FieldSelectorError as e:
+            except SelectorRejected as e:
                 errors.append(f"Error from server (BadRequest): {e}")
         else:
             obj = k.store.find(r, ns or k.namespace, name)
