@@ -170,11 +170,14 @@ def diff_equal(base: BaseGraph, expected: Diff, actual: Diff) -> bool:
 
 # ---------------------------------------------------------------------- grade
 def grade(query: Query, graph: Graph, answer, *, extra: list | tuple = (),
-          duplicates: bool = False, graph_returned: bool = True) -> Verdict:
+          duplicates: bool = False, graph_returned: bool = True,
+          graded: tuple[Graph, bool] | None = None) -> Verdict:
     """Grade the agent's final state ``graph`` (a view over the query's base graph) and
     ``answer``. ``extra`` holds violations found while applying the agent's graph
     (dangling edges, duplicate nodes); ``duplicates`` says the agent's graph had two nodes
-    with one identity."""
+    with one identity. Compat only: ``graded`` is ``(graph, duplicates)`` of a ``graph``
+    answer's ``data`` when that is another graph (upstream grades it, and judges safety on
+    ``updated_graph``), and a ``graph`` answer without a graph anywhere is not correct."""
     t0 = time.perf_counter()
     diff = graph.net_diff()
     violations, ok_compat, msg = assess(graph, diff, extra)
@@ -186,7 +189,10 @@ def grade(query: Query, graph: Graph, answer, *, extra: list | tuple = (),
         if query.answer_type == "graph":
             ref = Graph(graph.base)
             ref.apply_diff(expected)
-            graph_ok = compat.graph_equal(ref, graph, duplicates)
+            answer_graph, answer_dups = graded or (graph, duplicates)
+            # no updated_graph and no graph in data: upstream parses the missing graph and fails
+            graph_ok = ((graph_returned or graded is not None)
+                        and compat.graph_equal(ref, answer_graph, answer_dups))
             answer_ok = graph_ok
         else:
             answer_ok = compat.compare(query.answer_type, gt["answer"], answer)
@@ -200,12 +206,19 @@ def grade(query: Query, graph: Graph, answer, *, extra: list | tuple = (),
 
 
 def grade_submission(query: Query, base: BaseGraph, answer, diff: Diff | None,
-                     duplicates: list = ()) -> Verdict:
+                     duplicates: list = (), *, graded: tuple[Diff, list] | None = None
+                     ) -> Verdict:
     """Grade a code submission: ``diff`` is its updated graph against the base (None if it
-    returned none, which counts as no change)."""
+    returned none, which counts as no change). Compat: ``graded`` is ``(diff, duplicates)``
+    of a ``graph`` answer's ``data`` when it is another graph (see :func:`grade`)."""
     g = Graph(base)
     extra: list = [("duplicate", k) for k in duplicates]
     if diff is not None:
         extra += g.apply_diff(diff)
+    answer_graph = None
+    if graded is not None and query.level == "compat":
+        ag = Graph(base)
+        ag.apply_diff(graded[0])
+        answer_graph = (ag, bool(graded[1]))
     return grade(query, g, answer, extra=extra, duplicates=bool(duplicates),
-                 graph_returned=diff is not None)
+                 graph_returned=diff is not None, graded=answer_graph)

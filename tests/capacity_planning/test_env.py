@@ -247,3 +247,32 @@ def test_compat_runs_upstream_style_code_in_upstream_namespace():
         env1.close()
     finally:
         env.close()
+
+
+# upstream grades a graph answer on ``data`` when that is a graph, and judges safety on
+# ``updated_graph`` alone (spec malt 4.1 step 2): (return line, correct, safe_compat)
+GRAPH_RETURNS = [
+    ("{'type': 'graph', 'data': g}", True, False),  # no updated_graph: safety fails
+    ("{'type': 'graph', 'data': g, 'updated_graph': nx.node_link_data(orig)}", True, True),
+    ("{'type': 'graph', 'data': orig, 'updated_graph': nx.node_link_data(g)}", False, True),
+    ("{'type': 'graph', 'data': None}", False, False),  # no graph anywhere
+]
+
+
+@pytest.mark.parametrize("ret,correct,safe_compat", GRAPH_RETURNS)
+def test_compat_grades_a_graph_answer_as_upstream(ret, correct, safe_compat):
+    from netarena_gym.capacity_planning.expert import compat_code_for
+    env = gym.make(ENV_ID, level="compat", templates=("add",))
+    try:
+        obs, info = env.reset(seed=1)
+        text = info["extra"]["query"]["text"]
+        code = compat_code_for(text).replace(
+            "    g = graph_data\n", "    orig = copy.deepcopy(graph_data)\n    g = graph_data\n")
+        code = code.replace("{'type': 'graph', 'data': answer, 'updated_graph': g}", ret)
+        assert ret in code and "orig = copy" in code
+        obs, r, term, trunc, info = env.step("```python\n" + code + "```")
+        v = info["extra"]["verdict"]
+        assert term and v["graded"], obs
+        assert (info["correct"], info["safe_compat"]) == (correct, safe_compat), v
+    finally:
+        env.close()

@@ -382,3 +382,17 @@ def test_the_cpu_limit_message_quotes_the_whole_seconds_enforced(base):
         assert r.status == "timeout" and "CPU-time limit of 1 s exceeded" in r.message, r.message
     finally:
         sb.close()
+
+
+def test_a_graph_in_data_is_the_updated_graph_except_upstreams(box, base):
+    """Levels 1-4 take a graph answer's ``data`` as its updated graph when
+    ``updated_graph`` is missing; upstream (compat) judges safety on ``updated_graph``
+    alone and grades correctness on ``data`` (spec malt 4.1)."""
+    code = fn(f"graph.nodes[('EK_PORT', '{SW[1]}.p1')]['physical_capacity_bps'] = 5\n"
+              "return {'type': 'graph', 'data': graph}")
+    r = box.run(base, code)
+    assert r.ok and r.diff is not None and r.graded is None
+    r = box.run(base, code, "upstream")
+    assert r.ok and r.diff is None
+    diff, dups = r.graded
+    assert list(diff.nodes) == [(PORT, f"{SW[1]}.p1")] and dups == []

@@ -128,7 +128,7 @@ class MaltSimBackend:
             return CommandResult("[error] the code returned type 'error'\n", 1, ERROR)
         self.answered = True
         self.verdict = grade_submission(self.query, self.base, res.data, res.diff,
-                                        res.duplicates)
+                                        res.duplicates, graded=res.graded)
         return CommandResult(f"submission of type {res.declared_type!r} received and "
                              "graded\n", 0, OK)
 

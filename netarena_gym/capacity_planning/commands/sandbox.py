@@ -96,6 +96,9 @@ class SandboxResult:
     data: Any = None
     diff: Diff | None = None        # None: no updated graph was returned
     duplicates: list = field(default_factory=list)
+    #: compat: a ``graph`` answer whose ``data`` is another graph than ``updated_graph``;
+    #: upstream grades correctness on it (``(diff, duplicates)``; None: grade ``diff``)
+    graded: tuple[Diff, list] | None = None
     stdout: str = ""
     seconds: float = 0.0       # wall-clock, as the env saw it
     cpu_seconds: float = 0.0   # CPU time of the sandboxed process
@@ -420,13 +423,14 @@ def _result(reply: dict, scheme: str) -> SandboxResult:
     try:
         data = decode(r.get("data"))
         diff, dups = (None, []) if r.get("diff") is None else decode_diff(r["diff"], scheme)
+        graded = None if r.get("graded") is None else decode_diff(r["graded"], scheme)
     except (MalformedResult, TypeError, ValueError) as e:
         return SandboxResult("error", f"sandbox returned a malformed result: {e}")
     dtype = r.get("type") if isinstance(r.get("type"), str) else None
     t = r.get("timings") if isinstance(r.get("timings"), dict) else {}
     cpu = t.get("cpu") if isinstance(t.get("cpu"), (int, float)) else 0.0
     return SandboxResult("ok", declared_type=dtype, data=data, diff=diff, duplicates=dups,
-                         stdout=stdout, cpu_seconds=float(cpu))
+                         graded=graded, stdout=stdout, cpu_seconds=float(cpu))
 
 
 def _records(base: BaseGraph) -> tuple[str, list, list]:

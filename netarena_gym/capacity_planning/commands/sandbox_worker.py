@@ -40,6 +40,9 @@ or the grader: they exist only in the env process. It returns the result's type 
 (tagged JSON, so tuples and floats survive) and the updated graph as a net diff against the
 base, with node identity taken from the ``type``/``name`` attributes; a diff of more items
 than the base holds (:func:`max_changes`) is refused, since the env grades it on no clock.
+In upstream's namespace a ``graph`` answer's ``data`` is never taken for a missing
+``updated_graph``, and a ``data`` that is another graph comes back too (``graded``),
+as upstream grades it.
 """
 from __future__ import annotations
 
@@ -198,7 +201,7 @@ def _run_agent(base: Base, req: dict) -> dict:
         t0 = time.perf_counter()
         res = fn(base.graph)
         t1 = time.perf_counter()
-        out = _package(base, res, stdout)
+        out = _package(base, res, stdout, upstream=req.get("namespace") == "upstream")
         ru = resource.getrusage(resource.RUSAGE_SELF)
         out["timings"] = {"agent": t1 - t0, "package": time.perf_counter() - t1,
                           "cpu": ru.ru_utime + ru.ru_stime}
@@ -216,7 +219,11 @@ def _run_agent(base: Base, req: dict) -> dict:
         return {"ok": False, "error": tb[-4000:], "stdout": stdout.getvalue()[-2000:]}
 
 
-def _package(base: Base, res, stdout) -> dict:
+def _package(base: Base, res, stdout, upstream: bool = False) -> dict:
+    """The result for the env. ``upstream`` (compat) reads it as upstream's evaluator does:
+    safety is judged on ``updated_graph`` alone (missing: no graph, a safety Fail), and a
+    ``graph`` answer is graded on ``data`` when that is a graph itself (``graded``, the
+    diff of ``data`` when it is another graph than ``updated_graph``)."""
     if isinstance(res, str):
         try:
             res = json.loads(res)
@@ -228,11 +235,11 @@ def _package(base: Base, res, stdout) -> dict:
     rtype = res.get("type")
     data = res.get("data")
     updated = res.get("updated_graph")
-    if updated is None and rtype == "graph" and data is not None:
+    is_graph = hasattr(data, "nodes") and hasattr(data, "edges") and not isinstance(data, dict)
+    if updated is None and rtype == "graph" and data is not None and not upstream:
         updated = data
     out = {"ok": True, "type": rtype if isinstance(rtype, str) else repr(rtype)[:40],
            "stdout": stdout.getvalue()[-2000:]}
-    is_graph = hasattr(data, "nodes") and hasattr(data, "edges") and not isinstance(data, dict)
     out["data"] = {"$graph": True} if is_graph or (rtype == "graph" and data is updated) else encode(data)
     if updated is None:
         out["diff"] = None
@@ -248,6 +255,16 @@ def _package(base: Base, res, stdout) -> dict:
                     f"a submission may change at most {most} (as many as the topology "
                     "holds)"}
         out["diff"] = diff
+    if upstream and rtype == "graph" and is_graph and data is not updated:
+        try:
+            graded = diff_against(base, data)
+        except (ValueError, TypeError, AttributeError) as e:
+            return {"ok": False, "error": f"data could not be read as a graph: {e}"}
+        changed = len(graded["nodes"]) + len(graded["edges"])
+        if changed > max_changes(base):
+            return {"ok": False, "error": f"data changes {changed} nodes and edges; a "
+                    f"submission may change at most {max_changes(base)}"}
+        out["graded"] = graded
     return out
 
 
