@@ -395,3 +395,16 @@ def test_arp_delete_finds_the_device_by_a_link_scope_lookup(net):
     assert arp_d("r0", "arp -d 192.168.1.100") == (
         "SIOCDARP(dontpub): Permission denied\n", 255, ERROR)
     assert arp_d("r0", "arp -d 192.168.1.100 -i r0-eth1") == ("", 0, OK)
+
+
+def test_route_add_via_an_own_address_has_scope_global(net):
+    # real (Mininet, Linux 6.18, the baseline's rules added: main and local tables unmerged):
+    # 'default via 192.168.1.1 dev r0-eth1' without 'scope link', so 'arp -d' (a scope-link
+    # lookup) finds no device for a host whose connected route is gone
+    ok(net, "r0", "ip route del 192.168.1.0/24")
+    ok(net, "r0", "route add default gw 192.168.1.1")
+    assert "default via 192.168.1.1 dev r0-eth1 \n" in ok(net, "r0", "ip route show")
+    res = run(net, "r0", "arp -d 192.168.1.100")
+    assert (res.output, res.status) == ("SIOCDARP(dontpub): Network is unreachable\n", 255)
+    ok(net, "r0", "route del default gw 192.168.1.1")
+    assert "default" not in ok(net, "r0", "ip route show")

@@ -117,6 +117,13 @@ GAP_SEQUENCES = {
     "route usage text": [("r0", "route -z"), ("r0", "route -h"), ("r0", "route add"),
                          ("r0", "route add -net 10.0.0.1 netmask 255.0.0.0 dev r0-eth1")],
     "arp usage text": [("r0", "arp -x"), ("r0", "arp --bogus"), ("h1", "arp -i"), ("r0", "arp -n")],
+    # a gateway route to an own address is scope global (the baseline's rules unmerged the
+    # local and main tables), so arp -d's scope-link lookup finds no device for the host
+    "route via an own address": [
+        ("r0", "ip route del 192.168.1.0/24"), ("r0", "route add default gw 192.168.1.1"),
+        ("r0", "ip route show"), ("h1", "ping -c 1 -W 1 192.168.2.100"),
+        ("r0", "arp -d 192.168.1.100"), ("r0", "route del default gw 192.168.1.1"),
+        ("r0", "route -n")],
 }
 
 

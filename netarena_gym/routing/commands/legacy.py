@@ -3,7 +3,13 @@
 ``route`` reads ``/proc/net/route`` (the ``main`` table without broadcast/multicast
 entries) and changes routes with the ``SIOCADDRT``/``SIOCDELRT`` ioctls: an ioctl ``add``
 is a netlink *prepend* (no ``NLM_F_EXCL``), so a second default route with the same metric
-is accepted; failures print ``SIOCADDRT: <errno text>`` and exit 7. ``arp`` reads ``/proc/net/arp``: the
+is accepted; failures print ``SIOCADDRT: <errno text>`` and exit 7. A route with a gateway
+gets scope ``global`` (``rtentry_to_fib_config``: the gateway's type in the ``main`` table
+is unicast), even when the gateway is the node's own address: the kernel would give it
+scope ``link`` only while the namespace's local and main tables are still merged (no
+``ip rule`` ever added), and every node here has had its rules restored, as the Mininet
+backend's baseline adds them (a fresh Mininet node, as upstream's, prints ``scope
+link``). ``arp`` reads ``/proc/net/arp``: the
 dynamic neighbour cache of :mod:`netarena_gym.routing.neigh` that ``ip neigh`` shows
 (unresolved entries print ``(incomplete)``); ``arp -d`` deletes an entry.
 """
@@ -207,12 +213,12 @@ def _route_modify(node: Node, action: str, args: list[str]) -> CommandResult:
         if action == "add":
             if reject:
                 q.type, q.scope, q.gw, q.dev = "unreachable", "host", None, None
-            elif q.gw is not None:
-                q.scope = "global" if q.gw not in node.local_ips() else "link"
+            elif q.gw is not None:  # inet_addr_type_table(gw, main): unicast (unmerged)
+                q.scope = "global"
             insert(node, build_route(node, q), "prepend")
         else:
             q.type = "unicast"
-            if q.gw is not None and q.gw not in node.local_ips():
+            if q.gw is not None:
                 q.scope = "global"
             q.proto = None
             delete(node, q)
