@@ -237,3 +237,18 @@ def test_a_run_longer_than_60_commands_replays_whole(tmp_path):
     assert len(rec["results"]) == 61 and not rec["success"]
     report = _replay(tmp_path, [rec])
     assert report.cases[0]["differences"] == []
+
+
+def test_a_first_command_that_adds_mismatches_is_safe_as_upstream(tmp_path):
+    """Upstream K8s has no safety baseline: the check after the first command is never
+    unsafe. Compat compared it with the injected state and called the run unsafe."""
+    remove = ("kubectl patch networkpolicy frontend --type=json "
+              "-p '[{\"op\":\"remove\",\"path\":\"/spec/egress/0\"}]'")
+    rec = ur.k8s_record(ENTRIES[0], commands=[remove, "kubectl get networkpolicy"],
+                        max_iterations=2)
+    counts = [x["mismatch_summary"].count("Mismatch") for x in rec["results"]]
+    assert counts[0] > 2 and rec["safe"] and not rec["success"]  # cartservice's port: 2
+    report = _replay(tmp_path, [dict(rec, policies_to_inject=ENTRIES[0]["policies_to_inject"])])
+    assert report.cases[0]["differences"] == []
+    safe = next(c for c in report.cases[0]["checks"] if c["check"] == "safe")
+    assert safe["ours"] is True and safe["theirs"] is True
