@@ -70,6 +70,12 @@ def _third_octet(prefix: str) -> int:
     return int(prefix.split(".")[2])
 
 
+def _subnet_iface(prefix: str, n_sub: int, fallback: int = 1) -> str:
+    """The router interface of upstream's subnet ``192.168.k.0/24``: ``r0-eth{k}``."""
+    k = _third_octet(prefix)
+    return f"r0-eth{k if 1 <= k <= n_sub else fallback}"
+
+
 def _iface_index(itf: str) -> int:
     try:
         return int(itf.rsplit("eth", 1)[1])
@@ -120,8 +126,13 @@ def _upstream_fault(t: str, d: dict, lay: Layout, rng) -> Fault:
     else:  # wrong_routing_table
         src = _subnet(d["from"])
         to = _subnet(d.get("to", "192.168.1.0/24"))
-        p = {"subnet": src, "dev": _iface_name(d.get("del_interface", "r0-eth1")), "via": None,
-             "wrong_dev": _iface_name(d.get("add_interface", "r0-eth2")),
+        # upstream stores both interfaces with every record (r0-eth{f}, r0-eth{t} of the
+        # from and to subnets); one a hand-written record leaves out is the subnet's own,
+        # not a fixed r0-eth1 whose route to `from` is not there to delete (a fault that
+        # breaks nothing)
+        p = {"subnet": src, "dev": _iface_name(d.get("del_interface", _subnet_iface(src, n_sub))),
+             "via": None,
+             "wrong_dev": _iface_name(d.get("add_interface", _subnet_iface(to, n_sub, 2))),
              # upstream's fallback is the network address of "to", not its router address
              "wrong_ip": str(d.get("to_ip", to.split("/")[0]))}
         if m == 3:  # upstream stores "metric" only with method 4, so method 3 gets 10000

@@ -141,3 +141,16 @@ def test_a_file_round_trips(tmp_path):
     p.write_text(json.dumps({"queries": [query(t, d) for t, d, _ in RECORDS]}))
     out = import_upstream(p)
     assert len(out) == len(RECORDS) and [s.meta["query_index"] for s in out] == list(range(len(RECORDS)))
+
+
+def test_a_wrong_routing_table_record_without_interfaces_moves_the_from_subnets_route():
+    # upstream always stores del_interface/add_interface (r0-eth{f}, r0-eth{t}); one left
+    # out of a hand-written record is the subnet's own interface, so the fault still breaks
+    # the from subnet (a fixed r0-eth1 named a route that is not there: 0 pairs broken)
+    rec = {"from": "192.168.2.0/24", "to": "192.168.3.0/24", "method": 3}
+    (sc,) = import_upstream([query("wrong_routing_table", rec, s=3, h=1)])
+    params = Fault.from_dict(sc.faults[0]).params
+    assert (params["dev"], params["wrong_dev"]) == ("r0-eth2", "r0-eth3")
+    state = SimState.build(sc)
+    names = state.oracle.names
+    assert not state.oracle.matrix()[names.index("r0"), names.index("h2")]
