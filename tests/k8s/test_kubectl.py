@@ -404,3 +404,19 @@ def test_dry_runs_store_nothing(sim, cmd, stdin, status, want):
     r = run(sim, cmd, stdin)
     assert (r.status, r.output) == (status, want)
     assert sim.store.objects == before and sim.store.version == version
+
+
+# -o name on a write verb: kubectl's name printer, kind.group/name for every object written
+# (kubectl 1.32 against kube-apiserver 1.20.2); it printed the action lines
+@pytest.mark.parametrize("cmd, stdin", [
+    ("kubectl apply -f - -o name", APPLY_NEW),
+    ("kubectl apply -f - -o name --dry-run=server", APPLY_NEW),
+    ("kubectl patch netpol brandnew -p '{\"spec\":{\"policyTypes\":[\"Egress\"]}}' -o name", ""),
+    ("kubectl label netpol brandnew z=1 -o name", ""),
+    ("kubectl delete netpol brandnew -o name", ""),
+])
+def test_write_verbs_print_names_with_o_name(sim, cmd, stdin):
+    if "apply" not in cmd:
+        assert run(sim, "kubectl apply -f -", APPLY_NEW).status == 0
+    r = run(sim, cmd, stdin)
+    assert (r.status, r.output) == (0, "networkpolicy.networking.k8s.io/brandnew\n")

@@ -12,7 +12,8 @@ is invalid: ...``); several print one per line as ``MultipleErrors`` does (an AP
 ``Error from server (Invalid): error when creating "STDIN": NetworkPolicy.extensions "x" is
 invalid: ...``, the kind qualified as the 1.20 server qualifies it).
 Left out: a decode failure or another API error among several errors keeps its one-error
-text; ``-o name`` (kubectl then prints ``kind/name`` alone).
+text; ``-o yaml|json`` (kubectl then prints the object; ``-o name`` is
+:func:`~netarena_gym.k8s.commands.kubectl_common.as_names`).
 """
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ server refuses, Invalid status messages and dry runs. Mirrors kubectl 1.32 again
 kube-apiserver 1.20; label selectors (``-l``): :mod:`netarena_gym.k8s.commands.labelsel`."""
 from __future__ import annotations
 
+import re
+
 from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 
 
@@ -183,3 +185,19 @@ def _printed_object(line: str) -> bool:
     deleted``, ...)."""
     return line.endswith((" created", " configured", " unchanged", " deleted", " labeled",
                           " unlabeled", " not labeled"))
+
+
+# ---------------------------------------------------------------------------- -o name
+_DONE = re.compile(r'^(\S+)/(\S+) (?:created|configured|unchanged|patched|patched \(no change\)|'
+                   r'labeled|unlabeled|not labeled)(?: \((?:server )?dry run\))?$')
+_DELETED = re.compile(r'^(\S+) "([^"]+)" deleted(?: \((?:server )?dry run\))?$')
+
+
+def as_names(res: CommandResult) -> CommandResult:
+    """A write verb's output under ``-o name``: each object it wrote printed as
+    ``kind.group/name`` (kubectl's name printer) instead of its action line."""
+    out = []
+    for line in res.output.split("\n"):
+        m = _DONE.match(line) or _DELETED.match(line)
+        out.append(f"{m.group(1)}/{m.group(2)}" if m else line)
+    return CommandResult("\n".join(out), res.status, res.kind)
