@@ -26,7 +26,7 @@ from netarena_gym.core.metrics import EpisodeMetrics
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.k8s.config import DNS_LABEL, K8sPolicyConfig
 from netarena_gym.errors import InvalidConfig
-from netarena_gym.shell.parser import CommandResult
+from netarena_gym.shell.parser import REFUSED, CommandResult
 from netarena_gym.k8s import catalogue as cat_mod
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS
 from netarena_gym.k8s.expert import K8sExpert
@@ -41,6 +41,12 @@ BACKENDS = ("sim", "kubernetes")
 LARGE_TEXT_CHARS = 4_000_000  # text observation and tool output limits with app="large"
 MAX_STDIN = 65536
 REPORTS_KEPT = 1024  # connectivity reports kept per outcome array
+#: upstream K8s's blacklist (``check_disallowed_commands``, spec k8s 3.3): in compat a
+#: command containing any of these (case-sensitive substrings, ``<namespace>`` literally)
+#: is not run; its output is upstream's ``Disallowed command detected.`` and the step counts
+COMPAT_BLACKLIST = ("kubectl exec", "kubectl edit", "kubectl delete", "kubectl create",
+                    "kubectl apply", "bash", "<namespace>", "sudo")
+DISALLOWED = "Disallowed command detected."
 _METADATA, _NAME = itemgetter("metadata"), itemgetter("name")
 
 
@@ -59,7 +65,10 @@ class K8sPolicyEnv(NetArenaEnv):
     "kubectl ...", "stdin": "..."}``: ``command`` at most 4,096 characters, ``stdin`` (the
     manifest of ``kubectl apply -f -``) at most 65,536; the space's bound is the longest
     JSON text holding both. ``interface="discrete"``: ``Discrete(n)``, a catalogue of
-    atomic policy edits with a mask.
+    atomic policy edits with a mask. In compat a command containing one of upstream's
+    blacklisted substrings (:data:`COMPAT_BLACKLIST`: ``kubectl delete``, ``kubectl
+    apply``, ``bash``, ...) is not run: its output is ``Disallowed command detected.``
+    (kind ``refused``) and the step counts, as upstream's loop.
 
     ## Observation Space
 
@@ -232,6 +241,8 @@ class K8sPolicyEnv(NetArenaEnv):
                               compat_reference=100 if self.level == "compat" else None)
 
     def _execute(self, action: dict[str, str]) -> CommandResult:
+        if self.level == "compat" and any(w in action["command"] for w in COMPAT_BLACKLIST):
+            return CommandResult(DISALLOWED + "\n", 126, REFUSED)
         return self.backend.run(action)
 
     def _connectivity(self) -> np.ndarray:

@@ -198,3 +198,25 @@ def test_compat_starts_blind_by_default_and_keeps_the_option():
     env.close()
     obs, _ = gym.make(ENV_ID, level=1).reset(seed=0)
     assert obs.startswith("Connectivity check (")
+
+
+@pytest.mark.parametrize("command", [
+    "kubectl delete networkpolicy cartservice",
+    "kubectl get networkpolicy # bash",
+    "kubectl apply -f -",
+])
+def test_compat_skips_upstreams_blacklist(command):
+    """Upstream's check_disallowed_commands (spec k8s 3.3): a case-sensitive substring
+    blacklist; the command is not run, its output is 'Disallowed command detected.' and
+    the iteration counts."""
+    env, _, _ = _compat(ADSERVICE_PORT)
+    before = env.unwrapped.backend.objects().policies if hasattr(env, "unwrapped") else None
+    obs, _, _, _, info = env.step({"command": command, "stdin": ""})
+    assert (info["command_kind"], info["command_status"]) == ("refused", 126)
+    assert "Disallowed command detected." in obs and env.metrics.steps == 1
+    assert env.backend.objects().policies == before  # nothing deleted
+    env.close()
+    env = gym.make(ENV_ID, level=1).unwrapped  # levels 1-3 run kubectl delete as before
+    env.reset(seed=0)
+    _, _, _, _, info = env.step({"command": "kubectl delete networkpolicy cartservice"})
+    assert info["command_kind"] == "ok"
