@@ -23,16 +23,22 @@ class DecodeError(Exception):
 
 # ---------------------------------------------------------------------------- decoding
 # reflect's Kind and Type names of what util/json decodes a JSON value to
-def reflect_kind(v) -> str:
+def _json_type(v) -> str:
+    """The JSON type of a decoded value: bool, int, float, str, list, dict or null."""
     if isinstance(v, bool):
         return "bool"
-    if isinstance(v, int):
-        return "int64"
-    if isinstance(v, float):
-        return "float64"
-    if isinstance(v, str):
-        return "string"
-    return "slice" if isinstance(v, list) else "map"
+    for t in (int, float, str, list, dict):
+        if isinstance(v, t):
+            return t.__name__
+    return "null"
+
+
+_REFLECT_KINDS = {"bool": "bool", "int": "int64", "float": "float64", "str": "string",
+                  "list": "slice"}  # anything else decodes to a map
+
+
+def reflect_kind(v) -> str:
+    return _REFLECT_KINDS.get(_json_type(v), "map")
 
 
 def reflect_type(v) -> str:
@@ -51,19 +57,8 @@ def _str(v, path: str, gotype: str = "string") -> str:
 def json_kind(v, *, integer: str = "number", boolean: str = "boolean") -> str:
     """The JSON type of a decoded value, named as the caller's tool names it (the API
     server says "number", kubectl's schema check "integer"/"number", Go "bool")."""
-    if isinstance(v, bool):
-        return boolean
-    if isinstance(v, int):
-        return integer
-    if isinstance(v, float):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    if isinstance(v, dict):
-        return "object"
-    return "null"
+    return {"bool": boolean, "int": integer, "float": "number", "str": "string",
+            "list": "array", "dict": "object", "null": "null"}[_json_type(v)]
 
 
 def _map(v, path: str) -> dict | None:
