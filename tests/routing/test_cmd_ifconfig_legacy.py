@@ -408,3 +408,24 @@ def test_route_add_via_an_own_address_has_scope_global(net):
     assert (res.output, res.status) == ("SIOCDARP(dontpub): Network is unreachable\n", 255)
     ok(net, "r0", "route del default gw 192.168.1.1")
     assert "default" not in ok(net, "r0", "ip route show")
+
+
+@pytest.mark.parametrize("args, output, status", [
+    # real (Mininet, net-tools 2.10): every ioctl of a missing device fails with ENODEV and
+    # ifconfig goes on; a flag change (set_flag/clr_flag, also after an address or a
+    # broadcast) returns -1, so it exits 255, other failures 1
+    ("down", "eth9: ERROR while getting interface flags: No such device\n", 255),
+    ("mtu 1400", "SIOCSIFMTU: No such device\n", 1),
+    ("netmask 255.255.255.0", "SIOCSIFNETMASK: No such device\n", 1),
+    ("192.168.9.1/24", "SIOCSIFADDR: No such device\n"
+     "eth9: ERROR while getting interface flags: No such device\n"
+     "SIOCSIFNETMASK: No such device\n", 255),
+    ("mtu 1400 up", "SIOCSIFMTU: No such device\n"
+     "eth9: ERROR while getting interface flags: No such device\n", 255),
+    ("broadcast 192.168.9.255", "SIOCSIFBRDADDR: No such device\n"
+     "eth9: ERROR while getting interface flags: No such device\n", 255),
+    ("broadcast", "eth9: ERROR while getting interface flags: No such device\n", 255),
+])
+def test_ifconfig_of_a_missing_device(net, args, output, status):
+    res = run(net, "r0", f"ifconfig eth9 {args}")
+    assert (res.output, res.status, res.kind) == (output, status, ERROR)

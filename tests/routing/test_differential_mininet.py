@@ -124,6 +124,10 @@ GAP_SEQUENCES = {
         ("r0", "ip route show"), ("h1", "ping -c 1 -W 1 192.168.2.100"),
         ("r0", "arp -d 192.168.1.100"), ("r0", "route del default gw 192.168.1.1"),
         ("r0", "route -n")],
+    "ifconfig of a missing device": [
+        ("r0", "ifconfig eth9 down"), ("r0", "ifconfig eth9 mtu 1400 up"),
+        ("r0", "ifconfig eth9 192.168.9.1/24"), ("h1", "ifconfig eth9 netmask 255.255.255.0"),
+        ("r0", "ifconfig eth9 broadcast 192.168.9.255"), ("r0", "ifconfig eth9 promisc -arp")],
 }
 
 

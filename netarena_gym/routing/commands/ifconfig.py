@@ -4,6 +4,10 @@ Arguments after the interface name are processed in order, each one an ioctl as
 net-tools issues them. An address is ``SIOCSIFADDR``: it replaces the interface's first
 address with a classful prefix (and a computed broadcast) and brings the interface up;
 a ``/len`` suffix or ``netmask`` then applies ``SIOCSIFNETMASK`` to that first address.
+On a device the node lacks every ioctl fails with ENODEV and ifconfig goes on (``SIOCSIFMTU:
+No such device``; a flag change, which an address and ``broadcast`` also make, ``IF: ERROR
+while getting interface flags: No such device``); a failed flag change exits 255, any other
+failure 1.
 """
 from __future__ import annotations
 
@@ -172,10 +176,19 @@ def _parse_address(word: str) -> tuple[int, int | None] | None:
     return ip, (plen if given else None)
 
 
+NO_DEVICE = "No such device"  # ENODEV: every ioctl on a device the node lacks
+# the words ifconfig turns into set_flag/clr_flag (SIOCGIFFLAGS, then SIOCSIFFLAGS)
+_FLAG_WORDS = frozenset({"up", "down", "promisc", "-promisc", "arp", "-arp", "multicast",
+                         "-multicast", "allmulti", "-allmulti", "trailers", "-trailers",
+                         "dynamic", "-dynamic", "-broadcast"})
+
+
 def _configure(node: Node, name: str, args: list[str]) -> CommandResult:
     itf = node.interfaces.get(name)
     out: list[str] = []
     err = False
+    flags_failed = False  # set_flag/clr_flag return -1: ifconfig then exits 255, else 1
+    no_flags = f"{name}: ERROR while getting interface flags: No such device\n"
     pending_mask: int | None = None
     i = 0
     if args and args[0] == "inet":
@@ -183,29 +196,29 @@ def _configure(node: Node, name: str, args: list[str]) -> CommandResult:
     while i < len(args):
         a = args[i]
         i += 1
-        if itf is None:
-            word = "SIOCSIFADDR: No such device\n" if a[:1].isdigit() else ""
-            return CommandResult(
-                f"{word}{name}: ERROR while getting interface flags: No such device\n", 1,
-                ERROR)
-        if a in ("up", "down"):
+        if itf is None and a in _FLAG_WORDS:  # every ioctl of a missing device: ENODEV
+            out.append(no_flags)
+            flags_failed = True
+        elif a in ("up", "down"):
             node.set_link(name, up=a == "up")
         elif a in ("promisc", "-promisc"):
             node.set_link(name, promisc=a == "promisc")
         elif a in ("arp", "-arp"):
             node.set_link(name, noarp=a == "-arp")
-        elif a in ("multicast", "-multicast", "allmulti", "-allmulti",
-                   "trailers", "-trailers", "dynamic", "-dynamic", "-broadcast"):
+        elif a in _FLAG_WORDS:
             pass
         elif a in ("mtu", "netmask", "broadcast", "txqueuelen", "metric"):
             if i >= len(args):
-                if a == "broadcast":
+                if a == "broadcast":  # alone: set_flag(IFF_BROADCAST)
+                    if itf is None:
+                        out.append(no_flags)
+                        flags_failed = True
                     continue
                 return CommandResult(_USAGE, 3, INVALID)
             value = args[i]
             i += 1
             if a == "mtu":
-                e = _mtu(node, itf, value)
+                e = _mtu(node, itf, value) if itf is not None else NO_DEVICE
                 tag = "SIOCSIFMTU"
             elif a in ("txqueuelen", "metric"):
                 continue
@@ -215,13 +228,18 @@ def _configure(node: Node, name: str, args: list[str]) -> CommandResult:
                     out.append(f"{value}: Unknown host\n")
                     err = True
                     continue
-                if a == "netmask":
+                if itf is None:
+                    e, tag = NO_DEVICE, ("SIOCSIFNETMASK" if a == "netmask" else "SIOCSIFBRDADDR")
+                elif a == "netmask":
                     e, tag = _set_netmask(node, itf, addr[0]), "SIOCSIFNETMASK"
                 else:
                     e, tag = _set_broadcast(node, itf, addr[0]), "SIOCSIFBRDADDR"
             if e is not None:
                 out.append(f"{tag}: {e}\n")
                 err = True
+            if a == "broadcast" and itf is None:  # then set_flag(IFF_BROADCAST)
+                out.append(no_flags)
+                flags_failed = True
         elif a in ("add", "del", "hw", "pointopoint", "dstaddr", "tunnel", "name", "media"):
             return CommandResult(f"netarena: ifconfig {a} is not supported by the simulator\n",
                                  1, INVALID)
@@ -234,16 +252,22 @@ def _configure(node: Node, name: str, args: list[str]) -> CommandResult:
                 return CommandResult("".join(out), 1, INVALID)
             if addr[1] is not None:
                 pending_mask = mask_of(addr[1])
-            e = _set_address(node, itf, addr[0])
+            e = _set_address(node, itf, addr[0]) if itf is not None else NO_DEVICE
             if e is not None:
                 out.append(f"SIOCSIFADDR: {e}\n")
                 err = True
-            node.set_link(name, up=True)
-    if pending_mask is not None and itf is not None:
-        e = _set_netmask(node, itf, pending_mask)
+            if itf is None:  # then the interface is brought up: its flags fail too
+                out.append(no_flags)
+                flags_failed = True
+            else:
+                node.set_link(name, up=True)
+    if pending_mask is not None:
+        e = _set_netmask(node, itf, pending_mask) if itf is not None else NO_DEVICE
         if e is not None:
             out.append(f"SIOCSIFNETMASK: {e}\n")
             err = True
+    if flags_failed:
+        return CommandResult("".join(out), 255, ERROR)
     return CommandResult("".join(out), 1 if err else 0, ERROR if err else OK)
 
 
