@@ -68,7 +68,7 @@ class K8sPolicyEnv(NetArenaEnv):
     atomic policy edits with a mask. In compat a command containing one of upstream's
     blacklisted substrings (:data:`COMPAT_BLACKLIST`: ``kubectl delete``, ``kubectl
     apply``, ``bash``, ...) is not run: its output is ``Disallowed command detected.``
-    (kind ``refused``) and the step counts, as upstream's loop.
+    (kind ``refused``) and the step counts without a check, as upstream's loop.
 
     ## Observation Space
 
@@ -241,9 +241,23 @@ class K8sPolicyEnv(NetArenaEnv):
                               compat_reference=100 if self.level == "compat" else None)
 
     def _execute(self, action: dict[str, str]) -> CommandResult:
-        if self.level == "compat" and any(w in action["command"] for w in COMPAT_BLACKLIST):
+        if self._disallowed(action):
             return CommandResult(DISALLOWED + "\n", 126, REFUSED)
         return self.backend.run(action)
+
+    def _disallowed(self, action: dict[str, str] | None) -> bool:
+        """Compat: whether upstream's blacklist skips this command."""
+        return (self.level == "compat" and action is not None
+                and any(w in action.get("command", "") for w in COMPAT_BLACKLIST))
+
+    def _score(self, action, result: CommandResult) -> tuple[int, bool, float]:
+        """Compat: upstream checks nothing after a disallowed command (spec k8s 3.3), so
+        the step counts but its (unchanged) state is not measured and the safety
+        reference stays where it was."""
+        if result.kind == REFUSED and self._disallowed(action):
+            self.metrics.skip()
+            return 0, False, 0.0
+        return super()._score(action, result)
 
     def _connectivity(self) -> np.ndarray:
         actual = self.backend.observe()

@@ -220,3 +220,16 @@ def test_compat_skips_upstreams_blacklist(command):
     env.reset(seed=0)
     _, _, _, _, info = env.step({"command": "kubectl delete networkpolicy cartservice"})
     assert info["command_kind"] == "ok"
+
+
+def test_compat_a_blacklisted_step_is_not_checked():
+    """Upstream skips a disallowed command without a check (spec k8s 3.3), so its safety
+    reference does not move: a blacklisted first step leaves the next one without a
+    baseline (never unsafe), as if it were the first."""
+    env, _, _ = _compat(ADSERVICE_PORT)
+    _, _, _, _, info = env.step({"command": "kubectl delete networkpolicy cartservice"})
+    assert info["command_kind"] == "refused" and env.metrics.steps == 1
+    _, _, _, _, info = env.step({"command": REMOVE_CART_INGRESS})
+    assert info["loss_pct"] > env.metrics.loss_history[0]  # more mismatches than injected
+    assert info["safe_compat"]
+    env.close()
