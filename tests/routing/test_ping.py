@@ -2,6 +2,8 @@
 Linux 6.18): a neighbour that never answers ARP (the kernel reports it only once its ARP
 gives up, 3 solicitations 1 s apart), OUTPUT drops, the ICMP errors routers send and the
 router's own connect() errors."""
+import pytest
+
 from netarena_gym.routing.backends.sim import SimBackend
 from netarena_gym.shell.parser import ERROR, OK, TIMEOUT
 
@@ -189,29 +191,28 @@ def test_a_packet_too_big_to_send_is_a_local_error_per_packet():
         "2 packets transmitted, 0 received, 100% packet loss, time 200ms\n\n", 1, OK)
 
 
-def test_payloads_past_one_datagram():
+@pytest.mark.parametrize("line, output, status, kind", [
     # 65,508-65,527 data bytes: EMSGSIZE with the route's MTU (lo's, capped at 65535, for an
     # own address); from 65,528 the send is taken and nothing leaves
-    res = h1("ping -c 1 -W 1 -s 65508 192.168.1.100")
-    assert (res.output, res.status) == (
-        "PING 192.168.1.100 (192.168.1.100) 65508(65536) bytes of data.\n"
-        "ping: local error: message too long, mtu=65535\n\n"
-        "--- 192.168.1.100 ping statistics ---\n"
-        "1 packets transmitted, 0 received, +1 errors, 100% packet loss, time 0ms\n\n", 1)
-    res = h1("ping -c 1 -W 1 -s 65528 192.168.2.100")
-    assert (res.output, res.status, res.kind) == (
-        "PING 192.168.2.100 (192.168.2.100) 65528(65556) bytes of data.\n\n"
-        "--- 192.168.2.100 ping statistics ---\n"
-        "1 packets transmitted, 0 received, 100% packet loss, time 0ms\n\n", 1, OK)
-
-
-def test_a_payload_under_a_timestamp_has_no_round_trip_time():
-    res = h1("ping -c 1 -W 1 -s 8 192.168.2.100")
-    assert (res.output, res.status) == (
-        "PING 192.168.2.100 (192.168.2.100) 8(36) bytes of data.\n"
-        "16 bytes from 192.168.2.100: icmp_seq=1 ttl=63\n\n"
-        "--- 192.168.2.100 ping statistics ---\n"
-        "1 packets transmitted, 1 received, 0% packet loss, time 0ms\n\n", 0)
+    ("ping -c 1 -W 1 -s 65508 192.168.1.100",
+     "PING 192.168.1.100 (192.168.1.100) 65508(65536) bytes of data.\n"
+     "ping: local error: message too long, mtu=65535\n\n"
+     "--- 192.168.1.100 ping statistics ---\n"
+     "1 packets transmitted, 0 received, +1 errors, 100% packet loss, time 0ms\n\n", 1, ERROR),
+    ("ping -c 1 -W 1 -s 65528 192.168.2.100",
+     "PING 192.168.2.100 (192.168.2.100) 65528(65556) bytes of data.\n\n"
+     "--- 192.168.2.100 ping statistics ---\n"
+     "1 packets transmitted, 0 received, 100% packet loss, time 0ms\n\n", 1, OK),
+    # a payload under a timestamp: no round-trip time
+    ("ping -c 1 -W 1 -s 8 192.168.2.100",
+     "PING 192.168.2.100 (192.168.2.100) 8(36) bytes of data.\n"
+     "16 bytes from 192.168.2.100: icmp_seq=1 ttl=63\n\n"
+     "--- 192.168.2.100 ping statistics ---\n"
+     "1 packets transmitted, 1 received, 0% packet loss, time 0ms\n\n", 0, OK),
+])
+def test_payloads_past_one_datagram_or_under_a_timestamp(line, output, status, kind):
+    res = h1(line)
+    assert (res.output, res.status, res.kind) == (output, status, kind)
 
 
 def test_socket_errors_come_in_iputils_order():

@@ -8,21 +8,22 @@ local firewall rules``; traceroute prints its header, then ``connect: TEXT`` or 
 TEXT`` (exit 1). An ICMP error that never reaches the sender (see
 :mod:`netarena_gym.routing.grader`) is silence: no ``From`` line, a ``* * *`` hop.
 traceroute stops at the destination only when its answer (a port unreachable quoting the
-probe, 28 bytes more and at most 576; with ``-I`` an echo reply) comes back; otherwise it goes on
-probing to ``-m`` or until the command is killed. Left out: the kernel's ICMP rate limits
-(the grader's docstring), the path MTU a sender learns from a ``Frag needed`` (the
+probe, 28 bytes more and at most 576; with ``-I`` an echo reply) comes back; otherwise it
+goes on probing to ``-m`` or until the command is killed. Left out: the kernel's ICMP rate
+limits (the grader's docstring), the path MTU a sender learns from a ``Frag needed`` (the
 kernel's route exceptions: real ``ping``'s later packets to that destination are
-fragmented locally, so only the first prints the error), traceroute's options beyond ``-n -I -m -q -w -f`` and the
-packet length (:mod:`~netarena_gym.routing.commands.traceroute_args`) and its pacing
+fragmented locally, so only the first prints the error), traceroute's options beyond
+``-n -I -m -q -w -f`` and the packet length
+(:mod:`~netarena_gym.routing.commands.traceroute_args`) and its pacing
 (without ``-n`` an address prints as ``A (A)``: no name is looked up), ping's beyond
 ``-c -W -w -i -s -M -I -t -q`` (``-n -4 -v -D -O -U`` are accepted and change nothing;
 :mod:`~netarena_gym.routing.commands.ping_args` reads the command line as iputils does).
 
 A sender's own failed ARP (its gateway does not answer) is reported only once the kernel
 gives up, after 3 s: ``ping`` with a shorter ``-W``/``-w`` and ``traceroute`` with a
-shorter ``-w`` see silence. A packet the sender cannot send (``-M do`` past the device's MTU, or more than 65,507
-data bytes) prints ``ping: local error: message too long, mtu=N`` per packet after the
-header and counts as ``+N errors`` (neither under ``-q``); past 65,527 data bytes the
+shorter ``-w`` see silence. A packet the sender cannot send (``-M do`` past the device's
+MTU, or more than 65,507 data bytes) prints ``ping: local error: message too long,
+mtu=N`` per packet after the header and counts as ``+N errors`` (neither under ``-q``); past 65,527 data bytes the
 kernel takes the send and nothing leaves. ``-t 0`` is refused by ``setsockopt``
 (``cannot set unicast time-to-live``, exit 2). Under 16 data bytes a reply has no send
 time in it: no ``time=`` and no ``rtt`` line.
@@ -46,6 +47,7 @@ from netarena_gym.routing.commands.ping_args import PingArgs, parse_ping
 from netarena_gym.routing.commands.traceroute_args import parse_traceroute
 from netarena_gym.routing.grader import (ICMP_ERROR_MAX, PingOutcome, echo, sender_route,
                                          walk)
+
 
 def timed_out(lines: list[str], timeout_s: float) -> CommandResult:
     lines = lines + [f"netarena: command timed out after {timeout_s:g} s (killed)"]
@@ -107,12 +109,9 @@ def ping(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
         with neigh.recording(ctx.net):
             o = echo(ctx.net, ctx.node, dst, size=opts.size + 28, src=src, ttl=opts.ttl,
                      dont_fragment=opts.pmtu in ("do", "probe"))
-    if o.local_error and not o.local_error.startswith("local error"):
-        text = _CONNECT_TEXT.get(o.local_error, o.local_error)
-        return CommandResult(f"{pre}ping: {text}\n", 2 if "connect" in o.local_error else 1,
-                             ERROR)
-    res = _ping_report(ctx, opts, o)
-    return CommandResult(pre + res.output, res.status, res.kind) if pre else res
+    # connect() was checked above: a local error left is a send's (EMSGSIZE), per packet
+    report = _ping_report(ctx, opts, o)
+    return CommandResult(pre + report.output, report.status, report.kind) if pre else report
 
 
 # iputils 20221126 ping4_run: connect() failing with EACCES (a prohibit route or rule) is
@@ -129,6 +128,15 @@ def _lost(k: int, loss: float) -> bool:
 # the kernel report EHOSTUNREACH (real: ``ping -c1 -W1`` to an absent neighbour prints no
 # "Destination Host Unreachable" line, ``ping -c1`` does)
 ARP_GIVE_UP_S = 3.0
+
+
+def _own_arp_failure(node, error: str | None, reporter: int | None) -> bool:
+    """Whether an error is the sender's own failed ARP (reported by itself), which the
+    kernel reports only after :data:`ARP_GIVE_UP_S`."""
+    return (error == "Destination Host Unreachable" and reporter is not None
+            and reporter in node.local_ips())
+
+
 TIMESTAMP_BYTES = 16  # iputils: data this long or longer starts with a struct timeval
 
 
@@ -137,8 +145,7 @@ def _ping_report(ctx: CommandContext, opts: PingArgs, o: PingOutcome) -> Command
     count, wait, deadline = opts.count, opts.wait, opts.deadline
     interval = max(opts.interval, 0.002)
     target, size, quiet = opts.target, opts.size, opts.quiet
-    if (o.error == "Destination Host Unreachable" and o.reporter is not None
-            and o.reporter in ctx.node.local_ips() and count is not None):
+    if _own_arp_failure(ctx.node, o.error, o.reporter) and count is not None:
         span = (count - 1) * interval + wait
         if min(span, deadline if deadline is not None else span) < ARP_GIVE_UP_S:
             o = dataclasses.replace(o, error="timeout", reporter=None)
@@ -238,8 +245,7 @@ def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
                 addr, done = dst, True
         elif trip.error and trip.error != "timeout" and trip.reporter is not None:
             # the sender's own ARP failure arrives only once its ARP gives up
-            own_arp = (trip.error == "Destination Host Unreachable"
-                       and trip.reporter in ctx.node.local_ips())
+            own_arp = _own_arp_failure(ctx.node, trip.error, trip.reporter)
             if not own_arp or wait >= ARP_GIVE_UP_S:
                 addr = trip.reporter
                 if own_arp:
@@ -264,5 +270,7 @@ def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
 def _origin_src(ctx: CommandContext, dst: int) -> int:
     """The source address traceroute's probes to ``dst`` carry (a local destination's own
     address, as the local route's ``src`` is)."""
-    _res, src, _error = sender_route(ctx.node, dst, None)
-    return dst if src is None and _res.kind == "local" else (src if src is not None else 0)
+    res, src, _ = sender_route(ctx.node, dst, None)
+    if src is None:
+        return dst if res.kind == "local" else 0
+    return src
