@@ -212,19 +212,24 @@ def expert_commands(scenario: Scenario, max_steps: int | None = 40,
             return out
 
 
-def random_commands(scenario: Scenario, n: int, seed: int,
-                    topology: dict | None = None) -> list[tuple[str, str]]:
-    """``n`` uniformly drawn entries of the episode's action catalogue (``topology``: the
+def episode_catalogue(scenario: Scenario, topology: dict | None = None):
+    """The episode's discrete action catalogue, as the env lays it out (``topology``: the
     env option the scenario was generated with)."""
     from netarena_gym.core.actions import Catalogue
     from netarena_gym.routing.catalogue import Dims, fill
     from netarena_gym.routing.generator import level_config
-    from netarena_gym.routing.shapes import max_links
     lay = Layout(TopologySpec.from_dict(scenario.params["topology"]))
-    cfg = level_config(scenario.level, topology)
-    dims = Dims(*cfg.max_dims(), links=max_links(cfg.shape, cfg.routers[1]))
+    dims = Dims.of(level_config(scenario.level, topology))
     cat = Catalogue(dims.size)
     fill(cat, lay, dims)
+    return cat
+
+
+def random_commands(scenario: Scenario, n: int, seed: int,
+                    topology: dict | None = None) -> list[tuple[str, str]]:
+    """``n`` uniformly drawn entries of the episode's action catalogue (``topology``: the
+    env option the scenario was generated with)."""
+    cat = episode_catalogue(scenario, topology)
     valid = np.flatnonzero(cat.mask)
     rng = rng_from_seed(seed)
     picks = [cat.entries[int(valid[rng.integers(len(valid))])].action for _ in range(n)]

@@ -31,7 +31,6 @@ from netarena_gym.routing.features import FeatureBuilder, feature_spaces
 from netarena_gym.routing.faults import check_supported
 from netarena_gym.routing.generator import RoutingGenerator, level_config
 from netarena_gym.routing.render import pingall_text
-from netarena_gym.routing.shapes import max_links
 from netarena_gym.routing.backends.sim import SimBackend, SimState
 from netarena_gym.routing.views import INSPECT, parse_inspection
 
@@ -164,8 +163,8 @@ class RoutingEnv(NetArenaEnv):
         cfg = level_config(level, topology) if level in (1, 2, 3, "compat") else None
         if cfg is None:
             raise InvalidConfig(f"level must be one of (1, 2, 3, 'compat'), got {level!r}")
-        self.dims = Dims(*cfg.max_dims(), links=max_links(cfg.shape, cfg.routers[1]))
-        self._large = cfg.routers[1] > 4
+        self.dims = Dims.of(cfg)
+        self._large = self.dims.batches  # more than LARGE_ABOVE_ROUTERS routers
         if level != "compat" or topology is not None:
             # room for the widest router's inspection and the pingall of every node: the
             # limits follow the network's interfaces and nodes, not its router count (four

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from netarena_gym.core.observation import last_output as _last_output
+from netarena_gym.routing.catalogue import LARGE_ABOVE_ROUTERS
 from netarena_gym.routing.state import natural_key
 from netarena_gym.routing.views import (
     DEFAULT_RULES, INSPECT, RouterView, derive_intent, parse_inspection)
@@ -33,7 +34,7 @@ _ROW = re.compile(r"^(\S+) -> ", re.M)
 _ROUTER = re.compile(r"^r\d+$")
 _HARMLESS_QDISCS = ("noqueue", "pfifo_fast", "fq_codel", "mq")
 _TRAILERS = ("\n\nConfiguration of every node:", "\n\nSteps left:")
-BATCH_ABOVE_ROUTERS = 4
+BATCH_ABOVE_ROUTERS = LARGE_ABOVE_ROUTERS
 BATCH_CHARS = 3500  # a chained command line stays well inside the 4096-character action
 
 

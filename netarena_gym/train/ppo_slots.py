@@ -39,14 +39,19 @@ FEATURE_KEYS = ("router_features", "iface_features", "route_features")
 
 
 def slot_layout(space: spaces.Dict, n_actions: int) -> dict[str, np.ndarray]:
-    """For every catalogue action: its router, interface, route slot and command type."""
+    """For every catalogue action: its router, interface, route slot and command type
+    (the interface commands are ``IFACE_ACTIONS``, plus ``BATCH_ACTION`` on large
+    networks, told apart by the catalogue's size; its kind comes before the route's)."""
     if not all(k in space.spaces for k in FEATURE_KEYS):
         raise InvalidConfig(f"the slot policy needs {FEATURE_KEYS} in the observation "
                             f"(routing's discrete interface); got {list(space.spaces)}")
     routers, ifaces = space["iface_features"].shape[:2]
     routes = space["route_features"].shape[1]
-    per = len(ROUTER_ACTIONS) + len(IFACE_ACTIONS) * ifaces + routes
-    if routers * per != n_actions:
+    for n_iface in (len(IFACE_ACTIONS), len(IFACE_ACTIONS) + 1):
+        per = len(ROUTER_ACTIONS) + n_iface * ifaces + routes
+        if routers * per == n_actions:
+            break
+    else:
         raise InvalidConfig(f"catalogue of {n_actions} actions does not match {routers} "
                             f"routers x {per} slots")
     r, i, s, kind = [], [], [], []
@@ -54,10 +59,11 @@ def slot_layout(space: spaces.Dict, n_actions: int) -> dict[str, np.ndarray]:
         for j in range(len(ROUTER_ACTIONS)):
             r.append(ri), i.append(-1), s.append(-1), kind.append(j)
         for ii in range(ifaces):
-            for k in range(len(IFACE_ACTIONS)):
+            for k in range(n_iface):
                 r.append(ri), i.append(ii), s.append(-1), kind.append(len(ROUTER_ACTIONS) + k)
         for si in range(routes):
-            r.append(ri), i.append(-1), s.append(si), kind.append(KINDS - 1)
+            r.append(ri), i.append(-1), s.append(si), kind.append(len(ROUTER_ACTIONS)
+                                                                  + n_iface)
     return {k: np.asarray(v, dtype=np.int64) for k, v in
             (("router", r), ("iface", i), ("route", s), ("kind", kind))}
 
@@ -77,7 +83,9 @@ class SlotExtractor(BaseFeaturesExtractor):
         glob = self.nr + self.ni + self.ns
         # the first layer over [kind one-hot, router, interface, route, memory, summary],
         # applied per entity and gathered per action (the same map, without the copies)
-        self.kind = nn.Embedding(KINDS, hidden)
+        # one kind per command type: KINDS, plus BATCH_ACTION's on large networks
+        self.kinds = int(lay["kind"].max()) + 1
+        self.kind = nn.Embedding(self.kinds, hidden)
         self.proj_router = nn.Linear(self.nr, hidden, bias=False)
         self.proj_iface = nn.Linear(self.ni, hidden, bias=False)
         self.proj_route = nn.Linear(self.ns, hidden, bias=False)
@@ -95,8 +103,8 @@ class SlotExtractor(BaseFeaturesExtractor):
         pr = self.proj_router(rf).unsqueeze(2)  # (B, R, 1, H)
         k = self.kind.weight
         h_router = pr + k[:nk]
-        h_iface = (pr.unsqueeze(2) + self.proj_iface(itf).unsqueeze(3) + k[nk:KINDS - 1])
-        h_route = pr + self.proj_route(rt) + k[KINDS - 1]
+        h_iface = (pr.unsqueeze(2) + self.proj_iface(itf).unsqueeze(3) + k[nk:self.kinds - 1])
+        h_route = pr + self.proj_route(rt) + k[self.kinds - 1]
         h = th.cat([h_router, h_iface.flatten(2, 3), h_route], dim=2).reshape(b, self.n, -1)
         h = h + self.proj_glob(glob).unsqueeze(1)
         for j, k in enumerate(self.memory):

@@ -7,7 +7,8 @@ import pytest
 
 from netarena_gym.routing.backends.mininet import requirements_missing
 from netarena_gym.routing.differential import (
-    EnvPair, expert_commands, grammar_commands, random_commands, run_both, wrong_fixes)
+    EnvPair, episode_catalogue, expert_commands, grammar_commands, random_commands, run_both,
+    wrong_fixes)
 from netarena_gym.routing.faults import METHODS, Fault
 from netarena_gym.routing.generator import RoutingGenerator
 
@@ -227,3 +228,22 @@ def test_differential_16_router_shapes(real, shape):
                 failures.append({"scenario": rep.scenario, "diff": rep.diffs[0].__dict__})
     assert not failures, json.dumps(failures[:2], indent=1)[:4000]
     assert far and transit
+
+
+def test_restore_routes_of_a_16_router_leaf_spine(real):
+    """The large networks' "restore routes" catalogue action (one command line of route
+    replacements per interface) repairs interface faults on Mininet as on the simulator:
+    per faulted interface the address, link, MTU, qdisc and routes actions, sequences
+    agreeing in every aspect, ending with every node reachable on the real network."""
+    from .test_catalogue import FAULTS, REPAIR
+    topo = {"shape": "leaf-spine", **SHAPE_SIZES}
+    g = RoutingGenerator(3, capabilities=real.capabilities, topology=topo, fault_types=FAULTS)
+    pair = EnvPair(3, real, topology=topo, max_steps=None)
+    sc = g.generate(1).scenario
+    cat = episode_catalogue(sc, topo)
+    index = {e.label: e.action for e in cat.entries if e is not None}
+    cmds = [(a["machine"], a["command"]) for f in sc.faults for step in REPAIR
+            if (a := index.get(f"{f['router']} {f['params']['interface']}: {step}"))]
+    assert any("; ip route replace" in c for _, c in cmds)
+    rep = run_both(sc, cmds, pair)
+    assert rep.agree and pair.real.backend.observe().all(), rep.diffs[:1]

@@ -62,6 +62,22 @@ def test_a_feature_reaches_only_the_actions_of_its_slot(key, where):
         assert cat.entries[a].label.startswith(f"r{r}")
 
 
+def test_the_slot_layout_names_the_batch_action_of_large_networks():
+    """On more than four routers the catalogue has a sixth interface action, "restore
+    routes": the layout gives it a kind of its own, between the interface commands and
+    the routes, and names the catalogue's entry for every interface action."""
+    from netarena_gym.routing.catalogue import IFACE_ACTIONS, ROUTER_ACTIONS
+    env, ext, _ = _extractor(topology={"shape": "ring", "routers": 6, "subnets": 1,
+                                       "hosts": 1})
+    lay, cat = ext.layout, env.unwrapped.catalogue
+    batch = len(ROUTER_ACTIONS) + len(IFACE_ACTIONS)
+    assert ext.kinds == batch + 2 and lay["kind"].max() == batch + 1
+    for a in np.flatnonzero(cat.mask):
+        label = cat.entries[a].label
+        assert (lay["kind"][a] == batch) == label.endswith(": restore routes")
+        assert label.startswith(f"r{lay['router'][a]}")
+
+
 def test_the_slot_layout_refuses_other_observations():
     from netarena_gym.train.ppo_slots import slot_layout
     env = gym.make(ROUTING, level=3, interface="discrete")
