@@ -47,6 +47,7 @@ REPORTS_KEPT = 1024  # connectivity reports kept per outcome array
 COMPAT_BLACKLIST = ("kubectl exec", "kubectl edit", "kubectl delete", "kubectl create",
                     "kubectl apply", "bash", "<namespace>", "sudo")
 DISALLOWED = "Disallowed command detected."
+SKIPPED = "Skipped due to disallowed command."  # upstream's summary of such a step
 _METADATA, _NAME = itemgetter("metadata"), itemgetter("name")
 
 
@@ -237,6 +238,7 @@ class K8sPolicyEnv(NetArenaEnv):
         its first check is never unsafe (spec k8s 4.2), so ``safe_compat``'s first
         reference is a loss of 100, not the injected state's."""
         self._matrix = self._connectivity()
+        self._skipped = False
         return EpisodeMetrics(initial=self._matrix,
                               compat_reference=100 if self.level == "compat" else None)
 
@@ -253,8 +255,10 @@ class K8sPolicyEnv(NetArenaEnv):
     def _score(self, action, result: CommandResult) -> tuple[int, bool, float]:
         """Compat: upstream checks nothing after a disallowed command (spec k8s 3.3), so
         the step counts but its (unchanged) state is not measured and the safety
-        reference stays where it was."""
-        if result.kind == REFUSED and self._disallowed(action):
+        reference stays where it was; the report after it is upstream's summary of such a
+        step (:data:`SKIPPED`) in place of a connectivity check."""
+        self._skipped = result.kind == REFUSED and self._disallowed(action)
+        if self._skipped:
             self.metrics.skip()
             return 0, False, 0.0
         return super()._score(action, result)
@@ -282,6 +286,8 @@ class K8sPolicyEnv(NetArenaEnv):
     def _state_text(self) -> str:
         if not self.initial_report and self.metrics.steps == 0:
             return "Connectivity check: <NO PREVIOUS OUTPUT>"
+        if self._skipped:
+            return f"Connectivity check: {SKIPPED}"
         m, actual = self._matrix, self._actual
         # kept per outcome array: the engine hands out the same array for the same outcomes
         hit = self._reports.get(id(actual))

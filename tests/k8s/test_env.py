@@ -214,7 +214,12 @@ def test_compat_skips_upstreams_blacklist(command):
     obs, _, _, _, info = env.step({"command": command, "stdin": ""})
     assert (info["command_kind"], info["command_status"]) == ("refused", 126)
     assert "Disallowed command detected." in obs and env.metrics.steps == 1
+    # upstream's summary of the step, not a connectivity check (none ran)
+    assert "Connectivity check: Skipped due to disallowed command." in obs
+    assert "mismatches" not in obs
     assert env.backend.objects().policies == before  # nothing deleted
+    obs, *_ = env.step({"command": "kubectl get networkpolicy", "stdin": ""})
+    assert "Skipped due" not in obs and "mismatches):" in obs  # the next step is checked
     env.close()
     env = gym.make(ENV_ID, level=1).unwrapped  # levels 1-3 run kubectl delete as before
     env.reset(seed=0)
