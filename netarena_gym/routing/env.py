@@ -42,6 +42,7 @@ COMPAT_BLACKLIST = ("sudo", "tcpdump", "systemctl", "frr", "ethtool", "ping")
 HEALTHY_START = ("netarena: the network was healthy before this command; upstream reports "
                  "success at iteration 1 and does not run it\n")
 
+
 def make_backend(name: str, **kw):
     if name == "sim":
         return SimBackend(**kw)

@@ -271,6 +271,11 @@ class PairStore:
         # paths across one to four routers are too short for the memo to pay
         self.fast = FAST_PROBES and len(net.routers()) >= MEMO_ROUTERS
 
+    @property
+    def weight(self) -> int:
+        """The ints it holds (results and dependencies): a measure of its memory."""
+        return len(self.res) + sum(map(len, self.rdeps))
+
     def invalidate(self, changed) -> set[tuple[int, int]] | None:
         """Forget every pair a change may affect; returns them (None: every pair).
         ``changed``: (node index, :class:`NodeChange`, or None for any change) pairs;

@@ -12,6 +12,11 @@ the probes that read a faulted node are walked again. Networks drawn once (level
 sizes) cost nothing extra; a fixed topology reuses its base on every reset from the first
 (at 64 routers of 8 subnets of 4 hosts, 2,112 nodes, the healthy probes take seconds:
 they are paid once, not twice).
+
+At most :data:`MAX_TOPOLOGIES` topologies are remembered, and the kept bases together hold
+at most :data:`MAX_BASE_WEIGHT` ints (:attr:`PairStore.weight`; about 11 bytes each): a base
+of 64 routers x 8 subnets x 4 hosts holds 8-14 million (90-160 MB), one of 64 x 2 x 2
+under 1.5 million. The least recently used go first; the one just made always stays.
 """
 from __future__ import annotations
 
@@ -20,9 +25,10 @@ from collections import OrderedDict
 from netarena_gym.routing.matrix_cache import PairStore
 from netarena_gym.routing.topology import TopologySpec, build_network
 
-__all__ = ["base_for", "clear"]
+__all__ = ["base_for", "clear", "weight"]
 
 MAX_TOPOLOGIES = 16
+MAX_BASE_WEIGHT = 40_000_000
 MIN_ROUTERS = 4
 _BASES: "OrderedDict[tuple, PairStore | None]" = OrderedDict()
 
@@ -49,7 +55,26 @@ def base_for(spec: TopologySpec, labels: bool, timeout_s: float,
         oracle = ReachabilityOracle(net, timeout_s)
         oracle.matrix()
         base = _BASES[key] = oracle.pairs.freeze(oracle.assembly)
+        _fit(key)
     return base
+
+
+def _fit(keep: tuple) -> None:
+    """Forget the least recently used bases until the kept ones weigh at most
+    :data:`MAX_BASE_WEIGHT` (``keep``, just made, stays even alone above it)."""
+    total = sum(b.weight for b in _BASES.values() if b is not None)
+    for key in list(_BASES):
+        if total <= MAX_BASE_WEIGHT:
+            break
+        base = _BASES[key]
+        if key != keep and base is not None:
+            total -= base.weight
+            _BASES[key] = None  # still known to recur: the next sighting makes it again
+
+
+def weight() -> int:
+    """What the kept bases hold together (see :data:`MAX_BASE_WEIGHT`)."""
+    return sum(b.weight for b in _BASES.values() if b is not None)
 
 
 def clear() -> None:
