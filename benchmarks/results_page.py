@@ -81,7 +81,8 @@ def curve_table(r: dict) -> list[str]:
     es = r.get("eval_seed", 0)
     n = r.get("eval_episodes")
     seeds = f"seeds {es}-{es + n - 1}" if n else f"seeds from {es}"
-    out = ["", f"Learning curve of `{r['config']}` at level {r['level']} (train seed "
+    task = r["env"].removeprefix("NetArena-")
+    out = ["", f"Learning curve of {task} `{r['config']}` at level {r['level']} (train seed "
            f"{r.get('seed', 0)}; each point: the deterministic policy on {n or '?'} held-out "
            f"evaluation episodes, {seeds}; wall time is training only"
            + ("; training episodes: the levels the curriculum drew" if r.get("curriculum")
