@@ -21,8 +21,9 @@ from netarena_gym.k8s.commands.cmdline import (
 from netarena_gym.k8s.state_patches import (
     PatchFailed, clone, PatchMalformed, go_value, json_patch, merge_patch, strategic_merge_patch)
 from netarena_gym.k8s.commands.kubectl_common import (
-    DRY_VERBS, NotSimulated, SelectorRejected, as_names, dry_run_mode, err, fields_match,
+    DRY_VERBS, NotSimulated, SelectorRejected, dry_run_mode, err, fields_match,
     invalid_status_message, list_rejection, ok, parse_field_selector, run_dry)
+from netarena_gym.k8s.commands.kubectl_print import run_printing
 from netarena_gym.k8s.commands.labelsel import (
     SelectorError, label_selector_matches, parse_label_selector)
 from netarena_gym.k8s.commands.kubectl_apply import apply
@@ -72,10 +73,9 @@ class Kubectl:
             return CommandResult("netarena: command timed out (kubectl --watch never ends)\n",
                                  124, TIMEOUT)
         try:
-            if inv.verb in DRY_VERBS and inv.flags.get("output") == "name":
-                flags = {k: v for k, v in inv.flags.items() if k != "output"}
-                return as_names(self.run_invocation(Invocation(inv.verb, inv.args, flags,
-                                                               inv.raw_flags), stdin))
+            out_fmt = inv.flags.get("output")
+            if inv.verb in DRY_VERBS and out_fmt is not None:
+                return run_printing(self, inv, stdin, str(out_fmt))
             return self.run_invocation(inv, stdin)
         except UsageError as e:
             return err(f"error: {e}", INVALID)
@@ -85,9 +85,10 @@ class Kubectl:
             return err(f"netarena: kubectl {inv.verb} {e} is not simulated (simulated: "
                         "networkpolicies, pods, services, namespaces, deployments, replicasets, endpoints, events)", INVALID)
 
-    def run_invocation(self, inv: Invocation, stdin: str) -> CommandResult:
+    def run_invocation(self, inv: Invocation, stdin: str, after=None) -> CommandResult:
         """A parsed invocation of a verb (dry runs applied); raises what :meth:`run` turns
-        into kubectl's errors."""
+        into kubectl's errors. ``after(result)`` makes the output while what the verb wrote
+        is stored (a dry run's too)."""
         handler = _VERBS[inv.verb]
         if inv.verb in DRY_VERBS:
             mode = dry_run_mode(inv)
@@ -96,8 +97,10 @@ class Kubectl:
             if mode != "none":
                 if inv.verb == "delete" and mode == "client":
                     return _delete(self, inv, stdin, client_dry_run=True)
-                return run_dry(self.store, inv.verb, mode, lambda: handler(self, inv, stdin))
-        return handler(self, inv, stdin)
+                return run_dry(self.store, inv.verb, mode, lambda: handler(self, inv, stdin),
+                               after)
+        res = handler(self, inv, stdin)
+        return res if after is None else after(res)
 
     # ------------------------------------------------------------------ helpers
     def ns(self, inv: Invocation) -> str:

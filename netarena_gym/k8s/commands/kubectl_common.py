@@ -161,15 +161,19 @@ def dry_run_mode(inv) -> str | CommandResult:
                INVALID)
 
 
-def run_dry(store, verb: str, mode: str, run) -> CommandResult:
+def run_dry(store, verb: str, mode: str, run, after=None) -> CommandResult:
     """``run()`` (the verb) with nothing stored: the store is put back as it was; each line it
     printed for an object gets the mode's suffix. A client dry run of ``delete`` sends no
     request (kubectl prints the names given, found or not: the caller handles it); left out:
     a client dry run of ``apply``/``patch``/``label`` is checked by the simulated server, where
-    kubectl checks nothing (an invalid object is an error here, "(dry run)" there)."""
+    kubectl checks nothing (an invalid object is an error here, "(dry run)" there).
+    ``after(result)``, when given, makes the output while the objects written are still
+    stored (``-o yaml|json`` prints them, without a suffix)."""
     snap = store.snapshot()
     try:
         res = run()
+        if after is not None:
+            return after(res)
     finally:
         store.restore(snap)
     suffix = "" if verb == "patch" else _DRY_SUFFIX[mode]
@@ -188,7 +192,8 @@ def _printed_object(line: str) -> bool:
 
 
 # ---------------------------------------------------------------------------- -o name
-_DONE = re.compile(r'^(\S+)/(\S+) (?:created|configured|unchanged|patched|patched \(no change\)|'
+#: a write verb's line for an object it wrote: kind.group, name (its action follows)
+DONE_LINE = re.compile(r'^(\S+)/(\S+) (?:created|configured|unchanged|patched|patched \(no change\)|'
                    r'labeled|unlabeled|not labeled)(?: \((?:server )?dry run\))?$')
 _DELETED = re.compile(r'^(\S+) "([^"]+)" deleted(?: \((?:server )?dry run\))?$')
 
@@ -198,6 +203,6 @@ def as_names(res: CommandResult) -> CommandResult:
     ``kind.group/name`` (kubectl's name printer) instead of its action line."""
     out = []
     for line in res.output.split("\n"):
-        m = _DONE.match(line) or _DELETED.match(line)
+        m = DONE_LINE.match(line) or _DELETED.match(line)
         out.append(f"{m.group(1)}/{m.group(2)}" if m else line)
     return CommandResult("\n".join(out), res.status, res.kind)
