@@ -42,10 +42,16 @@ READS = [
     "kubectl get deploy {app} -o yaml", "kubectl get rs -o json", "kubectl get ep {app} -o yaml",
 ]
 
+# ``-o`` on a write verb (delete accepts only name: the others are its error)
+WRITE_OUTPUTS = ("-o yaml", "-o json", "-o name", "-o jsonpath={.metadata.name}{.spec}",
+                 "-o wide")
+
 
 class CommandGen:
     def __init__(self, seed: int, end_port: bool = False):
         self.r = np.random.default_rng(seed)
+        # the printers of write verbs, drawn apart so the commands stay those of the seed
+        self.out = np.random.default_rng([seed, 1])
         self.end_port = end_port
         self.extra: list[str] = []
 
@@ -245,4 +251,11 @@ class CommandGen:
         return self.pick(READS).format(app=self.pick(WORKLOAD))
 
     def sequence(self, n: int) -> list[tuple[str, str]]:
-        return [self.command() for _ in range(n)]
+        return [self.printed(*self.command()) for _ in range(n)]
+
+    def printed(self, cmd: str, stdin: str) -> tuple[str, str]:
+        """One write in four prints what it wrote (``-o`` yaml, json, jsonpath or name)."""
+        if cmd.split()[1] in ("get", "describe") or self.out.random() >= 0.25:
+            return cmd, stdin
+        fmt = WRITE_OUTPUTS[int(self.out.integers(0, len(WRITE_OUTPUTS)))]
+        return f"{cmd} {fmt}", stdin

@@ -1,7 +1,8 @@
 """Differential harness: the same command sequences through the simulated kubectl and
 through real kubectl on a real API server; after every command the success or failure and
 the NetworkPolicy objects (normalised) must be identical, and so must the output of every
-read command (:data:`~tests.k8s.commandgen.READS`) after :func:`normalise_output`.
+read command (:data:`~tests.k8s.commandgen.READS`) and of every write that prints what it
+wrote (``-o``) after :func:`normalise_output`.
 
     NETARENA_KUBECONFIG=... python -m tests.k8s.differential --sequences 500 [--seed 0]
 """
@@ -70,7 +71,7 @@ def run(sequences: int, seed: int, kubeconfig: str | None = None, length=(1, 4),
             sim.apply(sc)
             n = int(gen.r.integers(length[0], length[1] + 1))
             seq = gen.sequence(n)
-            reads = {c for c, _ in seq if c.split()[1] in ("get", "describe")}
+            reads = {c for c, _ in seq if c.split()[1] in ("get", "describe") or " -o " in c}
             for cmd, stdin in seq:
                 act = {"command": cmd, "stdin": stdin}
                 a = sim.run(act)

@@ -420,3 +420,13 @@ def test_write_verbs_print_names_with_o_name(sim, cmd, stdin):
         assert run(sim, "kubectl apply -f -", APPLY_NEW).status == 0
     r = run(sim, cmd, stdin)
     assert (r.status, r.output) == (0, "networkpolicy.networking.k8s.io/brandnew\n")
+
+
+def test_a_yaml_scanner_error_on_the_first_line_names_no_line(sim):
+    """go-yaml prints ``line N:`` for a scanner error only past the first line (kubectl
+    1.32's client-side conversion of a JSON patch; the text taken from it)."""
+    res = run(sim, "kubectl patch netpol cartservice --type=json "
+                   "-p '[{\"op\": \"replace\", \"path\": \"/spec/x\", \"value\": \"TCP'")
+    assert (res.status, res.output) == (1, 'error: unable to parse "[{\\"op\\": \\"replace\\", '
+                                           '\\"path\\": \\"/spec/x\\", \\"value\\": \\"TCP": '
+                                           'yaml: found unexpected end of stream\n')

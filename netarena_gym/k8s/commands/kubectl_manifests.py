@@ -15,7 +15,8 @@ from netarena_gym.k8s.workload import yaml_module
 
 
 def yaml_problem(e) -> str:
-    """go-yaml's wording for the common PyYAML parse errors (``line N: ...``)."""
+    """go-yaml's wording for the common PyYAML parse errors (``line N: ...``; a scanner
+    error on the first line has no line)."""
     problem = getattr(e, "problem", None) or str(e).splitlines()[0]
     mark = getattr(e, "problem_mark", None)
     for py, go in (("expected ',' or '}'", "did not find expected ',' or '}'"),
@@ -27,6 +28,11 @@ def yaml_problem(e) -> str:
             problem = go
             break
     line = (mark.line + 1) if mark is not None else 1
+    if type(e).__name__ == "ScannerError" and mark is not None and mark.line == 0:
+        # go-yaml names a line for a scanner error only past the first (its marks count
+        # from 0 and it prints none for 0): one line that ends inside a quoted string is
+        # "yaml: found unexpected end of stream"
+        return problem
     return f"line {line}: {problem}"
 
 
