@@ -7,6 +7,16 @@ import netarena_gym  # noqa: F401 - registers the envs, with the package's vecto
 ENV_ID = "NetArena-K8sPolicy-v0"
 
 
+@pytest.fixture
+def sim():
+    """A simulated cluster with Online Boutique in namespace ``exp`` and no fault."""
+    from netarena_gym.core.scenario import Scenario
+    from netarena_gym.k8s.backends.sim import SimBackend
+    b = SimBackend(end_port=False)
+    b.apply(Scenario(task="k8s", level=1, params={"namespace": "exp", "probes": "full"}, faults=()))
+    return b
+
+
 def _reachable(path: str) -> str | None:
     """None when the API server answers, else why not."""
     try:

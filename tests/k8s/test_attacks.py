@@ -6,8 +6,6 @@ import time
 
 import pytest
 
-from netarena_gym.core.scenario import Scenario
-from netarena_gym.k8s.backends.sim import SimBackend
 from netarena_gym.k8s.commands.kubectl import parse_manifests
 
 NP = {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
@@ -17,13 +15,6 @@ CRB = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding
        "metadata": {"name": "evil"},
        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
        "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "exp"}]}
-
-
-@pytest.fixture
-def sim():
-    b = SimBackend(end_port=False)
-    b.apply(Scenario(task="k8s", level=1, params={"namespace": "exp", "probes": "full"}, faults=()))
-    return b
 
 
 def run(sim, command: str, stdin: str = ""):

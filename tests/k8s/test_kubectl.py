@@ -4,18 +4,9 @@ import json
 
 import pytest
 
-from netarena_gym.core.scenario import Scenario
 from netarena_gym.k8s.commands.cmdline import UsageError, parse, resource_args
 from netarena_gym.k8s.state_patches import (
     PatchFailed, PatchMalformed, json_patch, merge_patch, strategic_merge_patch, three_way_patch)
-from netarena_gym.k8s.backends.sim import SimBackend
-
-
-@pytest.fixture
-def sim():
-    b = SimBackend(end_port=False)
-    b.apply(Scenario(task="k8s", level=1, params={"namespace": "exp", "probes": "full"}, faults=()))
-    return b
 
 
 def run(sim, command: str, stdin: str = ""):

@@ -6,9 +6,6 @@ import json
 
 import pytest
 
-from netarena_gym.core.scenario import Scenario
-from netarena_gym.k8s.backends.sim import SimBackend
-
 from .differential import normalise_output
 
 LABEL_YAML = """\
@@ -71,13 +68,6 @@ TWO_DOCS = ("kind: NetworkPolicy\napiVersion: networking.k8s.io/v1\nmetadata: {n
             "metadata: {name: b}\nspec: {podSelector: {}}\n")
 FORMATS = ("go-template,go-template-file,json,jsonpath,jsonpath-as-json,jsonpath-file,name,"
            "template,templatefile,yaml")
-
-
-@pytest.fixture
-def sim():
-    b = SimBackend(end_port=False)
-    b.apply(Scenario(task="k8s", level=1, params={"namespace": "exp", "probes": "full"}, faults=()))
-    return b
 
 
 def run(sim, command: str, stdin: str = ""):

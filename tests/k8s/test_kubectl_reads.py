@@ -8,17 +8,9 @@ import shlex
 
 import pytest
 
-from netarena_gym.core.scenario import Scenario
 from netarena_gym.k8s.backends.sim import SimBackend
 from tests.k8s.commandgen import READS, WORKLOAD
 from tests.k8s.differential import normalise_output
-
-
-@pytest.fixture
-def sim():
-    b = SimBackend(end_port=False)
-    b.apply(Scenario(task="k8s", level=1, params={"namespace": "exp", "probes": "full"}, faults=()))
-    return b
 
 
 # (command, exit status, normalised output) from kubectl 1.32 against kube-apiserver 1.20.2

@@ -15,13 +15,6 @@ from netarena_gym.k8s.backends.sim import SimBackend
 USER = 'User "system:serviceaccount:exp:netarena-agent"'
 
 
-@pytest.fixture
-def sim():
-    b = SimBackend(end_port=False)
-    b.apply(Scenario(task="k8s", level=1, params={"namespace": "exp", "probes": "full"}, faults=()))
-    return b
-
-
 def run(b, command):
     return b.run({"command": command, "stdin": ""})
 
