@@ -52,6 +52,8 @@ class CommandGen:
         self.r = np.random.default_rng(seed)
         # the printers of write verbs, drawn apart so the commands stay those of the seed
         self.out = np.random.default_rng([seed, 1])
+        # how a merge or strategic patch is written (YAML, broken JSON), drawn apart too
+        self.form = np.random.default_rng([seed, 2])
         self.end_port = end_port
         self.extra: list[str] = []
 
@@ -204,7 +206,33 @@ class CommandGen:
         if self.chance(0.03):
             body = "{spec: {podSelector: {}}}"
         flag = "--type=merge" if kind == "merge" else self.pick(["", "--type=strategic"])
+        body = self.written(doc, body)
         return f"kubectl patch networkpolicy {name} {flag} -p {shlex.quote(body)}".replace("  ", " ")
+
+    def written(self, doc, body: str) -> str:
+        """One patch in four written otherwise: as YAML (block or flow style, which kubectl
+        converts to JSON), with text after the JSON, cut short, with a missing comma, with
+        ``NaN`` for a value, or after blank space."""
+        if self.form.random() >= 0.25:
+            return body
+        import yaml
+        k = int(self.form.integers(0, 7))
+        if k == 0:
+            return yaml.safe_dump(doc, sort_keys=False)
+        if k == 1:
+            return yaml.safe_dump(doc, sort_keys=False, default_flow_style=True).strip()
+        if k == 2:
+            return body + self.pick_form([" x", "}", " {}", "]"])
+        if k == 3:
+            return body[:int(self.form.integers(1, len(body)))]
+        if k == 4:
+            return body.replace(", ", " ", 1)
+        if k == 5:
+            return body.replace("null", "NaN", 1) if "null" in body else body.replace("1", "1.", 1)
+        return "\n  " + body
+
+    def pick_form(self, seq):
+        return seq[int(self.form.integers(0, len(seq)))]
 
     def label(self) -> str:
         name = self.policy()

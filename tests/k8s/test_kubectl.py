@@ -421,3 +421,91 @@ def test_a_yaml_scanner_error_on_the_first_line_names_no_line(sim):
     assert (res.status, res.output) == (1, 'error: unable to parse "[{\\"op\\": \\"replace\\", '
                                            '\\"path\\": \\"/spec/x\\", \\"value\\": \\"TCP": '
                                            'yaml: found unexpected end of stream\n')
+
+
+# ------------------------------------------------------------- the patch body (-p)
+_P = "kubectl patch networkpolicy frontend "
+_FROM_SERVER = "Error from server (BadRequest): "
+_PATCHED = "networkpolicy.networking.k8s.io/frontend patched\n"
+_NO_CHANGE = "networkpolicy.networking.k8s.io/frontend patched (no change)\n"
+
+
+@pytest.mark.parametrize("args, status, output", [
+    # text that starts with '{' goes to the server as it is; it reads one JSON value of a
+    # strategic merge patch (json.Decoder) and words a syntax error as Go's scanner does
+    ("-p '{\"a\": [1, 2}'", 1, _FROM_SERVER + "invalid character '}' after array element\n"),
+    ("-p '{\"a\" 1}'", 1, _FROM_SERVER + "invalid character '1' after object key\n"),
+    ("-p '{\"a\": 1 \"b\": 2}'", 1,
+     _FROM_SERVER + "invalid character '\"' after object key:value pair\n"),
+    ("-p '{\"a\": tru}'", 1, _FROM_SERVER + "invalid character '}' in literal true (expecting 'e')\n"),
+    ("-p '{\"a\": nul}'", 1, _FROM_SERVER + "invalid character '}' in literal null (expecting 'l')\n"),
+    ("-p '{\"a\": \"x\\q\"}'", 1, _FROM_SERVER + "invalid character 'q' in string escape code\n"),
+    ("-p '{\"a\": \"\\u12\"}'", 1,
+     _FROM_SERVER + "invalid character '\"' in \\u hexadecimal character escape\n"),
+    ("-p '{\"a\": \"b\tc\"}'", 1, _FROM_SERVER + "invalid character '\\t' in string literal\n"),
+    ("-p '{\"a\": -}'", 1, _FROM_SERVER + "invalid character '}' in numeric literal\n"),
+    ("-p '{\"a\": 1.}'", 1,
+     _FROM_SERVER + "invalid character '}' after decimal point in numeric literal\n"),
+    ("-p '{\"a\": 1e+}'", 1, _FROM_SERVER + "invalid character '}' in exponent of numeric literal\n"),
+    ("-p '{\"a\": -01}'", 1, _FROM_SERVER + "invalid character '1' after object key:value pair\n"),
+    ("-p '{\"a\": NaN}'", 1, _FROM_SERVER + "invalid character 'N' looking for beginning of value\n"),
+    ("-p '{\"metadata\": {\"labels\": {\"x\": \"é\"}}, \"a\": é}'", 1,
+     _FROM_SERVER + "invalid character 'Ã' looking for beginning of value\n"),
+    ("-p '  {\"a\": 1'", 1, _FROM_SERVER + "unexpected EOF\n"),
+    ("-p '{\"a\": 1} x'", 0, _NO_CHANGE),
+    ("-p '{\"a\": 1}}'", 0, _NO_CHANGE),
+    ("--type merge -p '{\"a\": NaN}'", 1, "Error from server: Invalid JSON Patch\n"),
+    # a JSON patch is decoded whole (json.Unmarshal)
+    ("--type json -p '{\"a\": 1} x'", 1, _FROM_SERVER + "invalid character 'x' after top-level value\n"),
+    ("--type json -p '{\"a\": [1 2]}'", 1, _FROM_SERVER + "invalid character '2' after array element\n"),
+    ("--type json -p '{\"a\": 1'", 1, _FROM_SERVER + "unexpected end of JSON input\n"),
+    # anything else is YAML that kubectl converts to JSON first, for every patch type
+    ("-p 'metadata: {labels: {x: \"y\"}}'", 0, _PATCHED),
+    ("--type merge -p 'metadata: {labels: {x: \"y\"}}'", 0, _PATCHED),
+    ("-p 'metadata: {labels: {x: ~}}'", 0, _PATCHED),  # labels: {} where there were none
+    ("-p 'metadata: {labels: {x: yes}}'", 1, "The request is invalid: patch: Invalid value: "
+     "\"map[metadata:map[labels:map[x:true]]]\": unrecognized type: string\n"),
+    ("-p 'spec: {podSelector: {matchLabels: {app: 1}}}'", 1, "The request is invalid: patch: "
+     "Invalid value: \"map[spec:map[podSelector:map[matchLabels:map[app:1]]]]\": cannot convert "
+     "int64 to string\n"),
+    ("-p 'a: b\n---\nc: d'", 0, _NO_CHANGE),  # go-yaml reads the first document only
+    ("-p '  '", 0, _NO_CHANGE),  # null: nothing to merge
+    ("--type json -p 'null'", 0, _NO_CHANGE),
+    ("--type merge -p 'null'", 1, "Error from server: Invalid JSON Patch\n"),
+    ("--type merge -p '1.5'", 1, "Error from server: Invalid JSON Patch\n"),
+    ("--type merge -p '\"x\"'", 1, "Error from server: Invalid JSON Patch\n"),
+    ("-p 'metadata: {labels: {x: \"\\/\"}}'", 1, 'error: unable to parse "metadata: {labels: '
+     '{x: \\"\\\\/\\"}}": yaml: found unknown escape character\n'),
+    ("-p 'a: !!int x'", 1, 'error: unable to parse "a: !!int x": yaml: cannot decode !!str `x` '
+     "as a !!int\n"),
+])
+def test_the_patch_text_as_kubectl_sends_it_and_the_server_reads_it(sim, args, status, output):
+    """kubectl 1.32's ``yaml.ToJSON`` of ``-p`` and kube-apiserver 1.20's decoding of the
+    body, outputs taken from the real pair."""
+    res = run(sim, _P + args)
+    assert (res.status, res.output) == (status, output)
+
+
+@pytest.mark.parametrize("text, output", [
+    ("a: [1, 2", "line 1: did not find expected ',' or ']'"),
+    ("[{]", "did not find expected node content"),
+    ("a: b: c", "mapping values are not allowed in this context"),
+    ("- a\nb: 1", "line 1: did not find expected '-' indicator"),
+    ("a: 1\n- b", "line 1: did not find expected key"),
+    ("a:\n  b: 1\n c: 2", "line 2: did not find expected key"),
+    ("a: 1\nb: [1, 2\nc: 3", "line 2: did not find expected ',' or ']'"),
+    ("a: 1\n\tb: 2", "line 2: found a tab character that violates indentation"),
+    ("a: 1\nb: \"x", "line 2: found unexpected end of stream"),
+    ("a: 1\nb: c: d", "line 2: mapping values are not allowed in this context"),
+    ("a: 1\nb: 2\nc: [}", "line 2: did not find expected node content"),
+    ("a: 1\n\n\nb: [", "line 4: did not find expected node content"),
+    ("x\ny: 1", "line 2: mapping values are not allowed in this context"),
+    ("a:\n  - 1\n  b: 2", "line 2: did not find expected '-' indicator"),
+])
+def test_yaml_errors_name_the_line_as_go_yaml_counts_it(sim, text, output):
+    """go-yaml counts lines from 0 and names none for line 0; a parser error names the
+    problem's line, a scanner error the next one, and the end of a stream that ends a
+    line of text is a line of its own."""
+    res = run(sim, f"{_P}-p '{text}'")
+    quoted = text.replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    assert (res.status, res.output) == (1, f'error: unable to parse "{quoted}": yaml: {output}\n')

@@ -5,15 +5,13 @@ statuses. Each verb is a function of (store, invocation, stdin) -> CommandResult
 
 ``apply -f -`` reads its manifest from the action's ``stdin`` (the text interface passes
 ``{"command": "kubectl apply -f -", "stdin": "<yaml or json>"}``); it is
-:mod:`netarena_gym.k8s.commands.kubectl_apply`.
+:mod:`netarena_gym.k8s.commands.kubectl_apply`. What ``patch -p`` sends and what the server
+reads of it is :mod:`netarena_gym.k8s.commands.kubectl_patch_body`.
 """
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
 
-from netarena_gym.core.actions import depth_ok
 from netarena_gym.shell.parser import ERROR, INVALID, OK, TIMEOUT, CommandResult
 from netarena_gym.k8s.commands import printers
 from netarena_gym.k8s.commands.cmdline import (
@@ -24,15 +22,17 @@ from netarena_gym.k8s.commands.kubectl_common import (
     DRY_VERBS, NotSimulated, SelectorRejected, dry_run_mode, err, fields_match,
     invalid_status_message, list_rejection, ok, parse_field_selector, run_dry)
 from netarena_gym.k8s.commands.kubectl_print import run_printing
+from netarena_gym.k8s.commands.go_json import syntax_error
+from netarena_gym.k8s.commands.kubectl_patch_body import (
+    GoSyntaxError, bad_yaml_escape, client_json, json_prefixed, load_json, server_patch)
 from netarena_gym.k8s.commands.labelsel import (
     SelectorError, label_selector_matches, parse_label_selector)
 from netarena_gym.k8s.commands.kubectl_apply import apply
 from netarena_gym.k8s.commands.kubectl_get import describe, get
 from netarena_gym.k8s.commands.kubectl_manifests import (  # noqa: F401 (re-exported)
-    MAX_DEPTH, check_yaml_budget, jsonable, last_applied, parse_manifests, yaml_problem)
+    last_applied, parse_manifests)
 from netarena_gym.k8s.state import ApiError, Store, compact, not_found
 from netarena_gym.k8s.state_validation import DecodeError, Invalid, label_value_errors
-from netarena_gym.k8s.workload import yaml_module
 
 LAST_APPLIED = printers.LAST_APPLIED
 ALL_CATEGORY = ("pods", "services", "deployments", "replicasets")
@@ -155,39 +155,6 @@ class Kubectl:
 
 
 # ----------------------------------------------------------------------------- patch
-def _load_json(text: str):
-    try:
-        v = json.loads(text)
-    except RecursionError:  # deeper than Python's stack: no patch of a policy nests so
-        raise ValueError("netarena: patch nests too deep") from None
-    except json.JSONDecodeError as e:
-        ch = text[e.pos] if e.pos < len(text) else ""
-        what = ("looking for beginning of object key string" if "property name" in e.msg
-                else "looking for beginning of value")
-        raise ValueError(f"invalid character '{ch}' {what}" if ch else
-                         "unexpected end of JSON input") from None
-    if not depth_ok(v, MAX_DEPTH):  # parsed under a raised recursion limit: patching recurses
-        raise ValueError("netarena: patch nests too deep")
-    return v
-
-
-_DQ_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_YAML_ESCAPES = set("0abt\tnvfre \"'\\N_LPxuU")
-
-
-def bad_yaml_escape(text: str) -> bool:
-    """True when a double-quoted string of ``text`` holds an escape that go-yaml v2 (kubectl's
-    YAML-to-JSON) does not know: a backslash-slash is valid JSON but "found unknown escape character"."""
-    for m in _DQ_STRING.finditer(text):
-        body = m.group(0)[1:-1]
-        i = body.find("\\")
-        while i >= 0:
-            if i + 1 < len(body) and body[i + 1] not in _YAML_ESCAPES:
-                return True
-            i = body.find("\\", i + 2)
-    return False
-
-
 def _patch(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
     ptype = str(inv.flags.get("type", "strategic"))
     if ptype not in ("json", "merge", "strategic"):
@@ -202,22 +169,9 @@ def _patch(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
     if not text:
         return err("error: must specify --patch or --patch-file containing the contents of the patch",
                     INVALID)
-    if ptype == "json":  # kubectl converts a JSON patch from YAML before anything else
-        if bad_yaml_escape(text):  # go-yaml v2 rejects escapes JSON has, such as \/
-            return err(f'error: unable to parse "{_go_quote(text)}": yaml: found unknown escape '
-                       "character", INVALID)
-        try:
-            _load_json(text)
-        except ValueError:
-            yaml = yaml_module()
-            try:
-                check_yaml_budget(text)
-                text = json.dumps(jsonable(yaml.safe_load(text)))
-            except ValueError as e:
-                return err(f"error: {e}", INVALID)
-            except yaml.YAMLError as e:
-                return err(f'error: unable to parse "{_go_quote(text)}": yaml: {yaml_problem(e)}',
-                            INVALID)
+    text = client_json(text)
+    if isinstance(text, CommandResult):
+        return text
     targets = k.targets(inv)
     if not targets or any(n is None for _, n, _ in targets):
         return err("error: resource(s) were provided, but no name was specified", INVALID)
@@ -259,10 +213,11 @@ def plan_json_patch(inv: Invocation, namespace: str) -> JsonPatchPlan | None:
     if inv.verb != "patch" or not set(inv.flags) <= _PLAN_FLAGS or inv.flags.get("type") != "json":
         return None
     text = inv.flags.get("patch")
-    if not isinstance(text, str) or not text or bad_yaml_escape(text):
+    if not isinstance(text, str) or not text or syntax_error(text) is not None \
+            or (bad_yaml_escape(text) and not json_prefixed(text)):
         return None
     try:
-        patch = _load_json(text)
+        patch = load_json(text)
         targets = resource_args(inv.args)
     except (ValueError, UsageError):
         return None
@@ -329,21 +284,25 @@ def _patch_one(k: Kubectl, r: str, ns: str, name: str, ptype: str, text: str,
     if r != "networkpolicies":
         return err(f"netarena: patching {r} is not simulated", INVALID)
     try:
-        patch = _load_json(text) if parsed is None else parsed
-    except ValueError as e:
+        patch = server_patch(text, ptype) if parsed is None else parsed
+    except GoSyntaxError as e:
         if ptype == "merge":
             return err("Error from server: Invalid JSON Patch")
-        if ptype == "json":
-            return err(REJECTED)
         return err(f"Error from server (BadRequest): {e}")
+    except ValueError as e:  # the simulator's own refusal (nesting)
+        return err(f"error: {e}", INVALID)
+    if patch is None and ptype != "merge":
+        patch = [] if ptype == "json" else {}  # null decodes to no operations, no fields
     try:
         if ptype == "json":
             result = json_patch(cur, patch)
         elif ptype == "merge":
+            if not isinstance(patch, (dict, list)):  # evanphx/json-patch: errBadJSONPatch
+                return err("Error from server: Invalid JSON Patch")
             if not isinstance(patch, dict):
                 return err(f'The request is invalid: patch: Invalid value: "{compact(patch)}": '
                             "couldn't get version/kind; json parse error: json: cannot unmarshal "
-                            f"{'array' if isinstance(patch, list) else 'number'} into Go value of type "
+                            "array into Go value of type "
                             'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string '
                             '"json:\\"kind,omitempty\\"" }')
             result = merge_patch(cur, patch)

@@ -15,25 +15,43 @@ from netarena_gym.k8s.workload import yaml_module
 
 
 def yaml_problem(e) -> str:
-    """go-yaml's wording for the common PyYAML parse errors (``line N: ...``; a scanner
-    error on the first line has no line)."""
+    """go-yaml's wording for the common PyYAML parse errors, with its ``line N:`` prefix.
+
+    go-yaml (v2, kubectl 1.32's YAML-to-JSON) names the line of the problem as its marks
+    count them, from 0, and names none for line 0: a parser error gives the problem's
+    line as is (the end of the stream, where it ends a line that has text, counts as the
+    next line), a scanner error the line after it (it does not step to the next line
+    before failing); with the problem on line 0, the line of the context, if any, as is."""
     problem = getattr(e, "problem", None) or str(e).splitlines()[0]
     mark = getattr(e, "problem_mark", None)
+    in_sequence = (getattr(e, "context", None) or "").endswith("block collection")
     for py, go in (("expected ',' or '}'", "did not find expected ',' or '}'"),
                    ("expected ',' or ']'", "did not find expected ',' or ']'"),
                    ("expected the node content", "did not find expected node content"),
                    ("could not find expected ':'", "could not find expected ':'"),
-                   ("expected <block end>", "did not find expected key")):
+                   ("expected <block end>", "did not find expected '-' indicator" if in_sequence
+                    else "did not find expected key"),
+                   ("mapping values are not allowed here",
+                    "mapping values are not allowed in this context"),
+                   ("found character '\\t' that cannot start any token",
+                    "found a tab character that violates indentation"),
+                   ("found character", "found character that cannot start any token")):
         if problem.startswith(py):
             problem = go
             break
-    line = (mark.line + 1) if mark is not None else 1
-    if type(e).__name__ == "ScannerError" and mark is not None and mark.line == 0:
-        # go-yaml names a line for a scanner error only past the first (its marks count
-        # from 0 and it prints none for 0): one line that ends inside a quoted string is
-        # "yaml: found unexpected end of stream"
-        return problem
-    return f"line {line}: {problem}"
+    kind = type(e).__name__
+    if mark is None or kind not in ("ScannerError", "ParserError"):
+        return f"line {(mark.line + 1) if mark is not None else 1}: {problem}"
+    line = mark.line
+    if kind == "ParserError" and mark.column and mark.buffer is not None \
+            and mark.index >= len(mark.buffer) - 1:
+        line += 1  # go-yaml's end of stream starts a line of its own
+    if line and kind == "ScannerError":
+        line += 1
+    if not line:
+        ctx = getattr(e, "context_mark", None)
+        line = ctx.line if ctx is not None else 0
+    return f"line {line}: {problem}" if line else problem
 
 
 MAX_MANIFEST_BYTES = 256 * 1024
