@@ -94,6 +94,27 @@ def test_label_and_patch_print_the_object_they_wrote(sim):
                     "-o jsonpath='{.metadata.name} '") == (0, "cartservice adservice \n")
 
 
+def test_a_label_removed_prints_the_empty_map_the_server_answers_with(sim):
+    """kubectl label sends the labels it made, an empty map when none are left; the API
+    server answers with that map (``labels: {}``) but does not store it; a client dry run
+    prints kubectl's own object and says nothing of a label that is not there."""
+    yaml_out = LABEL_YAML.replace("  labels:\n    foo: bar\n", "  labels: {}\n")
+    assert run(sim, "kubectl label netpol cartservice foo=bar") == (
+        0, "networkpolicy.networking.k8s.io/cartservice labeled\n")
+    assert run(sim, "kubectl label netpol cartservice foo- -o yaml") == (0, yaml_out)
+    assert labels(sim, "cartservice") == [{}]
+    assert "labels" not in run(sim, "kubectl get netpol cartservice -o yaml")[1]
+    assert run(sim, "kubectl label netpol cartservice owner- -o yaml") == (
+        0, 'label "owner" not found.\n' + yaml_out)
+    assert run(sim, "kubectl label netpol cartservice owner- --dry-run=client -o yaml") == (
+        0, yaml_out)
+    assert run(sim, "kubectl label netpol cartservice owner- --dry-run=client") == (
+        0, "networkpolicy.networking.k8s.io/cartservice labeled (dry run)\n")
+    assert run(sim, "kubectl label netpol cartservice owner- --dry-run=server") == (
+        0, 'label "owner" not found.\nnetworkpolicy.networking.k8s.io/cartservice labeled '
+           "(server dry run)\n")
+
+
 def test_a_format_kubectl_cannot_print_fails_after_the_write(sim):
     """kubectl makes the printer only when it prints each object it wrote: the write is
     done, then the command fails (once per object: one error with kubectl's prefix,

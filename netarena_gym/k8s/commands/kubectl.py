@@ -398,8 +398,8 @@ def _label(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
     for r, o in objs:
         name = o["metadata"]["name"]
         old = dict(o["metadata"].get("labels") or {})
-        for key in removes:
-            if key not in old:
+        for key in removes:  # said on the way to the server (a client dry run says nothing)
+            if key not in old and dry_run_mode(inv) != "client":
                 out.append(f'label "{key}" not found.\n')
         if not overwrite:
             bad = [f"'{key}' already has a value ({old[key]}), and --overwrite is false"

@@ -47,6 +47,10 @@ def run_printing(k, inv: Invocation, stdin: str, out_fmt: str) -> CommandResult:
         if obj is not None and created and mode == "server":
             obj = {**obj, "metadata": {f: v for f, v in obj["metadata"].items()
                                        if f != "resourceVersion"}}
+        if obj is not None and inv.verb == "label" and not obj["metadata"].get("labels"):
+            # kubectl label sends the labels it made (at least an empty map): the server
+            # answers with that empty map, which it does not store
+            obj = {**obj, "metadata": {**obj["metadata"], "labels": {}}}
         return obj
 
     return k.run_invocation(bare, stdin, lambda res: as_objects(res, show, written,
