@@ -509,3 +509,19 @@ def test_yaml_errors_name_the_line_as_go_yaml_counts_it(sim, text, output):
     res = run(sim, f"{_P}-p '{text}'")
     quoted = text.replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
     assert (res.status, res.output) == (1, f'error: unable to parse "{quoted}": yaml: {output}\n')
+
+
+_NP = "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: zz\nspec:\n  podSelector: {}\n"
+
+
+@pytest.mark.parametrize("stdin, line_and_problem", [
+    (_NP + "  x: [1, 2\n", "line 7: did not find expected ',' or ']'"),
+    (_NP + "---\n" + _NP.replace("zz", "zy").replace("{}", "[}"),
+     "line 12: did not find expected node content"),
+    (_NP.replace("kind: NetworkPolicy", "kind: NetworkPolicy\n\tbad: 1"),
+     "line 3: found a tab character that violates indentation"),
+])
+def test_a_manifest_s_yaml_error_names_the_line_as_kubectl_does(sim, stdin, line_and_problem):
+    res = run(sim, "kubectl apply -f -", stdin)
+    assert (res.status, res.output) == (
+        1, f"error: error parsing STDIN: error converting YAML to JSON: yaml: {line_and_problem}\n")
