@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from netarena_gym.routing.commands.iptables import verdict
-from netarena_gym.routing.state import Network, Node
+from netarena_gym.routing.state import Lookup, Network, Node
 
 PING_PACKET = 84  # IP bytes of a default ping: 56 data + 8 ICMP + 20 IP
 MAX_TTL = 64
@@ -55,9 +55,10 @@ class Trip:
     ``local_error`` is set when the sender's own stack refused (printed as ``ping: ...``);
     ``src`` is the source address the packet carried; ``hops`` is filled when recording;
     ``at``: ``(node, size, local)`` of the node that sent an ICMP error, the size of the
-    packet it was about and whether the packet was addressed to that node."""
+    packet it was about and whether the packet was addressed to that node; ``refused``:
+    the sender's OUTPUT chain dropped or rejected the packet (:func:`refused`)."""
     __slots__ = ("ok", "node", "error", "reporter", "local_error", "delay_ms", "loss", "ttl",
-                 "hops", "src", "last", "at")
+                 "hops", "src", "last", "at", "refused")
 
     def __init__(self, node: Node, ttl: int, record: bool):
         self.ok = False
@@ -69,6 +70,7 @@ class Trip:
         self.hops = [] if record else None
         self.last = None  # (sender, its device, the address it resolved) of the last hop
         self.at = None
+        self.refused = False  # the sender's OUTPUT chain dropped it: send() failed (EPERM)
 
 
 _REJECT_TEXT = {
@@ -117,16 +119,18 @@ def _egress(trip: Trip, node: Node, dev: str) -> None:
 def walk(net: Network, origin: Node, dst: int, src: int | None = None, *,
          size: int = PING_PACKET, dont_fragment: bool = False, proto: str = "icmp",
          icmp_type: str = "echo-request", ttl: int = MAX_TTL, record: bool = False,
-         detail: bool = True, learned: tuple | None = None, log: list | None = None) -> Trip:
+         detail: bool = True, learned: tuple | None = None, log: list | None = None,
+         oif: str | None = None) -> Trip:
     """Send one packet from ``origin`` (locally generated) to ``dst``. With
     ``detail=False`` (the probe matrix) failures skip working out who reports them.
     ``learned``: ``(device, address, (node, interface))``, a neighbour ``origin`` learnt
     from the ARP request of the packet it answers (:func:`learned_from`). ``log`` (when
-    given) gets ``(node name, device)`` of every neighbour resolution, in order."""
+    given) gets ``(node name, device)`` of every neighbour resolution, in order. ``oif``:
+    the sending socket's device (:func:`sender_lookup`)."""
     reply_source = _reply_source if detail else _no_source
     trip = Trip(origin, ttl, record)
     first = launch(net, trip, origin, dst, src, size, dont_fragment, proto, icmp_type,
-                   record, learned, log)
+                   record, learned, log, oif)
     if first is None:
         return trip
     node, in_if, src, size = first
@@ -178,34 +182,67 @@ def route_source(node: Node, res, dst: int, src: int | None) -> tuple[int | None
     return src, None
 
 
-def sender_route(node: Node, dst: int, src: int | None) -> tuple:
+def sender_lookup(node: Node, dst: int, src: int | None, oif: str | None = None) -> Lookup:
+    """The sender's own route lookup (``ip_route_output``). With ``oif`` (a socket bound to
+    a device, ``ping -I <interface>``) only routes out of it count, and a destination that
+    none of them takes is assumed to be on that link (Linux: "routing tables are wrong"); a
+    device that is down reaches nothing."""
+    if oif is not None:
+        itf = node.interfaces.get(oif)
+        if itf is None or not itf.up:
+            return Lookup("unreachable")
+    res = node.lookup(dst, src or 0, "lo", oif)
+    if oif is not None and res.kind not in ("unicast", "local"):
+        return Lookup("unicast", dev=oif)
+    return res
+
+
+def sender_route(node: Node, dst: int, src: int | None, oif: str | None = None) -> tuple:
     """``(lookup result, source address, error)`` of ``connect()`` on ``node`` to
-    ``dst`` (:func:`route_source`; a local destination has no error and keeps ``src``)."""
-    res = node.lookup(dst, src or 0, "lo")
+    ``dst`` (:func:`route_source`; a local destination has no error and keeps ``src``);
+    ``oif``: see :func:`sender_lookup`."""
+    res = sender_lookup(node, dst, src, oif)
     if res.kind == "local":
         return res, src, None
     src, error = route_source(node, res, dst, src)
     return res, src, error
 
 
+def refused(trip: Trip, node: Node, verdict: str, how: str | None, src: int,
+            proto: str) -> None:
+    """The sender's OUTPUT chain dropped or rejected its packet (Linux 6.18, iputils
+    20221126, as Mininet shows): ``send()`` fails with EPERM, which a UDP or TCP socket
+    reports (``send: Operation not permitted``; traceroute stops on it whatever the probe).
+    Ping's raw ICMP socket first reads its error queue: a REJECT sends the sender an ICMP
+    error (from ``src`` to ``src``, through its own OUTPUT and INPUT chains on ``lo``,
+    where the same rule may drop it, as REJECT answers no ICMP error); if it arrives ping
+    prints it, then ``ping: sendmsg: Operation not permitted``; else the packet is just
+    lost, as after a DROP."""
+    trip.refused = True
+    if proto != "icmp":
+        trip.local_error = "send: Operation not permitted"
+        return
+    trip.error = "timeout"
+    if verdict == "REJECT" and all(
+            _filter(node, chain, src, src, "icmp", i, o, "destination-unreachable")[0] == "ACCEPT"
+            for chain, i, o in (("OUTPUT", None, "lo"), ("INPUT", "lo", None))):
+        trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), src
+
+
 def launch(net: Network, trip: Trip, origin: Node, dst: int, src: int | None, size: int,
            dont_fragment: bool, proto: str, icmp_type: str, record: bool,
-           learned: tuple | None, log: list | None) -> tuple | None:
+           learned: tuple | None, log: list | None, oif: str | None = None) -> tuple | None:
     """The sender's part of :func:`walk`: its own lookup, filters and first neighbour
     resolution. Returns ``(node, in_if, src, size)`` of the first arrival, or None when
-    the trip ended at the sender (``trip`` says how)."""
+    the trip ended at the sender (``trip`` says how). ``oif``: see :func:`sender_lookup`."""
     node = origin
-    res = node.lookup(dst, src or 0, "lo")
+    res = node.lookup(dst, src or 0, "lo") if oif is None else sender_lookup(node, dst, src, oif)
     if res.kind == "local":
         s = src if src is not None else dst
         trip.src = s
         v, how = _filter(node, "OUTPUT", s, dst, proto, None, "lo", icmp_type)
-        if v == "DROP" and proto != "icmp":
-            trip.local_error = "send: Operation not permitted"
-            return None
-        if v != "ACCEPT":  # an OUTPUT drop is silent for ping: no sendmsg error (Linux 6.18)
-            trip.error = "timeout" if v == "DROP" else _REJECT_TEXT.get(how, "Packet filtered")
-            trip.reporter = s if v == "REJECT" else None
+        if v != "ACCEPT":
+            refused(trip, node, v, how, s, proto)
             return None
         v, how = _filter(node, "INPUT", s, dst, proto, "lo", None, icmp_type)
         if v != "ACCEPT":
@@ -224,14 +261,8 @@ def launch(net: Network, trip: Trip, origin: Node, dst: int, src: int | None, si
     dev, gw = res.dev, res.gateway
     trip.src = src
     v, how = _filter(node, "OUTPUT", src, dst, proto, None, dev, icmp_type)
-    if v == "DROP":  # real (Mininet, Linux 6.18): ping's raw ICMP socket sees no error,
-        if proto == "icmp":  # just loss; traceroute's UDP socket gets EPERM from send()
-            trip.error = "timeout"
-        else:
-            trip.local_error = "send: Operation not permitted"
-        return None
-    if v == "REJECT":
-        trip.error, trip.reporter = _REJECT_TEXT.get(how, "Packet filtered"), src
+    if v != "ACCEPT":
+        refused(trip, node, v, how, src, proto)
         return None
     itf = node.interfaces[dev]
     if size > itf.mtu:
@@ -351,18 +382,22 @@ class PingOutcome:
     error: str | None = None  # ICMP error text or "timeout"
     reporter: int | None = None
     local_error: str | None = None
+    send_refused: bool = False  # sendmsg() failed after the error was read (:func:`refused`)
 
 
 def echo(net: Network, origin: Node, dst: int, *, size: int = PING_PACKET,
-         dont_fragment: bool = False, src: int | None = None, ttl: int = MAX_TTL) -> PingOutcome:
-    """One ICMP echo request from ``origin`` (``ttl``: its IP TTL, ``ping -t``) and, if
-    it arrives, the reply back (errors about the reply go to the responder: not seen)."""
-    req = walk(net, origin, dst, src, size=size, dont_fragment=dont_fragment, ttl=ttl)
+         dont_fragment: bool = False, src: int | None = None, ttl: int = MAX_TTL,
+         oif: str | None = None) -> PingOutcome:
+    """One ICMP echo request from ``origin`` (``ttl``: its IP TTL, ``ping -t``; ``oif``: the
+    device its socket is bound to) and, if it arrives, the reply back (errors about the
+    reply go to the responder: not seen)."""
+    req = walk(net, origin, dst, src, size=size, dont_fragment=dont_fragment, ttl=ttl, oif=oif)
     if req.local_error:
         return PingOutcome(False, None, local_error=req.local_error)
     s = req.src
     if not req.ok:
-        return PingOutcome(False, s, error=req.error, reporter=req.reporter)
+        return PingOutcome(False, s, error=req.error, reporter=req.reporter,
+                           send_refused=req.refused)
     responder = req.node
     if responder is origin:
         return PingOutcome(True, s, rtt_ms=BASE_MS, ttl=MAX_TTL)

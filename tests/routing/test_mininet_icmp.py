@@ -159,3 +159,36 @@ def test_traceroute_to_an_own_address_and_past_an_own_arp_failure(real):
         ("r0", "traceroute -I -n -w 1 -m 2 192.168.2.1"),
         ("h3", "traceroute -n -w 1 -m 2 192.168.2.100"),
         ("h3", "traceroute -n -q 1 -m 2 192.168.2.100")])
+
+
+def test_the_senders_own_output_reject(real):
+    """A REJECT in the sender's OUTPUT chain: send() fails with EPERM, which traceroute
+    reports whatever its probes; ping first reads the REJECT's ICMP error, if its own
+    OUTPUT and INPUT chains let it through, then says sendmsg failed; else silent loss."""
+    assert not compare(real, THREE, [], [
+        ("r0", "iptables -A OUTPUT -p icmp --icmp-type echo-request -j REJECT"),
+        ("r0", "ping -c 2 -i 0.2 -W 1 192.168.1.100"), ("r0", "ping -c 1 -W 1 192.168.2.1"),
+        ("r0", "ping -q -c 1 -W 1 192.168.1.100"),
+        ("r0", "traceroute -n -I -w 1 -q 1 -m 2 192.168.1.100"),
+        ("r0", "traceroute -n -w 1 -q 1 -m 2 192.168.1.100"),
+        ("r0", "iptables -I OUTPUT -j REJECT"), ("r0", "ping -c 1 -W 1 192.168.1.100"),
+        ("r0", "traceroute -n -w 1 -q 1 -m 2 192.168.1.100"),
+        ("h1", "iptables -A OUTPUT -d 192.168.3.100 -j REJECT --reject-with icmp-admin-prohibited"),
+        ("h1", "ping -c 1 -W 1 192.168.3.100"),
+        ("h1", "iptables -A INPUT -p icmp --icmp-type destination-unreachable -j DROP"),
+        ("h1", "ping -c 1 -W 1 192.168.3.100"),
+        ("h2", "iptables -A OUTPUT -j DROP"), ("h2", "traceroute -n -I -w 1 -q 1 -m 2 192.168.3.100")])
+
+
+def test_ping_bound_to_a_device(real):
+    """``ping -I <interface>``: only routes out of it count (a destination none takes is
+    on its link), a device that is down is unreachable, the source is the route's (a
+    warning when it is not the device's own) and the header names both."""
+    assert not compare(real, THREE, [LAN3_DOWN], [
+        ("r0", "ping -c 1 -W 1 -I r0-eth2 192.168.2.100"),
+        ("r0", "ping -c 1 -W 1 -I 192.168.2.1 192.168.2.100"),
+        ("r0", "ping -c 1 -W 1 -I r0-eth1 192.168.2.100"),
+        ("r0", "ping -c 1 -W 1 -I r0-eth1 10.9.9.9"), ("r0", "ping -c 1 -W 1 -I lo 192.168.2.100"),
+        ("r0", "ping -c 1 -W 1 -I lo 127.0.0.1"), ("r0", "ping -c 1 -W 1 -I r0-eth3 192.168.3.100"),
+        ("r0", "ip addr flush dev r0-eth2"), ("r0", "ping -c 1 -W 1 -I r0-eth2 192.168.2.100"),
+        ("h1", "ip addr flush dev h1-eth0"), ("h1", "ping -c 1 -W 1 -I h1-eth0 192.168.1.1")])

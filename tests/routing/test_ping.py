@@ -69,6 +69,46 @@ def test_traceroute_udp_gets_eperm_from_an_output_drop():
         "send: Operation not permitted\n", 1, ERROR)
 
 
+def test_an_output_reject_shows_its_own_error_then_the_failed_send():
+    # real (Mininet, Linux 6.18, iputils 20221126): the REJECT's port unreachable reaches
+    # the sender (the rule matches echo requests only), then sendmsg() reports EPERM;
+    # traceroute stops on the EPERM, ICMP probes (-I) too
+    b = SimBackend()
+    b.apply(scenario([], THREE))
+    run_ = lambda line: b.run({"machine": "r0", "command": line})  # noqa: E731
+    assert run_("iptables -A OUTPUT -p icmp --icmp-type echo-request -j REJECT").status == 0
+    res = run_("ping -c 1 -W 1 192.168.1.100")
+    assert (res.output, res.status, res.kind) == (
+        "PING 192.168.1.100 (192.168.1.100) 56(84) bytes of data.\n"
+        "From 192.168.1.1 icmp_seq=1 Destination Port Unreachable\n"
+        "ping: sendmsg: Operation not permitted\n\n"
+        "--- 192.168.1.100 ping statistics ---\n"
+        "1 packets transmitted, 0 received, +1 errors, 100% packet loss, time 0ms\n\n", 1, ERROR)
+    res = run_("traceroute -n -I -w 1 -q 1 -m 2 192.168.1.100")
+    assert (res.output, res.status) == (
+        "traceroute to 192.168.1.100 (192.168.1.100), 2 hops max, 60 byte packets\n"
+        "send: Operation not permitted\n", 1)
+    # a REJECT of everything rejects its own error too: silent loss
+    assert run_("iptables -I OUTPUT -j REJECT").status == 0
+    res = run_("ping -c 1 -W 1 192.168.1.100")
+    assert (res.output, res.status) == (lost("192.168.1.100"), 1)
+
+
+def test_ping_bound_to_a_device_takes_the_routes_source():
+    # real: -I lo finds no route out of lo, takes 192.168.2.100 as on lo's link (lost)
+    # and the source the kernel picks elsewhere; a device that is down is unreachable
+    b = SimBackend()
+    b.apply(scenario([LAN3_DOWN], THREE))
+    res = b.run({"machine": "r0", "command": "ping -c 1 -W 1 -I lo 192.168.2.100"})
+    assert (res.output, res.status) == (
+        "ping: Warning: source address might be selected on device other than: lo\n"
+        "PING 192.168.2.100 (192.168.2.100) from 192.168.1.1 lo: 56(84) bytes of data.\n\n"
+        "--- 192.168.2.100 ping statistics ---\n"
+        "1 packets transmitted, 0 received, 100% packet loss, time 0ms\n\n", 1)
+    res = b.run({"machine": "r0", "command": "ping -c 1 -W 1 -I r0-eth3 192.168.3.100"})
+    assert (res.output, res.status) == ("ping: connect: Network is unreachable\n", 2)
+
+
 # --- ICMP errors a router sends, pinned from real Mininet (Linux 6.18, iputils 20221126,
 # traceroute 2.1.2, iptables 1.8.9 nf_tables); sim-vs-real: test_mininet_icmp.py
 

@@ -74,13 +74,10 @@ def ping(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
         except AddressError:
             return CommandResult(f"{pre}ping: {host}: Name or service not known\n", 2, ERROR)
     dst = hosts[-1]
-    src = None
+    src = oif = None
     if opts.iface is not None:
-        itf = ctx.node.interfaces.get(opts.iface)
-        if itf is not None:
-            if not itf.addresses:
-                return CommandResult(f"{pre}ping: {opts.iface}: no source address\n", 2, ERROR)
-            src = itf.addresses[0].ip
+        if opts.iface in ctx.node.interfaces:
+            oif = opts.iface  # SO_BINDTODEVICE; iputils learns the source from the route
         else:
             try:
                 src = ip_to_int(opts.iface)
@@ -90,9 +87,15 @@ def ping(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
             if src not in ctx.node.local_ips():
                 return CommandResult(f"{pre}ping: bind: Cannot assign requested address\n",
                                      2, ERROR)
-    res, _, error = sender_route(ctx.node, hosts[0], src)  # connect() to the first hop
+    res, chosen, error = sender_route(ctx.node, hosts[0], src, oif)  # connect() to the first hop
+    if oif is not None and res.kind == "unicast" and chosen is None:
+        error, chosen = None, 0  # no address on the node: the socket keeps 0.0.0.0
     if error is not None:
         return CommandResult(f"{pre}ping: {_CONNECT_TEXT.get(error, error)}\n", 2, ERROR)
+    if oif is not None:
+        src = hosts[0] if chosen is None else chosen  # a local destination is its own source
+        if src not in {a.ip for a in ctx.node.interfaces[oif].addresses}:
+            pre += f"ping: Warning: source address might be selected on device other than: {oif}\n"
     if len(hosts) > 1:  # the source route's IP_OPTIONS
         return CommandResult(f"{pre}ping: record route: Operation not permitted\n", 2, ERROR)
     if opts.ttl == 0:  # setsockopt(IP_TTL, 0)
@@ -105,12 +108,16 @@ def ping(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
             mtu = ctx.node.interfaces["lo" if res.kind == "local" else res.dev].mtu
             o = PingOutcome(False, None, local_error=f"local error: message too long, "
                                                      f"mtu={min(mtu, 65535)}")
+    elif src == 0:  # a source of 0.0.0.0 is a martian to whoever receives it
+        o = PingOutcome(False, 0, error="timeout")
     else:
         with neigh.recording(ctx.net):
             o = echo(ctx.net, ctx.node, dst, size=opts.size + 28, src=src, ttl=opts.ttl,
-                     dont_fragment=opts.pmtu in ("do", "probe"))
+                     dont_fragment=opts.pmtu in ("do", "probe"), oif=oif)
     # connect() was checked above: a local error left is a send's (EMSGSIZE), per packet
-    report = _ping_report(ctx, opts, o)
+    # iputils names the source it bound to (and the device) when -I gave one
+    bound = "" if src is None else f"from {int_to_ip(src)} {oif or ''}: "
+    report = _ping_report(ctx, opts, o, bound)
     return CommandResult(pre + report.output, report.status, report.kind) if pre else report
 
 
@@ -140,8 +147,10 @@ def _own_arp_failure(node, error: str | None, reporter: int | None) -> bool:
 TIMESTAMP_BYTES = 16  # iputils: data this long or longer starts with a struct timeval
 
 
-def _ping_report(ctx: CommandContext, opts: PingArgs, o: PingOutcome) -> CommandResult:
-    """The packets of a ping that got as far as sending: one outcome ``o`` for each."""
+def _ping_report(ctx: CommandContext, opts: PingArgs, o: PingOutcome,
+                 bound: str = "") -> CommandResult:
+    """The packets of a ping that got as far as sending: one outcome ``o`` for each;
+    ``bound``: the header's ``from SOURCE DEVICE: `` part."""
     count, wait, deadline = opts.count, opts.wait, opts.deadline
     interval = max(opts.interval, 0.002)
     target, size, quiet = opts.target, opts.size, opts.quiet
@@ -149,7 +158,7 @@ def _ping_report(ctx: CommandContext, opts: PingArgs, o: PingOutcome) -> Command
         span = (count - 1) * interval + wait
         if min(span, deadline if deadline is not None else span) < ARP_GIVE_UP_S:
             o = dataclasses.replace(o, error="timeout", reporter=None)
-    lines = [f"PING {target} ({target}) {size}({size + 28}) bytes of data."]
+    lines = [f"PING {target} ({target}) {bound}{size}({size + 28}) bytes of data."]
     if count is None and deadline is not None:
         count = max(1, int(deadline / interval) + 1)
     infinite = count is None
@@ -174,6 +183,8 @@ def _ping_report(ctx: CommandContext, opts: PingArgs, o: PingOutcome) -> Command
             errors += 1
             if not quiet:
                 lines.append(f"From {int_to_ip(o.reporter)} icmp_seq={k + 1} {o.error}")
+                if o.send_refused:  # the error was the sender's own OUTPUT REJECT
+                    lines.append("ping: sendmsg: Operation not permitted")
     if infinite:
         return timed_out(lines, ctx.timeout_s)
     if received == n:
@@ -232,9 +243,9 @@ def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
     for ttl in range(opts.first, max_hops + 1):
         trip = walk(ctx.net, ctx.node, dst, size=size, proto=proto, icmp_type=itype, ttl=ttl,
                     record=True)
-        if trip.local_error:  # connect() and send() fail per probe: after the header
-            return CommandResult("".join(f"{ln}\n" for ln in lines) + f"{trip.local_error}\n",
-                                 1, ERROR)
+        if trip.local_error or trip.refused:  # connect() and send() fail per probe: after
+            error = trip.local_error or "send: Operation not permitted"  # the header
+            return CommandResult("".join(f"{ln}\n" for ln in lines) + f"{error}\n", 1, ERROR)
         addr, flag, done, late = None, "", False, 0.0
         if trip.ok:  # the answer: a port unreachable quoting the probe, or an echo reply
             back = walk(ctx.net, trip.node, _origin_src(ctx, dst), dst,
