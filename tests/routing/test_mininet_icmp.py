@@ -192,3 +192,28 @@ def test_ping_bound_to_a_device(real):
         ("r0", "ping -c 1 -W 1 -I lo 127.0.0.1"), ("r0", "ping -c 1 -W 1 -I r0-eth3 192.168.3.100"),
         ("r0", "ip addr flush dev r0-eth2"), ("r0", "ping -c 1 -W 1 -I r0-eth2 192.168.2.100"),
         ("h1", "ip addr flush dev h1-eth0"), ("h1", "ping -c 1 -W 1 -I h1-eth0 192.168.1.1")])
+
+
+def test_traceroute_bound_to_a_device_or_a_source(real):
+    """traceroute's ``-i device`` (SO_BINDTODEVICE, as ``ping -I``) and ``-s src_addr``
+    (bind()): their errors after the header, and the probes they send."""
+    assert not compare(real, THREE, [LAN3_DOWN], [
+        ("r0", "traceroute -n -w1 -q1 -m2 -i r0-eth2 192.168.2.100"),
+        ("r0", "traceroute -n -w1 -q1 -m2 -i r0-eth1 192.168.2.100"),
+        ("r0", "traceroute -n -w1 -q1 -m2 -i r0-eth9 192.168.2.100"),
+        ("r0", "traceroute -n -w1 -q1 -m2 -i r0-eth3 192.168.3.100"),
+        ("r0", "traceroute -n -w1 -q1 -m2 --source=192.168.1.1 192.168.2.100"),
+        ("r0", "traceroute -n -w1 -q1 -m2 -s 10.9.9.9 192.168.2.100"),
+        ("r0", "traceroute -n -w1 -q1 -m2 -s bogus 192.168.2.100"),
+        ("r0", "traceroute -n -w1 -q1 -m2 -i"),
+        ("r0", "traceroute -n -w1 -q1 -m2 -s 192.168.2.1 -ir0-eth1 192.168.2.100"),
+        ("h1", "traceroute -n -w1 -q1 -m3 -s 192.168.1.100 192.168.2.100"),
+        ("h1", "traceroute -n -I -w1 -q1 -m3 --interface=lo 192.168.2.100"),
+        ("h1", "traceroute -n -w1 -q1 -m2 -i lo 127.0.0.1"),
+        # the ICMP method makes its one socket before printing the header
+        ("r0", "traceroute -n -I -w1 -q1 -m2 -i r0-eth9 192.168.2.100"),
+        ("r0", "traceroute -n -I -w1 -q1 -m2 -s 10.9.9.9 192.168.2.100"),
+        ("r0", "traceroute -n -I -w1 -q1 -m2 -i r0-eth3 192.168.3.100"),
+        ("r0", "traceroute -n -I -w1 -q1 -m2 10.9.9.9"),
+        ("r0", "ip route add prohibit 10.3.0.0/16"), ("r0", "traceroute -n -I -w1 -q1 -m2 10.3.0.1"),
+        ("r0", "traceroute -n -w1 -q1 -m2 10.3.0.1")])

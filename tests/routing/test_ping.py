@@ -109,6 +109,26 @@ def test_ping_bound_to_a_device_takes_the_routes_source():
     assert (res.output, res.status) == ("ping: connect: Network is unreachable\n", 2)
 
 
+def test_traceroute_socket_errors_come_before_the_header_with_icmp_probes():
+    # real: traceroute's ICMP method makes its socket (device, bind, connect) before the
+    # header, its UDP method one per probe after it; error() starts a line of its own
+    b = SimBackend()
+    b.apply(scenario([LAN3_DOWN], THREE))
+    run_ = lambda line: b.run({"machine": "r0", "command": line})  # noqa: E731
+    res = run_("traceroute -n -I -w1 -q1 -m2 -i r0-eth9 192.168.2.100")
+    assert (res.output, res.status) == ("\nsetsockopt SO_BINDTODEVICE: No such device\n", 1)
+    res = run_("traceroute -n -w1 -q1 -m2 -s 10.9.9.9 192.168.2.100")
+    assert (res.output, res.status) == (
+        "traceroute to 192.168.2.100 (192.168.2.100), 2 hops max, 60 byte packets\n"
+        "bind: Cannot assign requested address\n", 1)
+    res = run_("traceroute -n -I -w1 -q1 -m2 10.9.9.9")
+    assert (res.output, res.status) == ("\nconnect: Network is unreachable\n", 1)
+    res = run_("traceroute -n -w1 -q1 -m2 -i r0-eth1 192.168.2.100")  # no route out of it
+    assert (res.output, res.status) == (
+        "traceroute to 192.168.2.100 (192.168.2.100), 2 hops max, 60 byte packets\n"
+        " 1  *\n 2  *\n", 0)
+
+
 # --- ICMP errors a router sends, pinned from real Mininet (Linux 6.18, iputils 20221126,
 # traceroute 2.1.2, iptables 1.8.9 nf_tables); sim-vs-real: test_mininet_icmp.py
 

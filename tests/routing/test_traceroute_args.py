@@ -43,6 +43,9 @@ def parse(line: str):
     ("traceroute -n -w 1 -m 2 1.2.3.4 60 70", "Extra arg `70' (position 3, argc 8)"),
     ("traceroute -n -m 1 1.2.3.4 65536", "too big packetlen 65536 specified"),
     ("traceroute -n -w 1", "Specify \"host\" missing argument."),
+    ("traceroute -n -w1 -q1 -m2 -s bogus 1.2.3.4",
+     "bogus: Name or service not known\nCannot handle `-s' option with arg `bogus' (argc 6)"),
+    ("traceroute -n -w1 -q1 -m2 -i", "Option `-i' (argc 5) requires an argument: `-i device'"),
 ])
 def test_refused_lines_print_what_traceroute_prints(line, text):
     assert parse(line) == (None, text + "\n", 2)
@@ -62,3 +65,10 @@ def test_clusters_attached_arguments_long_options_and_base_0_numbers():
     assert opts.packetlen == 28  # raised to the headers' length
     opts, *_ = parse("traceroute --icmp --max-hops=3 -w1 1.2.3.4 1400")
     assert (opts.icmp, opts.max_hops, opts.wait, opts.packetlen) == (True, 3, 1.0, 1400)
+
+
+def test_a_device_and_a_source_address():
+    opts, text, status = parse("traceroute -n -ir0-eth1 --source=10.0.0.1 1.2.3.4")
+    assert (text, status, opts.device, opts.source) == ("", 0, "r0-eth1", "10.0.0.1")
+    opts, *_ = parse("traceroute --interface=lo -s 10.0.0.1 1.2.3.4")
+    assert (opts.device, opts.source) == ("lo", "10.0.0.1")

@@ -239,16 +239,25 @@ def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
     lines = [f"traceroute to {target} ({target}), {max_hops} hops max, {size} byte packets"]
     proto = "icmp" if icmp else "udp"
     itype = "echo-request" if icmp else None
+    oif, src = opts.device, None if opts.source is None else ip_to_int(opts.source)
+    socket_error = None  # the socket's options, then bind(), then (ICMP) connect()
+    if oif is not None and oif not in ctx.node.interfaces:
+        socket_error = "setsockopt SO_BINDTODEVICE: No such device"
+    elif src is not None and src not in ctx.node.local_ips():
+        socket_error = "bind: Cannot assign requested address"
+    elif icmp:
+        socket_error = sender_route(ctx.node, dst, src, oif)[2]
+    if socket_error is not None:  # the ICMP method makes its one socket before the header,
+        return _after_header([] if icmp else lines, socket_error)  # UDP one per probe
     unanswered = 0
     for ttl in range(opts.first, max_hops + 1):
-        trip = walk(ctx.net, ctx.node, dst, size=size, proto=proto, icmp_type=itype, ttl=ttl,
-                    record=True)
-        if trip.local_error or trip.refused:  # connect() and send() fail per probe: after
-            error = trip.local_error or "send: Operation not permitted"  # the header
-            return CommandResult("".join(f"{ln}\n" for ln in lines) + f"{error}\n", 1, ERROR)
+        trip = walk(ctx.net, ctx.node, dst, src, size=size, proto=proto, icmp_type=itype,
+                    ttl=ttl, record=True, oif=oif)
+        if trip.local_error or trip.refused:  # connect() and send() fail per probe
+            return _after_header(lines, trip.local_error or "send: Operation not permitted")
         addr, flag, done, late = None, "", False, 0.0
         if trip.ok:  # the answer: a port unreachable quoting the probe, or an echo reply
-            back = walk(ctx.net, trip.node, _origin_src(ctx, dst), dst,
+            back = walk(ctx.net, trip.node, _origin_src(ctx, dst, oif) if src is None else src, dst,
                         size=size if icmp else min(size + 28, ICMP_ERROR_MAX),
                         icmp_type="echo-reply" if icmp else
                         "destination-unreachable", detail=False)
@@ -278,10 +287,16 @@ def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
     return CommandResult("\n".join(lines) + "\n", 0, OK)
 
 
-def _origin_src(ctx: CommandContext, dst: int) -> int:
+def _after_header(lines: list[str], error: str) -> CommandResult:
+    """traceroute's socket failing after ``lines`` were printed (none: before the header):
+    its ``error()`` starts a line of its own, exit 1."""
+    return CommandResult("\n".join(lines) + f"\n{error}\n", 1, ERROR)
+
+
+def _origin_src(ctx: CommandContext, dst: int, oif: str | None = None) -> int:
     """The source address traceroute's probes to ``dst`` carry (a local destination's own
-    address, as the local route's ``src`` is)."""
-    res, src, _ = sender_route(ctx.node, dst, None)
+    address, as the local route's ``src`` is; ``oif``: the device the socket is bound to)."""
+    res, src, _ = sender_route(ctx.node, dst, None, oif)
     if src is None:
         return dst if res.kind == "local" else 0
     return src

@@ -17,10 +17,11 @@ exit 2. A packet length below the headers' 28 bytes is raised to 28. With no arg
 all traceroute prints its usage and exits 0.
 
 Modelled: ``-n``, ``-I``/``--icmp``, ``-m``/``--max-hops``, ``-q``/``--queries``,
-``-w``/``--wait`` (only MAX matters to the simulator), ``-f``/``--first``, ``-4`` and the
-packet length. Left out: traceroute's other options (``-F``, ``-p``, ``-z``, ``-s``,
-``-i``, ``-T``, ``-U``, ``--mtu``, ...), which the simulator reports as ``Bad option``
-where traceroute would run them.
+``-w``/``--wait`` (only MAX matters to the simulator), ``-f``/``--first``, ``-4``,
+``-i``/``--interface`` (the device, checked when the probes start), ``-s``/``--source``
+(an address, resolved as it is read, like the host) and the packet length. Left out:
+traceroute's other options (``-F``, ``-p``, ``-z``, ``-T``, ``-U``, ``--mtu``, ...), which
+the simulator reports as ``Bad option`` where traceroute would run them.
 """
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ _FLOAT = re.compile(r"[ \t\n\v\f\r]*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]
 class TraceArgs:
     """What traceroute's command line asks for (``wait``: MAX, seconds)."""
 
-    __slots__ = ("host", "numeric", "icmp", "max_hops", "queries", "wait", "first", "packetlen")
+    __slots__ = ("host", "numeric", "icmp", "max_hops", "queries", "wait", "first", "packetlen",
+                 "device", "source")
 
     def __init__(self):
         self.host: str | None = None
@@ -50,6 +52,8 @@ class TraceArgs:
         self.wait = 5.0
         self.first = 1
         self.packetlen = 60
+        self.device: str | None = None  # -i: the socket is bound to it (SO_BINDTODEVICE)
+        self.source: str | None = None  # -s: the address the socket is bound to
 
 
 class _Exit(Exception):
@@ -89,6 +93,13 @@ def _set_wait(opts: TraceArgs, v: str) -> bool:
     return True
 
 
+def _set_str(attr: str):
+    def handler(opts: TraceArgs, v: str) -> bool:
+        setattr(opts, attr, v)
+        return True
+    return handler
+
+
 def _flag(attr: str):
     def handler(opts: TraceArgs) -> None:
         setattr(opts, attr, True)
@@ -104,16 +115,23 @@ _OPTIONS = {
     "q": ("queries", "nqueries", _set_int("queries")),
     "f": ("first", "first_ttl", _set_int("first")),
     "w": ("wait", "MAX,HERE,NEAR", _set_wait),
+    "i": ("interface", "device", _set_str("device")),
+    "s": ("source", "src_addr", _set_str("source")),  # resolved by parse_traceroute
 }
 _LONG = {spec[0]: short for short, spec in _OPTIONS.items() if spec[0]}
 
 
-def _take(opts: TraceArgs, name: str, short: str, value: str, argc: int) -> None:
+def _take(opts: TraceArgs, name: str, short: str, value: str, argc: int, resolve) -> None:
+    bad = f"Cannot handle `{name}' option with arg `{value}' (argc {argc})"
+    if short == "s":  # getaddr: the resolver's complaint first
+        err = resolve(value)
+        if err is not None:
+            raise _Exit(f"{err}\n{bad}")
     if not _OPTIONS[short][2](opts, value):
-        raise _Exit(f"Cannot handle `{name}' option with arg `{value}' (argc {argc})")
+        raise _Exit(bad)
 
 
-def _long(opts: TraceArgs, word: str, argc: int) -> None:
+def _long(opts: TraceArgs, word: str, argc: int, resolve) -> None:
     name, eq, value = word[2:].partition("=")
     short = _LONG.get(name)
     if short is None:
@@ -125,7 +143,7 @@ def _long(opts: TraceArgs, word: str, argc: int) -> None:
         raise _Exit(f"Option `--{name}' (argc {argc}) requires an argument: "
                     f"`--{name}={metavar}'")
     else:
-        _take(opts, f"--{name}", short, value, argc)
+        _take(opts, f"--{name}", short, value, argc, resolve)
 
 
 def _positional(opts: TraceArgs, position: int, word: str, argc: int) -> None:
@@ -153,7 +171,7 @@ def parse_traceroute(argv: list[str], resolve) -> tuple[TraceArgs | None, str, i
         while i < len(argv):
             word = argv[i]
             if word.startswith("--") and len(word) > 2:
-                _long(opts, word, i)
+                _long(opts, word, i, resolve)
             elif word.startswith("-") and len(word) > 1:
                 k = 1
                 while k < len(word):
@@ -166,10 +184,10 @@ def parse_traceroute(argv: list[str], resolve) -> tuple[TraceArgs | None, str, i
                         k += 1
                         continue
                     if k + 1 < len(word):
-                        _take(opts, f"-{short}", short, word[k + 1:], i)
+                        _take(opts, f"-{short}", short, word[k + 1:], i, resolve)
                     elif i + 1 < len(argv):
                         i += 1
-                        _take(opts, f"-{short}", short, argv[i], i)
+                        _take(opts, f"-{short}", short, argv[i], i, resolve)
                     else:
                         raise _Exit(f"Option `-{short}' (argc {i}) requires an argument: "
                                     f"`-{short} {spec[1]}'")
