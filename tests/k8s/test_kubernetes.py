@@ -60,6 +60,42 @@ def test_real_backend_episode_and_cleanup(kubeconfig):
 
 
 @K
+def test_a_finalizer_the_agent_sets_blocks_neither_the_next_reset_nor_the_clean_up(kubeconfig):
+    """NetworkPolicies are the agent's to write, ``metadata.finalizers`` too, and nothing
+    here removes a finalizer: a policy deleted with one stays ``Terminating``, so the next
+    reset could not make its name again (409 "object is being deleted"), and the namespace
+    would never go."""
+    env = gym.make(ENV_ID, level=1, backend="kubernetes", kubeconfig=kubeconfig)
+    ns = env.unwrapped.backend.namespace
+    kc = ["kubectl", "--kubeconfig", kubeconfig, "-n", ns]
+
+    def field(name, path):
+        out = subprocess.run(kc + ["get", "netpol", name, "-o", f"jsonpath={{{path}}}"],
+                             capture_output=True, text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    try:
+        env.reset(seed=1)
+        name = env.unwrapped.backend.objects().policies[0]["metadata"]["name"]
+        _, _, _, _, info = env.step({"command": f"kubectl patch netpol {name} -p "
+                                     """'{"metadata":{"finalizers":["example.com/keep"]}}'"""})
+        assert info["command_kind"] == "ok"
+        env.step({"command": f"kubectl delete netpol {name}"})
+        assert field(name, ".metadata.deletionTimestamp")  # Terminating, still enforced
+        env.reset(seed=1)
+        assert field(name, ".metadata.finalizers") == ""
+        assert not field(name, ".metadata.deletionTimestamp")
+        env.step({"command": f"kubectl patch netpol {name} -p "
+                  """'{"metadata":{"finalizers":["example.com/keep"]}}'"""})
+    finally:
+        env.close()
+    phase = subprocess.run(["kubectl", "--kubeconfig", kubeconfig, "get", "netpol", "-n", ns,
+                            "-o", "name"], capture_output=True, text=True, timeout=30)
+    assert phase.stdout == ""  # the namespace holds nothing that would keep it
+
+
+@K
 def test_existing_namespace_is_used_kept_and_left_as_found(kubeconfig):
     """``namespace=`` an existing one: used, not deleted, and on close emptied of what the
     env made there (the workload it created, the scenario's and the agent's policies)."""

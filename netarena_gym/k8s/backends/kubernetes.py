@@ -294,12 +294,20 @@ class KubernetesBackend:
 
     def _delete_policies(self) -> None:
         """Every NetworkPolicy of the namespace: the scenario's and what the agent made (the
-        namespace held none of anybody else's, :meth:`_check_foreign_namespace`)."""
+        namespace held none of anybody else's, :meth:`_check_foreign_namespace`). The agent
+        may write ``metadata.finalizers``, which no controller here removes: a policy that
+        has them would stay (``Terminating``) and block the next reset's create of its name,
+        and the namespace's deletion, so they are cleared first."""
         from kubernetes.client.rest import ApiException
+        t = self.command_timeout
         for p in self._list("networkpolicies", self.namespace)["items"]:
+            name = p["metadata"]["name"]
             try:
-                self.net.delete_namespaced_network_policy(
-                    p["metadata"]["name"], self.namespace, _request_timeout=self.command_timeout)
+                if p["metadata"].get("finalizers"):
+                    self.net.patch_namespaced_network_policy(
+                        name, self.namespace, [{"op": "remove", "path": "/metadata/finalizers"}],
+                        _request_timeout=t)
+                self.net.delete_namespaced_network_policy(name, self.namespace, _request_timeout=t)
             except ApiException as e:
                 if e.status != 404:
                     raise
@@ -459,6 +467,7 @@ class KubernetesBackend:
                         raise
             self.created = []
             if self.created_namespace:
+                self._delete_policies()  # finalizers the agent set would keep it Terminating
                 self.core.delete_namespace(self.namespace, _request_timeout=t)
                 self.created_namespace = False
             elif self._namespace_checked:
