@@ -16,7 +16,7 @@ import uuid
 from functools import lru_cache
 from netarena_gym.k8s.state_validation import (
     DecodeError, FieldError, Invalid, apply_defaults, decode_rule, decode_selector, decode_spec,
-    reflect_kind, reflect_type,
+    not_a_string, reflect_kind,
     default_rule, drop_empty, drop_end_ports, validate_metadata, validate_name, validate_rule,
     validate_spec)
 
@@ -304,7 +304,7 @@ class Store:
         md = md or {}
         for k in ("name", "namespace"):  # ObjectMeta's fields in Go's order
             if md.get(k) is not None and not isinstance(md[k], str):
-                raise DecodeError(f"cannot convert {reflect_type(md[k])} to string", "metadata." + k)
+                raise DecodeError(not_a_string(md[k]), "metadata." + k)
         meta = {}
         for k in ("labels", "annotations"):
             v = md.get(k)

@@ -50,8 +50,17 @@ def _str(v, path: str, gotype: str = "string") -> str:
     if v is None:
         return ""
     if not isinstance(v, str):
-        raise DecodeError(f"cannot convert {reflect_type(v)} to {gotype}", path)
+        raise DecodeError(not_a_string(v, gotype), path)
     return v
+
+
+def not_a_string(v, gotype: str = "string") -> str:
+    """The converter's error for a value ``v`` (not a string) where a string type is
+    expected: Go converts an integer to a string type, so an int64 "cannot convert"; a
+    float, a bool, a map or a slice is "unrecognized type" (the kind of the target)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"cannot convert int64 to {gotype}"
+    return "unrecognized type: string"
 
 
 def json_kind(v, *, integer: str = "number", boolean: str = "boolean") -> str:

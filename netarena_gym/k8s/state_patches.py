@@ -3,9 +3,7 @@
 * :func:`json_patch`: RFC 6902 (add, remove, replace, move, copy, test; JSON pointers with
   ``~0``/``~1`` and ``-``); any failure raises :class:`PatchFailed`, as evanphx/json-patch does.
 * :func:`merge_patch`: RFC 7386 (objects merge, ``null`` deletes, everything else replaces).
-* :func:`strategic_merge_patch`: Kubernetes' strategic merge for types whose lists have no
-  merge key (all of NetworkPolicy's): maps merge, ``null`` deletes, lists are replaced whole;
-  ``$patch: replace|delete`` directives on maps.
+* Kubernetes' strategic merge is :mod:`netarena_gym.k8s.state_strategic`.
 * :func:`three_way_patch`: what ``kubectl apply`` sends: deletions from the last applied
   configuration, additions and changes against the live object.
 """
@@ -219,39 +217,6 @@ def merge_patch(doc, patch):
             out.pop(k, None)
         else:
             out[k] = merge_patch(out.get(k), v)
-    return out
-
-
-# ------------------------------------------------------------------ strategic merge
-def strategic_merge_patch(doc, patch):
-    """Strategic merge for schemas whose lists are all atomic (replace)."""
-    if not isinstance(patch, dict):
-        raise PatchMalformed("json: cannot unmarshal " + _go_kind(patch)
-                             + " into Go value of type map[string]interface {}")
-    return _smp(doc if isinstance(doc, dict) else {}, patch)
-
-
-def _smp(doc: dict, patch: dict) -> dict:
-    directive = patch.get("$patch")
-    if directive == "delete":
-        return {}
-    if directive == "replace":
-        return {k: clone(v) for k, v in patch.items() if k != "$patch"}
-    out = clone(doc)
-    for k, v in patch.items():
-        if k == "$patch" or k.startswith("$retainKeys") or k.startswith("$setElementOrder/"):
-            continue
-        if v is None:
-            out.pop(k, None)
-        elif isinstance(v, dict):
-            if v.get("$patch") == "delete":
-                out.pop(k, None)
-            elif isinstance(out.get(k), dict):
-                out[k] = _smp(out[k], v)
-            else:  # a new key takes the patch value as it is (nulls and all)
-                out[k] = clone(v)
-        else:
-            out[k] = clone(v)
     return out
 
 

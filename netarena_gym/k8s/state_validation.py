@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from netarena_gym.k8s.state_decode import (  # noqa: F401 (the decoding, re-exported)
     DecodeError, decode_rule, decode_selector, decode_spec, drop_empty, drop_end_ports, go_number,
-    json_kind, reflect_kind, reflect_type)
+    json_kind, not_a_string, reflect_kind, reflect_type)
 from netarena_gym.k8s.state_names import (  # noqa: F401 (label_value_errors re-exported)
     dns1123_subdomain_errors, label_value_errors, port_name_errors, qualified_name_errors)
 

@@ -6,7 +6,7 @@ import pytest
 
 from netarena_gym.k8s.commands.cmdline import UsageError, parse, resource_args
 from netarena_gym.k8s.state_patches import (
-    PatchFailed, PatchMalformed, json_patch, merge_patch, strategic_merge_patch, three_way_patch)
+    PatchFailed, PatchMalformed, json_patch, merge_patch, three_way_patch)
 
 
 def run(sim, command: str, stdin: str = ""):
@@ -57,15 +57,6 @@ def test_merge_patch_rfc7386_examples():
     assert merge_patch({"a": [{"b": "c"}]}, {"a": [1]}) == {"a": [1]}
     assert merge_patch({"a": {"b": "c"}}, {"a": {"b": "d", "c": None}}) == {"a": {"b": "d"}}
     assert merge_patch({}, {"a": {"bb": {"ccc": None}}}) == {"a": {"bb": {}}}
-
-
-def test_strategic_merge_replaces_lists_merges_maps():
-    cur = {"spec": {"ingress": [{"from": [1]}, {"from": [2]}], "podSelector": {"matchLabels": {"a": "1"}}}}
-    out = strategic_merge_patch(cur, {"spec": {"ingress": [{"ports": []}],
-                                               "podSelector": {"matchLabels": {"b": "2"}}}})
-    assert out["spec"]["ingress"] == [{"ports": []}]
-    assert out["spec"]["podSelector"]["matchLabels"] == {"a": "1", "b": "2"}
-    assert strategic_merge_patch(cur, {"spec": {"$patch": "replace", "x": 1}}) == {"spec": {"x": 1}}
 
 
 def test_three_way_patch_deletes_what_the_last_apply_had():

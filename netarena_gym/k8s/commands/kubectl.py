@@ -17,7 +17,8 @@ from netarena_gym.k8s.commands import printers
 from netarena_gym.k8s.commands.cmdline import (
     OTHER_RESOURCES, Invocation, UsageError, parse, resolve, resource_args)
 from netarena_gym.k8s.state_patches import (
-    PatchFailed, clone, PatchMalformed, go_value, json_patch, merge_patch, strategic_merge_patch)
+    PatchFailed, clone, PatchMalformed, go_value, json_patch, merge_patch)
+from netarena_gym.k8s.state_strategic import StrategicError, StrategicPanic, strategic_merge_patch
 from netarena_gym.k8s.commands.kubectl_common import (
     DRY_VERBS, NotSimulated, SelectorRejected, dry_run_mode, err, fields_match,
     invalid_status_message, list_rejection, ok, parse_field_selector, run_dry)
@@ -37,6 +38,9 @@ from netarena_gym.k8s.state_validation import DecodeError, Invalid, label_value_
 LAST_APPLIED = printers.LAST_APPLIED
 ALL_CATEGORY = ("pods", "services", "deployments", "replicasets")
 REJECTED = "The request is invalid: the server rejected our request due to an error in our request"
+#: what kubectl says when the server's handler panics (a strategic merge the library cannot
+#: do) and resets the request's HTTP/2 stream
+RESET_STREAM = "Unable to connect to the server: stream error: stream ID 5; INTERNAL_ERROR; received from peer"
 _OUTPUTS = ("yaml", "json", "name", "wide")
 _ALLOWED_FORMATS = ("custom-columns,custom-columns-file,go-template,go-template-file,json,"
                     "jsonpath,jsonpath-as-json,jsonpath-file,name,template,templatefile,wide,yaml")
@@ -312,6 +316,10 @@ def _patch_one(k: Kubectl, r: str, ns: str, name: str, ptype: str, text: str,
         return err(f"Error from server (BadRequest): {e}")
     except PatchFailed:
         return err(REJECTED)
+    except StrategicError as e:
+        return err(f"Error from server{' (BadRequest)' if e.bad_request else ''}: {e}")
+    except StrategicPanic:
+        return err(RESET_STREAM)
     # a JSON or merge patch's result is decoded from its JSON (json-iterator, through the
     # codec), a strategic one's from the patched map (FromUnstructured, which takes 80.0 for
     # 80 and ignores kind and apiVersion): the invalid value shown is that JSON or that map

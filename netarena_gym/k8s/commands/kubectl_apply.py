@@ -27,7 +27,8 @@ from netarena_gym.k8s.commands.kubectl_common import err, invalid_status_message
 from netarena_gym.k8s.commands.kubectl_manifests import last_applied, parse_manifests
 from netarena_gym.k8s.commands.schema import validate_manifest
 from netarena_gym.k8s.state import ApiError, compact
-from netarena_gym.k8s.state_patches import clone, go_value, strategic_merge_patch, three_way_patch
+from netarena_gym.k8s.state_patches import clone, go_value, three_way_patch
+from netarena_gym.k8s.state_strategic import strategic_merge_patch
 from netarena_gym.k8s.state_validation import DecodeError, Invalid
 
 LAST_APPLIED = printers.LAST_APPLIED

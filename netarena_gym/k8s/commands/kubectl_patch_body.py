@@ -71,13 +71,13 @@ def json_prefixed(text: str) -> bool:
     return False
 
 
-def _go_numbers(v):
+def go_numbers(v):
     """A value decoded from YAML as sigs.k8s.io/yaml's ``json.Marshal`` writes it: a float
     with no fraction (below 1e21) as an integer. ValueError for one JSON cannot hold."""
     if isinstance(v, dict):
-        return {k: _go_numbers(x) for k, x in v.items()}
+        return {k: go_numbers(x) for k, x in v.items()}
     if isinstance(v, list):
-        return [_go_numbers(x) for x in v]
+        return [go_numbers(x) for x in v]
     if isinstance(v, float):
         if not math.isfinite(v):
             raise ValueError("json: unsupported value: " + ("NaN" if v != v else
@@ -110,7 +110,7 @@ def client_json(text: str) -> str | CommandResult:
             return err(f'error: unable to parse "{quoted}": yaml: {_bad_tag(yaml, text)}',
                        INVALID)
         docs.close()
-        return json.dumps(_go_numbers(jsonable(value)))
+        return json.dumps(go_numbers(jsonable(value)))
     except yaml.YAMLError as e:
         return err(f'error: unable to parse "{quoted}": yaml: {yaml_problem(e)}', INVALID)
     except ValueError as e:
