@@ -267,11 +267,13 @@ class Store:
         if resource != "networkpolicies":
             self.workload_version += 1
 
-    def set_labels(self, resource: str, namespace: str, name: str, labels: dict) -> bool:
+    def set_labels(self, resource: str, namespace: str, name: str, labels: dict, *,
+                   client: bool = False) -> bool:
         """Replace an object's labels (validated, as a new object: stored objects are never
-        changed in place); True when they changed."""
+        changed in place); True when they changed. ``client``: as kubectl's client dry run
+        makes the object, unvalidated and with the resourceVersion it had."""
         obj = self.get(resource, namespace, name)
-        errs = validate_metadata({"labels": labels})
+        errs = [] if client else validate_metadata({"labels": labels})
         if errs:
             raise Invalid(KINDS[resource][0], name, errs)
         old = obj["metadata"].get("labels") or {}
@@ -287,7 +289,8 @@ class Store:
             obj["metadata"]["labels"] = dict(labels)
         else:
             obj["metadata"].pop("labels", None)
-        obj["metadata"]["resourceVersion"] = self._next_rv()
+        if not client:
+            obj["metadata"]["resourceVersion"] = self._next_rv()
         return True
 
     # ------------------------------------------------------- NetworkPolicy writes

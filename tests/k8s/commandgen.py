@@ -54,6 +54,8 @@ class CommandGen:
         self.out = np.random.default_rng([seed, 1])
         # how a merge or strategic patch is written (YAML, broken JSON), drawn apart too
         self.form = np.random.default_rng([seed, 2])
+        # --dry-run on writes, drawn apart too
+        self.dry = np.random.default_rng([seed, 3])
         self.end_port = end_port
         self.extra: list[str] = []
 
@@ -282,8 +284,19 @@ class CommandGen:
         return [self.printed(*self.command()) for _ in range(n)]
 
     def printed(self, cmd: str, stdin: str) -> tuple[str, str]:
-        """One write in four prints what it wrote (``-o`` yaml, json, jsonpath or name)."""
-        if cmd.split()[1] in ("get", "describe") or self.out.random() >= 0.25:
+        """One write in four prints what it wrote (``-o`` yaml, json, jsonpath or name);
+        one in eight is a client dry run (kubectl alone makes the object: a patch is
+        kubectl's own; not with ``-o yaml|json|jsonpath`` on patch and apply, which the
+        simulator refuses), one in twenty-five a server dry run."""
+        verb = cmd.split()[1]
+        if verb in ("get", "describe"):
             return cmd, stdin
-        fmt = WRITE_OUTPUTS[int(self.out.integers(0, len(WRITE_OUTPUTS)))]
-        return f"{cmd} {fmt}", stdin
+        if self.out.random() < 0.25:
+            cmd += " " + WRITE_OUTPUTS[int(self.out.integers(0, len(WRITE_OUTPUTS)))]
+        d = self.dry.random()
+        if d < 0.125 and not (verb in ("patch", "apply") and " -o " in cmd and "-o name" not in cmd
+                              and "-o wide" not in cmd):
+            cmd += " --dry-run=client"
+        elif d >= 0.96:
+            cmd += " --dry-run=server"
+        return cmd, stdin

@@ -26,6 +26,8 @@ from netarena_gym.k8s.commands.kubectl_print import run_printing
 from netarena_gym.k8s.commands.go_json import syntax_error
 from netarena_gym.k8s.commands.kubectl_patch_body import (
     GoSyntaxError, bad_yaml_escape, client_json, json_prefixed, load_json, server_patch)
+from netarena_gym.k8s.commands.kubectl_patch_client import (
+    ClientPatchError, client_patch, printed_name, same_object)
 from netarena_gym.k8s.commands.labelsel import (
     SelectorError, label_selector_matches, parse_label_selector)
 from netarena_gym.k8s.commands.kubectl_apply import apply
@@ -180,9 +182,13 @@ def _patch(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
     if not targets or any(n is None for _, n, _ in targets):
         return err("error: resource(s) were provided, but no name was specified", INVALID)
     ns = k.ns(inv)
+    local = dry_run_mode(inv) == "client"
     out, errors, among = [], [], []
     for r, name, _ in targets:
-        res = _patch_one(k, r, ns, name, ptype, text, among=among)
+        res = (_client_patch_one(k, r, ns, name, ptype, text) if local
+               else _patch_one(k, r, ns, name, ptype, text, among=among))
+        if res.status == 2:  # kubectl crashed
+            return CommandResult("".join(out) + res.output, 2, ERROR)
         (out if res.status == 0 else errors).append(res.output)
         if res.status and len(among) < len(errors):
             among.append(res.output)
@@ -275,6 +281,23 @@ def _json_patch_result(k: Kubectl, plan: JsonPatchPlan) -> CommandResult:
     res = _patch_one(k, "networkpolicies", plan.namespace, plan.name, "json", plan.text,
                      plan.patch)
     return CommandResult(res.output, 1 if res.status else 0, ERROR if res.status else OK)
+
+
+def _client_patch_one(k: Kubectl, r: str, ns: str, name: str, ptype: str,
+                      text: str) -> CommandResult:
+    """One object's ``--dry-run=client`` patch: got from the server, patched by kubectl
+    (:mod:`~netarena_gym.k8s.commands.kubectl_patch_client`)."""
+    cur = k.store.find(r, ns, name)
+    if cur is None:
+        return err(not_found(r, name).kubectl_text())
+    if r != "networkpolicies":
+        return err(f"netarena: patching {r} is not simulated", INVALID)
+    try:
+        result = client_patch(cur, ptype, text)
+    except ClientPatchError as e:
+        return CommandResult(str(e), 2, ERROR) if e.status == 2 else err(f"error: {e}")
+    same = " (no change)" if same_object(cur, result) else ""
+    return ok(f"{printed_name(result)} patched{same}\n")
 
 
 def _patch_one(k: Kubectl, r: str, ns: str, name: str, ptype: str, text: str,
@@ -429,7 +452,7 @@ def _label(k: Kubectl, inv: Invocation, stdin: str) -> CommandResult:
             if not overwrite and len(new_json) < len(old_json):
                 msg = "unlabeled"
         try:
-            k.store.set_labels(r, ns, name, new)
+            k.store.set_labels(r, ns, name, new, client=dry_run_mode(inv) == "client")
         except Invalid as e:
             errors.append(str(e) + "\n")
             continue

@@ -23,7 +23,7 @@ from netarena_gym.shell.parser import ERROR, INVALID, OK, REFUSED, CommandResult
 from netarena_gym.k8s.commands import printers
 from netarena_gym.k8s.commands.allowlist import apply_refusal
 from netarena_gym.k8s.commands.cmdline import Invocation
-from netarena_gym.k8s.commands.kubectl_common import err, invalid_status_message
+from netarena_gym.k8s.commands.kubectl_common import dry_run_mode, err, invalid_status_message
 from netarena_gym.k8s.commands.kubectl_manifests import last_applied, parse_manifests
 from netarena_gym.k8s.commands.schema import validate_manifest
 from netarena_gym.k8s.state import ApiError, compact
@@ -107,8 +107,9 @@ def apply(k, inv: Invocation, stdin: str) -> CommandResult:
                         f"namespace \"{ns}\". You must pass '--namespace={dns}' to perform this "
                         "operation.", INVALID)
     out = []
+    local = dry_run_mode(inv) == "client"
     for d in read:
-        res = _apply_one(k, d, ns)
+        res = _apply_one(k, d, ns, local)
         if isinstance(res, _Failure):
             failures.append(res)
         else:
@@ -123,8 +124,10 @@ def apply(k, inv: Invocation, stdin: str) -> CommandResult:
     return CommandResult("".join(out) + text + ("" if text.endswith("\n") else "\n"), 1, kind)
 
 
-def _apply_one(k, doc: dict, ns: str):
-    """One document: kubectl's output line, or a :class:`_Failure`."""
+def _apply_one(k, doc: dict, ns: str, local: bool = False):
+    """One document: kubectl's output line, or a :class:`_Failure`. ``local``: a client
+    dry run, which gets the object and sends nothing: ``created`` when there is none, else
+    ``configured`` (kubectl makes no patch, so it never says ``unchanged``)."""
     st = k.store
     md = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
     name = md.get("name")
@@ -139,6 +142,8 @@ def _apply_one(k, doc: dict, ns: str):
     mmd["namespace"] = ns
     q = printers.qualified("networkpolicies", name)
     cur = st.find("networkpolicies", ns, name)
+    if local:
+        return f"{q} created\n" if cur is None else f"{q} configured\n"
     if cur is None:
         try:
             st.create_policy(ns, modified)

@@ -163,10 +163,10 @@ def dry_run_mode(inv) -> str | CommandResult:
 
 def run_dry(store, verb: str, mode: str, run, after=None) -> CommandResult:
     """``run()`` (the verb) with nothing stored: the store is put back as it was; each line it
-    printed for an object gets the mode's suffix. A client dry run of ``delete`` sends no
-    request (kubectl prints the names given, found or not: the caller handles it); left out:
-    a client dry run of ``apply``/``patch``/``label`` is checked by the simulated server, where
-    kubectl checks nothing (an invalid object is an error here, "(dry run)" there).
+    printed for an object gets the mode's suffix. A client dry run sends nothing the server
+    would check, and the verbs make it so: ``delete`` prints the names given, found or not;
+    ``patch`` patches locally (:mod:`~netarena_gym.k8s.commands.kubectl_patch_client`);
+    ``label`` and ``apply`` skip the server's validation (apply keeps kubectl's schema check).
     ``after(result)``, when given, makes the output while the objects written are still
     stored (``-o yaml|json`` prints them, without a suffix)."""
     snap = store.snapshot()

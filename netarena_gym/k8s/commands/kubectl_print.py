@@ -33,7 +33,7 @@ def run_printing(k, inv: Invocation, stdin: str, out_fmt: str) -> CommandResult:
                    INVALID)
     show = written_printer(out_fmt)
     mode = dry_run_mode(inv)
-    if show is None or (inv.verb in ("apply", "patch") and mode == "client"):
+    if show is None or (callable(show) and inv.verb in ("apply", "patch") and mode == "client"):
         what = f"-o {out_fmt.partition('=')[0]}" + (" --dry-run=client" if show else "")
         return err(f"netarena: kubectl {inv.verb} {what} is not simulated (use -o yaml, -o json, "
                    "-o name or -o jsonpath=; with apply and patch, not a client dry run)",
