@@ -286,16 +286,13 @@ class CommandGen:
     def printed(self, cmd: str, stdin: str) -> tuple[str, str]:
         """One write in four prints what it wrote (``-o`` yaml, json, jsonpath or name);
         one in eight is a client dry run (kubectl alone makes the object: a patch is
-        kubectl's own; not with ``-o yaml|json|jsonpath`` on patch and apply, which the
-        simulator refuses), one in twenty-five a server dry run."""
-        verb = cmd.split()[1]
-        if verb in ("get", "describe"):
+        kubectl's own), one in twenty-five a server dry run."""
+        if cmd.split()[1] in ("get", "describe"):
             return cmd, stdin
         if self.out.random() < 0.25:
             cmd += " " + WRITE_OUTPUTS[int(self.out.integers(0, len(WRITE_OUTPUTS)))]
         d = self.dry.random()
-        if d < 0.125 and not (verb in ("patch", "apply") and " -o " in cmd and "-o name" not in cmd
-                              and "-o wide" not in cmd):
+        if d < 0.125:
             cmd += " --dry-run=client"
         elif d >= 0.96:
             cmd += " --dry-run=server"

@@ -261,3 +261,19 @@ def test_apply_sends_nothing_but_its_schema_check(sim, change, name, output):
     doc["spec"]["podSelector"] = "x"  # kubectl's own schema check still runs
     res = run(sim, "kubectl apply --dry-run=client -f -", json.dumps(doc))
     assert res.status == 1 and res.output.startswith('error: error validating "STDIN"')
+
+
+def test_a_client_dry_run_prints_what_kubectl_made(sim):
+    res = run(sim, """kubectl patch netpol frontend -p '{"spec":{"policyTypes":["Foo"],"x":1}}' """
+                   "--dry-run=client -o yaml")
+    assert res.status == 0 and res.output.endswith(
+        "  policyTypes:\n  - Foo\n  x: 1\n") and 'resourceVersion: "' in res.output
+    doc = json.loads(json.dumps(POLICY))
+    doc["metadata"]["name"] = "brandnew"
+    res = run(sim, "kubectl apply --dry-run=client -f - -o json", json.dumps(doc))
+    printed = json.loads(res.output)  # the manifest with its annotation and namespace
+    assert res.status == 0 and set(printed["metadata"]) == {"annotations", "name", "namespace"}
+    assert printed["metadata"]["namespace"] == "exp" and printed["spec"] == doc["spec"]
+    live = run(sim, "kubectl get netpol frontend -o yaml").output
+    doc["metadata"]["name"] = "frontend"  # an existing object: the live one, as got
+    assert run(sim, "kubectl apply --dry-run=client -f - -o yaml", json.dumps(doc)).output == live

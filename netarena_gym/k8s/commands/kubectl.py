@@ -54,6 +54,9 @@ class Kubectl:
     def __init__(self, store: Store, namespace: str):
         self.store = store
         self.namespace = namespace
+        #: the objects a client dry run made locally, by ``kind.group/name`` as printed
+        #: (what ``-o yaml|json|jsonpath=`` prints; emptied before each printing verb)
+        self.local_objects: dict[str, dict] = {}
 
     def run(self, argv: list[str], stdin: str = "") -> CommandResult:
         try:
@@ -297,7 +300,9 @@ def _client_patch_one(k: Kubectl, r: str, ns: str, name: str, ptype: str,
     except ClientPatchError as e:
         return CommandResult(str(e), 2, ERROR) if e.status == 2 else err(f"error: {e}")
     same = " (no change)" if same_object(cur, result) else ""
-    return ok(f"{printed_name(result)} patched{same}\n")
+    shown = printed_name(result)
+    k.local_objects[shown] = result
+    return ok(f"{shown} patched{same}\n")
 
 
 def _patch_one(k: Kubectl, r: str, ns: str, name: str, ptype: str, text: str,

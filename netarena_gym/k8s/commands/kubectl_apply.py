@@ -142,7 +142,9 @@ def _apply_one(k, doc: dict, ns: str, local: bool = False):
     mmd["namespace"] = ns
     q = printers.qualified("networkpolicies", name)
     cur = st.find("networkpolicies", ns, name)
-    if local:
+    if local:  # kubectl prints the object it got, or the one it would create
+        if cur is None:
+            k.local_objects[q] = modified
         return f"{q} created\n" if cur is None else f"{q} configured\n"
     if cur is None:
         try:

@@ -4,10 +4,10 @@
 
 kubectl makes a write verb's printer only when it prints an object it wrote, so a format
 it cannot print fails after the write; apply prints several objects as one ``List``.
-Left out: ``-o go-template=``, ``template``, ``jsonpath-as-json`` and the ``-file`` formats,
-and the client dry run of ``apply`` or ``patch`` with these formats (kubectl prints the
-object it made locally, without the server's defaults and generation); both are refused
-as not simulated, before anything is written.
+A client dry run prints what kubectl made locally: ``patch`` the patched object,
+``apply`` the object it would create (the manifest with its annotation and namespace) or
+the live one it got. Left out: ``-o go-template=``, ``template``, ``jsonpath-as-json`` and
+the ``-file`` formats, refused as not simulated before anything is written.
 """
 from __future__ import annotations
 
@@ -33,15 +33,17 @@ def run_printing(k, inv: Invocation, stdin: str, out_fmt: str) -> CommandResult:
                    INVALID)
     show = written_printer(out_fmt)
     mode = dry_run_mode(inv)
-    if show is None or (callable(show) and inv.verb in ("apply", "patch") and mode == "client"):
-        what = f"-o {out_fmt.partition('=')[0]}" + (" --dry-run=client" if show else "")
-        return err(f"netarena: kubectl {inv.verb} {what} is not simulated (use -o yaml, -o json, "
-                   "-o name or -o jsonpath=; with apply and patch, not a client dry run)",
-                   INVALID)
+    if show is None:
+        return err(f"netarena: kubectl {inv.verb} -o {out_fmt.partition('=')[0]} is not "
+                   "simulated (use -o yaml, -o json, -o name or -o jsonpath=)", INVALID)
+    k.local_objects.clear()
 
     def written(kind: str, name: str, created: bool) -> dict | None:
-        """The stored object printed as ``kind.group/name`` (one a server dry run created
-        has no resourceVersion, as the server answers it)."""
+        """The object printed as ``kind.group/name``: the one a client dry run made
+        locally, else the stored one (one a server dry run created has no
+        resourceVersion, as the server answers it)."""
+        if mode == "client" and f"{kind}/{name}" in k.local_objects:
+            return k.local_objects[f"{kind}/{name}"]
         r = resolve(kind)
         obj = None if r is None else k.store.find(r, k.ns(bare), name)
         if obj is not None and created and mode == "server":
