@@ -74,6 +74,8 @@ def compact(obj) -> str:
 
 
 _SPEC_CACHE: dict = {}
+#: the metadata a write of a NetworkPolicy sets (the rest is the server's)
+_WRITTEN_META = ("labels", "annotations", "finalizers")
 _CREATED = timestamp(EPOCH)  # every object's creationTimestamp (the simulated clock's start)
 
 
@@ -237,6 +239,8 @@ class Store:
         for k in ("labels", "annotations"):
             if md.get(k):
                 out[k] = dict(md[k])
+        if md.get("finalizers"):
+            out["finalizers"] = list(md["finalizers"])
         return out
 
     def load(self, resource: str, ns: str, manifest: dict, status: dict | None = None) -> dict:
@@ -258,10 +262,27 @@ class Store:
             self.workload_version += 1
         return obj
 
-    def delete(self, resource: str, ns: str, name: str) -> None:
+    def delete(self, resource: str, ns: str, name: str) -> bool:
+        """Delete an object: True when it is gone, False when finalizers keep it (it is
+        marked as being deleted, with the server's ``deletionTimestamp``)."""
         key = (ns if KINDS[resource][2] else "", name)
         if key not in self.objects[resource]:
             raise not_found(resource, name)
+        obj = self.objects[resource][key]
+        if obj["metadata"].get("finalizers"):
+            # kept, being deleted, until its finalizers are removed (none of the simulated
+            # controllers removes one); it still selects pods and allows traffic
+            if not obj["metadata"].get("deletionTimestamp"):
+                md = dict(obj["metadata"], deletionTimestamp=timestamp(self.now),
+                          deletionGracePeriodSeconds=0)
+                md["generation"] = md.get("generation", 1) + 1
+                md["resourceVersion"] = self._next_rv()
+                self.objects[resource][key] = {**obj, "metadata": md}
+            return False
+        self._remove(resource, key)
+        return True
+
+    def _remove(self, resource: str, key: tuple) -> None:
         del self.objects[resource][key]
         self.version += 1
         if resource != "networkpolicies":
@@ -321,6 +342,16 @@ class Store:
                 raise DecodeError("unrecognized type: string", "metadata." + k)
             if v:  # a JSON null in a map of strings decodes to ""
                 meta[k] = {a: ("" if b is None else b) for a, b in v.items()}
+        fins = md.get("finalizers")
+        if fins is not None:
+            if not isinstance(fins, list):
+                raise DecodeError(f"cannot restore slice from {reflect_kind(fins)}",
+                                  "metadata.finalizers")
+            for f in fins:
+                if f is not None and not isinstance(f, str):
+                    raise DecodeError(not_a_string(f), "metadata.finalizers")
+            if fins:
+                meta["finalizers"] = ["" if f is None else f for f in fins]
         shape, spec, spec_errs = self._canonical_spec(body.get("spec"))
         obj_name = md.get("name") if isinstance(md.get("name"), str) else ""
         if old is not None:
@@ -341,7 +372,7 @@ class Store:
         errs: list[FieldError] = []
         if old is None:
             errs.extend(validate_name(obj_name))
-        errs.extend(validate_metadata(meta))
+        errs.extend(validate_metadata(meta, None if old is None else old["metadata"]))
         errs.extend(spec_errs)
         if errs:
             raise Invalid("NetworkPolicy", obj_name, errs)
@@ -403,9 +434,12 @@ class Store:
         # the server compares typed specs, where an explicit empty list is not a missing one
         spec_changed = new.pop("_shape") != old["spec"]
         om = old["metadata"]
-        same_meta = all(new["metadata"].get(k) == om.get(k) for k in ("labels", "annotations"))
+        same_meta = all(new["metadata"].get(k) == om.get(k) for k in _WRITTEN_META)
         if same_meta and not spec_changed:
             return old, False
+        if om.get("deletionTimestamp") and not new["metadata"].get("finalizers"):
+            self._remove("networkpolicies", (ns, name))  # its last finalizer went: it goes
+            return old, True
         return self._commit_update(ns, name, old, new["metadata"], new["spec"], spec_changed), True
 
     def set_policy_spec(self, ns: str, name: str, spec: dict, spec_changed: bool) -> dict:
@@ -414,14 +448,14 @@ class Store:
         update did; ``spec_changed``: what the update found."""
         old = self.get("networkpolicies", ns, name)
         om = old["metadata"]
-        meta = {k: dict(om[k]) for k in ("labels", "annotations") if om.get(k)}
+        meta = {k: type(om[k])(om[k]) for k in _WRITTEN_META if om.get(k)}
         return self._commit_update(ns, name, old, meta, spec, spec_changed)
 
     def _commit_update(self, ns: str, name: str, old: dict, new_meta: dict, spec: dict,
                        spec_changed: bool) -> dict:
         om = old["metadata"]
-        meta = {k: v for k, v in om.items() if k not in ("labels", "annotations")}
-        meta.update({k: v for k, v in new_meta.items() if k in ("labels", "annotations")})
+        meta = {k: v for k, v in om.items() if k not in _WRITTEN_META}
+        meta.update({k: v for k, v in new_meta.items() if k in _WRITTEN_META})
         if spec_changed:
             meta["generation"] = om.get("generation", 1) + 1
         meta["resourceVersion"] = self._next_rv()

@@ -21,8 +21,10 @@ Then each key: ``null`` deletes it; a value the original lacks, or of another JS
 is taken as it is (its nulls too: the 1.20 server stores ``labels: {x: null}`` sent to a
 policy without labels as ``x: ""``); two maps merge; two lists or two scalars: the
 patch's. Errors carry the library's words and how the server answers them.
-Left out: merge keys and the ``merge`` strategy (``metadata.finalizers`` and
-``ownerReferences`` are replaced whole here), ``$setElementOrder`` together with
+``metadata.finalizers`` has the ``merge`` strategy: the patch's items, and the original's
+that it lacks, in the order ``mergeSortedSlice`` gives (``$deleteFromPrimitiveList``
+deletes from it on both). Left out: merge keys (``ownerReferences`` is replaced whole
+here), ``$setElementOrder`` on a merged list, ``$setElementOrder`` together with
 ``$deleteFromPrimitiveList`` on one list, and the order in which Go's map iteration meets
 two keys that both write one list (here: the patch's order).
 """
@@ -35,7 +37,7 @@ __all__ = ["StrategicError", "StrategicPanic", "strategic_merge_patch"]
 
 PATCH, RETAIN = "$patch", "$retainKeys"
 ORDER, DELETE = "$setElementOrder/", "$deleteFromPrimitiveList/"
-_MAP, _OBJECTS, _SCALARS = "map", "objects", "scalars"
+_MAP, _OBJECTS, _SCALARS, _MERGED = "map", "objects", "scalars", "merged scalars"
 #: the structs a map of the patch can merge into (lists are replaced, so nothing inside one
 #: is merged), their fields' json names and what each holds
 _STRUCTS = {
@@ -46,7 +48,7 @@ _STRUCTS = {
                                     "deletionTimestamp", "deletionGracePeriodSeconds",
                                     "clusterName")),
                    "labels": _MAP, "annotations": _MAP, "ownerReferences": _OBJECTS,
-                   "finalizers": _SCALARS, "managedFields": _OBJECTS},
+                   "finalizers": _MERGED, "managedFields": _OBJECTS},
     "NetworkPolicySpec": {"podSelector": "LabelSelector", "ingress": _OBJECTS,
                           "egress": _OBJECTS, "policyTypes": _SCALARS},
     "LabelSelector": {"matchLabels": _MAP, "matchExpressions": _OBJECTS},
@@ -108,8 +110,11 @@ def _merge_map(original: dict, patch: dict, struct: str | None, client: bool) ->
         elif isinstance(v, dict):
             sub = fields.get(k)
             out[k] = _merge_map(out[k], v, sub if sub in _STRUCTS else None, client)
-        elif deleting and client:
+        elif deleting and (client or fields.get(k) == _MERGED):
             out[k] = _delete_from(out[k], v, fields.get(k))
+        elif fields.get(k) == _MERGED and not deleting:  # patchStrategy merge: a union
+            sent = {_key(x) for x in v}
+            out[k] = _merge_by_place([x for x in out[k] if _key(x) not in sent], clone(v), out[k])
         else:
             out[k] = clone(v)
     return out

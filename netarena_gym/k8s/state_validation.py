@@ -275,9 +275,41 @@ def validate_name(name: str) -> list[FieldError]:
     return [FieldError("metadata.name", "Invalid value", name, m) for m in dns1123_subdomain_errors(name)]
 
 
-def validate_metadata(md: dict) -> list[FieldError]:
+#: the finalizers a name without a domain prefix may be (helper.IsStandardFinalizerName)
+STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+_FIN = "metadata.finalizers"
+
+
+def validate_metadata(md: dict, old: dict | None = None) -> list[FieldError]:
+    """ObjectMeta's errors in the server's order: labels, annotations, each finalizer's
+    name (``ValidateFinalizers``); on an update of an object being deleted (``old``'s
+    metadata), a finalizer it did not have; then each finalizer without a domain that is
+    not a standard one (core's ``validateKubeFinalizerName``, by index)."""
     errs = validate_labels(md.get("labels"), "metadata.labels")
     for k in sorted(md.get("annotations") or {}):
         errs.extend(FieldError("metadata.annotations", "Invalid value", k, m)
                     for m in qualified_name_errors(k.lower()))
+    fins = md.get("finalizers") or ()
+    if not fins and (old is None or not old.get("deletionTimestamp")):
+        return errs
+    for f in fins:
+        errs.extend(FieldError(_FIN, "Invalid value", f, m) for m in qualified_name_errors(f))
+    if {"orphan", "foregroundDeletion"} <= set(fins):
+        errs.append(FieldError(_FIN, "Invalid value", _go_strings(fins),
+                               "finalizer orphan and foregroundDeletion cannot be both set",
+                               quoted=False))
+    if old is not None and old.get("deletionTimestamp"):
+        new = sorted(set(fins) - set(old.get("finalizers") or ()))
+        if new:
+            errs.append(FieldError(_FIN, "Forbidden", detail="no new finalizers can be added "
+                                   f"if the object is being deleted, found new finalizers "
+                                   f"{_go_strings(new)}"))
+    errs.extend(FieldError(f"{_FIN}[{i}]", "Invalid value", f,
+                           "name is neither a standard finalizer name nor is it fully qualified")
+                for i, f in enumerate(fins) if "/" not in f and f not in STANDARD_FINALIZERS)
     return errs
+
+
+def _go_strings(names) -> str:
+    """Go's ``%#v`` of a []string."""
+    return "[]string{" + ", ".join(go_quote(n) for n in names) + "}"

@@ -125,3 +125,65 @@ def test_a_patch_may_not_move_or_unname_the_object(cmd, want):
     r = b.run({"command": cmd, "stdin": ""})
     assert (r.status, r.output) == (1, want)
     assert b.store.get("networkpolicies", "exp", "adservice") is before
+
+
+# one sequence on one store, every answer taken from kubectl 1.32 against kube-apiserver 1.20
+FINALIZERS = [
+    ('patch netpol frontend -p \'{"metadata":{"finalizers":["a/b"]}}\' -o name',
+     0, 'networkpolicy.networking.k8s.io/frontend\n'),
+    ('patch netpol frontend -p \'{"metadata":{"finalizers":["c/d"]}}\' -o jsonpath=\'{.metadata.finalizers}\'',
+     0, '["c/d","a/b"]\n'),
+    ('patch netpol frontend -p \'{"metadata":{"$deleteFromPrimitiveList/finalizers":["a/b"]}}\' -o jsonpath=\'{.metadata.finalizers}\'',
+     0, '["c/d"]\n'),
+    ('patch netpol frontend --type=merge -p \'{"metadata":{"finalizers":["c/d","e.io/f"]}}\' -o jsonpath=\'{.metadata.finalizers}\'',
+     0, '["c/d","e.io/f"]\n'),
+    ('delete netpol frontend --wait=false',
+     0, 'networkpolicy.networking.k8s.io "frontend" deleted\n'),
+    ('patch netpol frontend -p \'{"metadata":{"finalizers":["e/f"]}}\'',
+     1, 'The NetworkPolicy "frontend" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"e/f"}\n'),
+    ('patch netpol frontend -p \'{"metadata":{"finalizers":["nope"]}}\'',
+     1, 'The NetworkPolicy "frontend" is invalid: \n* metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"nope"}\n* metadata.finalizers[0]: Invalid value: "nope": name is neither a standard finalizer name nor is it fully qualified\n'),
+    ('patch netpol frontend --type=json -p \'[{"op":"add","path":"/metadata/finalizers/-","value":"g.io/h"},{"op":"add","path":"/metadata/finalizers/-","value":"a.io/b"}]\'',
+     1, 'The NetworkPolicy "frontend" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"a.io/b", "g.io/h"}\n'),
+    ("""patch netpol frontend -p '{"spec":{"policyTypes":["Ingress"]}}'""",
+     0, "networkpolicy.networking.k8s.io/frontend patched\n"),  # allowed: generation 3
+    ('delete netpol frontend --wait=false',
+     0, 'networkpolicy.networking.k8s.io "frontend" deleted\n'),
+    ("get netpol frontend -o jsonpath='{.metadata.generation} {.metadata.deletionGracePeriodSeconds}'",
+     0, '3 0\n'),
+    ('patch netpol frontend --type=json -p \'[{"op":"remove","path":"/metadata/finalizers"}]\'',
+     0, 'networkpolicy.networking.k8s.io/frontend patched\n'),
+    ('get netpol frontend',
+     1, 'Error from server (NotFound): networkpolicies.networking.k8s.io "frontend" not found\n'),
+    ('patch netpol cartservice -p \'{"metadata":{"finalizers":["orphan","foregroundDeletion"]}}\'',
+     1, 'The NetworkPolicy "cartservice" is invalid: metadata.finalizers: Invalid value: []string{"orphan", "foregroundDeletion"}: finalizer orphan and foregroundDeletion cannot be both set\n'),
+    ('patch netpol cartservice -p \'{"metadata":{"finalizers":["Bad Name","nope"]}}\'',
+     1, 'The NetworkPolicy "cartservice" is invalid: \n* metadata.finalizers: Invalid value: "Bad Name": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\')\n* metadata.finalizers[0]: Invalid value: "Bad Name": name is neither a standard finalizer name nor is it fully qualified\n* metadata.finalizers[1]: Invalid value: "nope": name is neither a standard finalizer name nor is it fully qualified\n'),
+    ('patch netpol cartservice -p \'{"metadata":{"finalizers":["x.io/y"],"labels":{"bad key!":"v"}},"spec":{"policyTypes":["Foo"]}}\'',
+     1, 'The NetworkPolicy "cartservice" is invalid: \n* metadata.labels: Invalid value: "bad key!": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\')\n* spec.policyTypes[0]: Unsupported value: "Foo": supported values: "Ingress", "Egress"\n'),
+    ('patch netpol cartservice -p \'{"metadata":{"finalizers":[null,"x.io/y"]}}\' -o jsonpath=\'{.metadata.finalizers}\'',
+     1, 'The NetworkPolicy "cartservice" is invalid: \n* metadata.finalizers: Invalid value: "": name part must be non-empty\n* metadata.finalizers: Invalid value: "": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\')\n* metadata.finalizers[0]: Invalid value: "": name is neither a standard finalizer name nor is it fully qualified\n'),
+    ('patch netpol cartservice -p \'{"metadata":{"finalizers":[7]}}\'',
+     1, 'The request is invalid: patch: Invalid value: "map[metadata:map[finalizers:[7]]]": cannot convert int64 to string\n'),
+]
+
+
+def test_finalizers_are_stored_merged_validated_and_keep_a_deleted_policy(sim):
+    """``metadata.finalizers`` (patch strategy ``merge``): a policy deleted with some stays,
+    marked as being deleted (its generation bumped), takes no new finalizer, and goes with
+    its last one."""
+    for command, status, output in FINALIZERS:
+        res = sim.run({"command": "kubectl " + command, "stdin": ""})
+        assert (res.status, res.output) == (status, output), command
+
+
+def test_a_policy_being_deleted_still_counts_and_kubectl_delete_waits_for_it(sim):
+    run = lambda c: sim.run({"command": c, "stdin": ""})  # noqa: E731
+    assert run("kubectl patch netpol frontend -p "
+               """'{"metadata":{"finalizers":["example.com/keep"]}}'""").status == 0
+    res = run("kubectl delete netpol frontend")
+    assert (res.status, res.kind) == (124, "timeout")
+    assert res.output.startswith('networkpolicy.networking.k8s.io "frontend" deleted\n'
+                                 "netarena: command timed out:")
+    assert "frontend" in {p["metadata"]["name"] for p in sim.objects().policies}
+    assert run("kubectl get netpol frontend -o jsonpath={.metadata.deletionTimestamp}").output

@@ -40,6 +40,10 @@ from netarena_gym.k8s.state_validation import DecodeError, Invalid, label_value_
 LAST_APPLIED = printers.LAST_APPLIED
 ALL_CATEGORY = ("pods", "services", "deployments", "replicasets")
 REJECTED = "The request is invalid: the server rejected our request due to an error in our request"
+#: the end of a ``kubectl delete`` that waits for an object its finalizers keep (a real
+#: backend kills it when the command line's budget is spent)
+FINALIZER_WAIT = ("netarena: command timed out: kubectl delete waits until the object is "
+                  "gone, and its finalizers keep it (killed)\n")
 #: what kubectl says when the server's handler panics (a strategic merge the library cannot
 #: do) and resets the request's HTTP/2 stream
 RESET_STREAM = "Unable to connect to the server: stream error: stream ID 5; INTERNAL_ERROR; received from peer"
@@ -480,15 +484,20 @@ def _delete(k: Kubectl, inv: Invocation, stdin: str, client_dry_run: bool = Fals
     names = k.named(inv, targets, ns)
     if not names and (inv.flags.get("all") or inv.flags.get("selector")):
         return ok("No resources found\n")
+    kept = False
     for r, n in names:
         try:
             if not client_dry_run:
-                k.store.delete(r, ns, n)
+                kept |= not k.store.delete(r, ns, n)
         except ApiError as e:
             errors.append(e.kubectl_text() + "\n")
             continue
         out.append(f'{printers.SINGULAR[r]}{"" if r != "networkpolicies" else ".networking.k8s.io"}'
                    f' "{n}" deleted{" (dry run)" if client_dry_run else ""}\n')
+    if kept and inv.flags.get("wait") in (None, True, "true"):
+        # kubectl waits until the objects are gone (--wait=true, no --timeout): finalizers
+        # that nothing removes keep one, so it waits until it is killed
+        return CommandResult("".join(out) + "".join(errors) + FINALIZER_WAIT, 124, TIMEOUT)
     return CommandResult("".join(out) + "".join(errors), 1 if errors else 0,
                          ERROR if errors else OK)
 
