@@ -271,7 +271,9 @@ def run_ray(spec: EvalSpec, jobs: Iterable[Job], workers: int | None = None,
     can place at once (:func:`ray_capacity`): an actor that can never start would hold its
     queued episodes forever. An actor that dies, or whose agent call overruns
     ``agent_timeout`` seconds (the driver asks each busy actor how long its current agent
-    call has run), gives that episode an error record and is replaced. Every actor left
+    call has run; one that stops answering counts after 5 s more, a new one that has not
+    answered yet after :data:`ACTOR_START_SECONDS` more), gives that episode an error record
+    and is replaced. Every actor left
     is closed (its agents and envs) before it is killed."""
     ray = require("ray", "ray")
 
@@ -298,10 +300,17 @@ def run_ray(spec: EvalSpec, jobs: Iterable[Job], workers: int | None = None,
             ray.shutdown()
 
 
+#: how long a new actor may take to start (a Ray worker process, imports, its envs and
+#: agent) before its silence counts as an overrun agent; once it has answered, silence
+#: counts after ``agent_timeout`` + 5 s
+ACTOR_START_SECONDS = 60.0
+
+
 class _Actor:
     def __init__(self, actor_cls, spec: EvalSpec):
         self.actor = actor_cls.remote(spec.to_dict())
         self.job = self.ref = self.probe = None
+        self.alive = False  # it has answered once: it is up
         self.seen = 0.0  # when it last answered (or was given its job)
         self.given = 0.0  # when it was given its job
         self.age = 0.0  # how long its current agent call had run when it last answered
@@ -372,13 +381,14 @@ def _overran(ray, s: _Actor, agent_timeout: float) -> bool:
         if got:
             try:
                 age = ray.get(s.probe)
+                s.alive = True
             except ray.exceptions.RayError:
                 age = None  # it died: its run's reference says so
             s.probe, s.seen = None, now
             s.age = age or 0.0
             if age is not None and age > agent_timeout:
                 return True
-        elif now - s.seen > agent_timeout + 5.0:
+        elif now - s.seen > agent_timeout + (5.0 if s.alive else ACTOR_START_SECONDS):
             return True
     if s.probe is None:
         s.probe = s.actor.age.remote()

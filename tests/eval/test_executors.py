@@ -177,6 +177,49 @@ def test_workers_do_not_outlive_a_killed_grader(tmp_path):
     assert not [p for p in survivors if _running(p)]
 
 
+def test_a_new_ray_actor_that_is_slow_to_start_is_not_an_overrun_agent(monkeypatch):
+    """A replacement actor on a loaded machine may take longer than ``agent_timeout`` to
+    start (a worker process, imports, its envs): silence counts as a hung agent only once
+    the actor has answered, or after :data:`ACTOR_START_SECONDS`."""
+    from netarena_gym.eval import executors
+
+    class Ref:
+        def __init__(self, value=None, ready=False):
+            self.value, self.ready = value, ready
+
+    class FakeRay:
+        class exceptions:
+            RayError = RuntimeError
+
+        def wait(self, refs, timeout=None):
+            return [r for r in refs if r.ready], [r for r in refs if not r.ready]
+
+        def get(self, ref):
+            return ref.value
+
+    class Actor:
+        class age:
+            @staticmethod
+            def remote():
+                return Ref()  # never answered: the actor is still starting, or hung
+
+    clock = [1000.0]
+    monkeypatch.setattr(executors.time, "monotonic", lambda: clock[0])
+    s = executors._Actor.__new__(executors._Actor)
+    s.actor, s.job, s.ref, s.probe, s.alive, s.seen, s.given, s.age = (
+        Actor(), ("env", 1, 0), None, None, False, clock[0], clock[0], 0.0)
+    ray = FakeRay()
+    assert not executors._overran(ray, s, 2.0)  # asks its age
+    clock[0] += 2.0 + 5.0 + 1.0
+    assert not executors._overran(ray, s, 2.0)  # silent, but it never answered: starting
+    clock[0] += executors.ACTOR_START_SECONDS
+    assert executors._overran(ray, s, 2.0)
+    s.probe, s.alive, s.seen = Ref(None, ready=True), False, clock[0]
+    assert not executors._overran(ray, s, 2.0) and s.alive  # it answered: it is up
+    clock[0] += 2.0 + 5.0 + 1.0
+    assert executors._overran(ray, s, 2.0)  # up, then silent past agent_timeout + 5 s
+
+
 @pytest.mark.slow
 def test_ray_workers_one_is_one_actor_and_crashes_and_hangs_are_records(tmp_path):
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install -e \".[ray]\"")
