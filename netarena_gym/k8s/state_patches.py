@@ -239,7 +239,7 @@ def _additions(current, modified) -> dict:
                 out[k] = sub
         elif not isinstance(current, dict) or k not in current:
             out[k] = clone(v)
-        elif not _equal_json(cur, v):
+        elif not equal_json(cur, v):
             out[k] = clone(v)
     return out
 
@@ -264,16 +264,18 @@ def _merge_into(a: dict, b: dict) -> None:
             a[k] = v
 
 
-def _equal_json(a, b) -> bool:
+def equal_json(a, b) -> bool:
+    """Decoded JSON values equal as JSON: numbers by value (1 and 1.0), a bool only to a
+    bool."""
     if type(a) is not type(b):
         if isinstance(a, (int, float)) and isinstance(b, (int, float)) \
                 and not isinstance(a, bool) and not isinstance(b, bool):
             return a == b
         return False
     if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_equal_json(a[k], b[k]) for k in a)
+        return a.keys() == b.keys() and all(equal_json(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return len(a) == len(b) and all(_equal_json(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(equal_json(x, y) for x, y in zip(a, b))
     return a == b
 
 

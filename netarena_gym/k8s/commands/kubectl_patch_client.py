@@ -30,7 +30,7 @@ import re
 from netarena_gym.k8s.commands.go_json import go_quote, syntax_error
 from netarena_gym.k8s.commands.kubectl_patch_body import go_numbers, json_prefixed, load_json
 from netarena_gym.k8s.state import compact
-from netarena_gym.k8s.state_patches import clone
+from netarena_gym.k8s.state_patches import clone, equal_json
 from netarena_gym.k8s.state_strategic import StrategicError, StrategicPanic, strategic_merge_patch
 from netarena_gym.k8s.state_validation import json_kind
 
@@ -107,11 +107,15 @@ def same_object(a, b) -> bool:
 _BAD = object()
 
 
-def _json_or_none(text: str):
-    """``json.Unmarshal`` of the whole text: the value, or ``_BAD`` for a syntax error.
-    Text that went through kubectl's YAML pass holds integral floats as integers (the
-    simulator passes JSON through it unchanged)."""
-    if syntax_error(text) is not None:
+def _json_or_none(text: str, syntax_raises: bool = False):
+    """``json.Unmarshal`` of the whole text: the value, or ``_BAD`` for a syntax error
+    (``syntax_raises``: :class:`ClientPatchError` with Go's words). Text that went through
+    kubectl's YAML pass holds integral floats as integers (the simulator passes JSON
+    through it unchanged)."""
+    problem = syntax_error(text)
+    if problem is not None:
+        if syntax_raises:
+            raise ClientPatchError(problem)
         return _BAD
     try:
         value = load_json(text)
@@ -122,10 +126,7 @@ def _json_or_none(text: str):
 
 def _decode_patch(text: str) -> list:
     """``jsonpatch.DecodePatch``: an array of objects (null: no operations)."""
-    problem = syntax_error(text)
-    if problem is not None:
-        raise ClientPatchError(problem)
-    patch = _json_or_none(text)
+    patch = _json_or_none(text, syntax_raises=True)
     if patch is None:
         return []
     if not isinstance(patch, list):
@@ -353,7 +354,7 @@ def _test_op(doc, op):
                 raise ClientPatchError(_PANIC, 2)
             if op["value"] is None:
                 return doc
-    if "value" in op and _equal(value, op["value"]):
+    if "value" in op and equal_json(value, op["value"]):
         return doc
     raise _wrap(f"testing value {path} failed", "test failed")
 
@@ -365,20 +366,6 @@ def _copy_op(doc, op):
                            False)
     _wrapped("error while adding value during copy", _add, node, key, clone(value))
     return doc
-
-
-def _equal(a, b) -> bool:
-    """The ``test`` operation's comparison of decoded JSON (numbers by value)."""
-    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
-        return type(a) is type(b) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(_equal(v, b[k])
-                                                                    for k, v in a.items())
-    if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(map(_equal, a, b))
-    return type(a) is type(b) and a == b
 
 
 _OPS = {"add": _add_op, "remove": _remove_op, "replace": _replace_op, "move": _move_op,
