@@ -49,8 +49,11 @@ def _split(path) -> list[str]:
 def _index(tok: str, n: int, allow_end: bool) -> int:
     if tok == "-" and allow_end:
         return n
-    if not tok.isdigit() or (len(tok) > 1 and tok[0] == "0"):
+    # ASCII digits only: str.isdigit() also takes "²" and "٣", which int() refuses or reads
+    if not (tok.isascii() and tok.isdigit()) or (len(tok) > 1 and tok[0] == "0"):
         raise PatchFailed(f"invalid array index {tok!r}")
+    if len(tok) > 19:  # past any list (and int() refuses more than 4,300 digits)
+        raise PatchFailed("index out of range")
     i = int(tok)
     if i > n or (i == n and not allow_end):
         raise PatchFailed("index out of range")

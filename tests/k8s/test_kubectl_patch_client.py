@@ -277,3 +277,16 @@ def test_a_client_dry_run_prints_what_kubectl_made(sim):
     live = run(sim, "kubectl get netpol frontend -o yaml").output
     doc["metadata"]["name"] = "frontend"  # an existing object: the live one, as got
     assert run(sim, "kubectl apply --dry-run=client -f - -o yaml", json.dumps(doc)).output == live
+
+
+@pytest.mark.parametrize("index, says", [
+    ("9" * 5000, "value out of range"), ("0" * 5000 + "1", None), ("-" + "0" * 4999 + "2", None),
+    ("²", "invalid syntax"), ("٣", "invalid syntax")])
+def test_array_indexes_are_atoi_whatever_their_length(index, says):
+    doc = {"kind": "NetworkPolicy", "spec": {"ingress": [{}]}}
+    patch = json.dumps([{"op": "add", "path": f"/spec/ingress/{index}", "value": {"a": 1}}])
+    if says is None:
+        assert len(client_patch(doc, "json", patch)["spec"]["ingress"]) == 2
+    else:
+        with pytest.raises(ClientPatchError, match=says):
+            client_patch(doc, "json", patch)

@@ -46,3 +46,10 @@ def test_failed_patch_leaves_the_original_alone():
         json_patch(doc, [{"op": "remove", "path": "/spec/ingress/0/ports/0"},
                          {"op": "remove", "path": "/spec/nothing/here"}])
     assert doc == DOC
+
+
+@pytest.mark.parametrize("index", ["²", "٣", "9" * 5000, "01"])
+def test_an_array_index_is_ascii_digits_of_a_list_position(index):
+    """str.isdigit() takes "²" (int() then raised, crashing the step) and "٣" (read as 3)."""
+    with pytest.raises(PatchFailed):
+        json_patch(DOC, [{"op": "add", "path": f"/spec/ingress/{index}", "value": {}}])

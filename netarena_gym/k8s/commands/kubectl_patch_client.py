@@ -228,7 +228,9 @@ def _unescape(tok: str) -> str:
 def _atoi(key: str) -> int:
     if not _ATOI.match(key):
         raise ClientPatchError(f'strconv.Atoi: parsing "{go_quote(key)}": invalid syntax')
-    i = int(key)
+    digits = key.lstrip("+-").lstrip("0") or "0"  # int() takes at most 4,300 digits
+    i = int(digits) if len(digits) <= 19 else _INT64
+    i = -i if key[0] == "-" else i
     if not -_INT64 <= i < _INT64:
         raise ClientPatchError(f'strconv.Atoi: parsing "{go_quote(key)}": value out of range')
     return i
