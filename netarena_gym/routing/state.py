@@ -299,8 +299,8 @@ class Node:
         itf = self.interfaces[ifname]
         new = Address(ip, plen)
         for a in itf.addresses:
-            if a.ip == ip and a.plen == plen:
-                return "RTNETLINK answers: File exists"
+            if a.ip == ip and a.plen == plen:  # Linux 6.18 inet_rtm_newaddr's extack
+                return "Error: ipv4: Address already assigned."
         itf.addresses.append(new)
         if itf.up and not itf.is_secondary(new):
             self._add_connected(itf, new)
@@ -315,8 +315,8 @@ class Node:
             if a.ip == ip and (plen is None or a.plen == plen):
                 victim = a
                 break
-        if victim is None:
-            return "RTNETLINK answers: Cannot assign requested address"
+        if victim is None:  # Linux 6.18 inet_rtm_deladdr's extack
+            return "Error: ipv4: Address not found."
         removed = [victim]
         if not itf.is_secondary(victim):
             removed += [a for a in itf.addresses if a is not victim and a.same_subnet(victim)]

@@ -53,8 +53,8 @@ PINNED = {
     "routing-discrete/lean": "72397141cd8a3ceade0768355e2dc910f4d82a8cb3daad899290203aaa23777f",
     "routing-shaped-full/full": "d1ea01b8cd06a3f3795dd400c50aa8be5da4f87d40419629f8919a8d63047d40",
     "routing-shaped-full/lean": "d6fdda222fb044b4fd366d5a5ccc9c5e2ec071d7cbba5d842f13dfbfe8a9daf0",
-    "routing-text/full": "667f1f01e350fa8ca9f3051cda239987d5685db14239466c148eab3e80686fc4",
-    "routing-text/lean": "16a47e5f18ac61543bc5fe31cb4ed6634712e5ee5b282677546b8b3b3820abce",
+    "routing-text/full": "67c89f067de486fb79b5e9171b1e00e2b76ce377aefb6783c537d9c936c40ea0",
+    "routing-text/lean": "c979a6a093b9a2a9c2dd615c4793deacb8edfce5be78b5c10c5a362d4be46f92",
 }
 
 
