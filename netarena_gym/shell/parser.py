@@ -2,12 +2,20 @@
 
 Agents type shell command lines. We never hand them to a real shell: this module tokenises
 them (quotes, escapes, ``;`` ``&&`` ``||`` ``|``, newlines, comments and output
-redirects, as bash 5.2 reads them: a newline ends a command like ``;``, except on a blank
+redirects (``>``, ``>>``, ``1>``, ``2>/dev/null``, ``2>&1``), as bash 5.2 reads them: a newline ends a command like ``;``, except on a blank
 line or after ``|``, ``&&``, ``||``; backslash-newline joins lines), refuses what an
 operator task has no business doing (command substitution, variables, background jobs,
 subshells, input redirects), and runs the result through a task-supplied executor for each
 simple command. Both backends (simulator and real system) use the same parse and the same
 allow-list, so a command is refused or accepted identically on both.
+
+Standard output and standard error go where bash sends them. A program's result
+(:class:`CommandResult`) marks the parts of its text it wrote to stderr
+(:attr:`CommandResult.err`); :func:`run_command_line` then sends stdout down the pipe (or
+into the ``>`` file, through the executor's writer) and stderr to the terminal, drops it
+for ``2>/dev/null`` and merges it for ``2>&1`` (before a ``>``: into the pipe; after: into
+the file). A result that marks nothing is all stdout. The terminal shows, in order, each
+piped command's stderr as it ran, then the last command's output.
 """
 from __future__ import annotations
 
@@ -17,6 +25,7 @@ from typing import Callable
 __all__ = [
     "ShellSyntaxError", "SimpleCommand", "Pipeline", "CommandLine", "CommandResult",
     "parse_command_line", "run_command_line", "OK", "ERROR", "INVALID", "REFUSED", "TIMEOUT",
+    "Writer", "null_writer", "streams",
 ]
 
 # outcome kinds of one command (reward and info count them)
@@ -34,13 +43,61 @@ class ShellSyntaxError(ValueError):
 
 @dataclass(slots=True)
 class CommandResult:
+    """What one program (or a whole command line) printed, its exit status and outcome kind.
+
+    ``output`` is the text in the order the terminal shows it; ``err`` the ``(start, end)``
+    spans of it the program wrote to stderr (empty: all of it is stdout)."""
     output: str
     status: int = 0
     kind: str = OK
+    err: tuple[tuple[int, int], ...] = ()
 
     @staticmethod
     def worst(a: str, b: str) -> str:
         return a if _SEVERITY[a] >= _SEVERITY[b] else b
+
+    @classmethod
+    def stderr(cls, text: str, status: int = 1, kind: str = ERROR) -> "CommandResult":
+        """A result whose whole text went to stderr."""
+        return cls(text, status, kind, ((0, len(text)),) if text else ())
+
+    @classmethod
+    def joined(cls, parts, status: int = 0, kind: str = OK) -> "CommandResult":
+        """A result from ``(text, to_stderr)`` parts in the order they were written."""
+        out, err, at = [], [], 0
+        for text, to_err in parts:
+            if not text:
+                continue
+            if to_err:
+                if err and err[-1][1] == at:
+                    err[-1] = (err[-1][0], at + len(text))
+                else:
+                    err.append((at, at + len(text)))
+            out.append(text)
+            at += len(text)
+        return cls("".join(out), status, kind, tuple(err))
+
+    @classmethod
+    def by_line(cls, text: str, status: int, kind: str, on_stderr) -> "CommandResult":
+        """A result whose lines ``on_stderr(line)`` picks went to stderr, the rest to stdout."""
+        return cls.joined(((ln, on_stderr(ln)) for ln in text.splitlines(keepends=True)),
+                          status, kind)
+
+    def as_stderr(self) -> "CommandResult":
+        """This result with all of its text on stderr."""
+        return CommandResult.stderr(self.output, self.status, self.kind)
+
+    def split(self) -> tuple[str, str]:
+        """``(stdout, stderr)``: the text of each stream."""
+        if not self.err:
+            return self.output, ""
+        text, out, err, at = self.output, [], [], 0
+        for a, b in self.err:
+            out.append(text[at:a])
+            err.append(text[a:b])
+            at = b
+        out.append(text[at:])
+        return "".join(out), "".join(err)
 
 
 def refused(message: str) -> CommandResult:
@@ -51,8 +108,12 @@ def refused(message: str) -> CommandResult:
 @dataclass(slots=True)
 class SimpleCommand:
     argv: list[str]
-    redirect: tuple[str, str] | None = None  # (">" | ">>", path)
-    stderr: str | None = None  # None | "stdout" (2>&1) | "null" (2>/dev/null)
+    redirect: tuple[str, str] | None = None  # (">" | ">>", path): where stdout goes
+    # where stderr goes: None (the terminal), "null" (2>/dev/null), "stdout" (2>&1, with
+    # stdout: into the pipe, or after a ">" into its file), "channel" (2>&1 before a ">":
+    # into the pipe, or the terminal, where stdout went before it was redirected)
+    stderr: str | None = None
+    piped: bool = False  # its stdout feeds the next command of the pipeline
 
 
 @dataclass(slots=True)
@@ -126,16 +187,17 @@ def _tokenize(line: str) -> list[tuple[str, str]]:
                 toks.append(("op", "\n"))
             i += 1
             continue
-        if c == "2" and not have_word and line.startswith("2>", i):
-            if have_word:
-                toks.append(("w", "".join(buf)))
-                buf, have_word = [], False
+        if c in "12" and not have_word and line.startswith(">", i + 1):
             if line.startswith("2>&1", i):
                 toks.append(("op", "2>&1"))
                 i += 4
-            else:
+            elif c == "1":  # 1> and 1>> are > and >>
+                op = ">>" if line.startswith("1>>", i) else ">"
+                toks.append(("op", op))
+                i += 1 + len(op)
+            else:  # 2>> appends: the same as 2> for the only target allowed, /dev/null
                 toks.append(("op", "2>"))
-                i += 2
+                i += 3 if line.startswith("2>>", i) else 2
             continue
         op = None
         if c in ";&|><()":
@@ -206,6 +268,8 @@ def parse_command_line(line: str) -> CommandLine:
                 cur.stderr = "null"
             else:
                 cur.redirect = (text, target)
+                if cur.stderr == "stdout":  # 2>&1 first: stderr keeps stdout's old place
+                    cur.stderr = "channel"
             i += 2
             continue
         if text == "\n":
@@ -226,6 +290,7 @@ def parse_command_line(line: str) -> CommandLine:
         if cur is None or not cur.argv:
             raise ShellSyntaxError(f"bash: syntax error near unexpected token `{text}'")
         if text == "|":
+            cur.piped = True
             cur = None
             i += 1
             continue
@@ -242,12 +307,53 @@ def parse_command_line(line: str) -> CommandLine:
 
 
 Executor = Callable[[SimpleCommand, str], CommandResult]
+# writer(cmd, text): put ``text`` where ``cmd.redirect`` names, as bash's ``>``/``>>`` do;
+# its result's stdout part stays on the command's stdout (``/dev/stdout``), the rest
+# (bash's error message, ``/dev/stderr``) goes to the terminal. ``text=None``: only open
+# the target, before the command runs (bash's open: a failure means it does not run)
+Writer = Callable[[SimpleCommand, str], CommandResult]
 
 
-def run_command_line(cl: CommandLine, execute: Executor) -> CommandResult:
-    """Run a parsed command line: ``execute(cmd, stdin)`` runs one simple command.
-    Output of every pipeline is concatenated like a terminal shows it; the status is the
-    last pipeline's; ``kind`` is the worst outcome seen."""
+def null_writer(cmd: SimpleCommand, text: str) -> CommandResult:
+    """The writer of a task whose allow-list lets only ``/dev/null`` be a target."""
+    if cmd.redirect[1] != "/dev/null":
+        from netarena_gym.errors import NetArenaError
+        raise NetArenaError(f"no writer for {cmd.redirect[1]!r}: the allow-list should refuse it")
+    return CommandResult("")
+
+
+def streams(cmd: SimpleCommand, res: CommandResult, write: Writer) -> tuple[str, str, CommandResult | None]:
+    """Where ``res`` goes after ``cmd``'s redirections: ``(text on its stdout channel, text
+    for the terminal, the writer's result or None)``. The stdout channel is the pipe, or
+    the terminal for the last command of a pipeline."""
+    err = cmd.stderr
+    if not res.err or err in ("stdout", "channel") and cmd.redirect is None:
+        out, errtext = res.output, ""  # one stream (2>&1, or nothing on stderr)
+    else:
+        out, errtext = res.split()
+    if err == "null":
+        errtext = ""
+    if cmd.redirect is None:
+        if err is None and not cmd.piped:  # both on the terminal, in the order written
+            return res.output, "", None
+        return out, errtext, None
+    wrote = write(cmd, res.output if err == "stdout" else out)
+    channel, message = wrote.split()
+    if err == "channel":
+        channel += errtext
+    elif err is None:
+        message = errtext + message
+    return channel, message, wrote
+
+
+def run_command_line(cl: CommandLine, execute: Executor,
+                     write: Writer = null_writer) -> CommandResult:
+    """Run a parsed command line: ``execute(cmd, stdin)`` runs one simple command,
+    ``write`` puts a ``>`` redirect's text in its file (see :data:`Writer`). Standard
+    output and error go as the module docstring says; the status is the last pipeline's
+    (a failed redirect: 1; a target that cannot be opened: the command is not run, as in
+    bash); ``kind`` is the worst outcome seen. Refusals and timeouts
+    (ours, not the program's) are shown whatever the redirections, and stop the line."""
     out: list[str] = []
     status = 0
     worst = OK
@@ -258,12 +364,25 @@ def run_command_line(cl: CommandLine, execute: Executor) -> CommandResult:
             continue
         data = ""
         res = CommandResult("", 0)
-        for k, cmd in enumerate(pipe.commands):
+        for cmd in pipe.commands:
+            if cmd.redirect is not None:
+                opened = write(cmd, None)
+                if opened.status != 0:  # bash could not open the target: no command runs
+                    out.append(opened.output)
+                    worst = CommandResult.worst(worst, opened.kind)
+                    res, data = opened, ""
+                    continue
             res = execute(cmd, data)
             worst = CommandResult.worst(worst, res.kind)
-            data = res.output
             if res.kind in (REFUSED, TIMEOUT):
+                data = res.output
                 break
+            data, shown, wrote = streams(cmd, res, write)
+            if shown:
+                out.append(shown)
+            if wrote is not None and wrote.status != 0:
+                res = CommandResult(res.output, wrote.status, CommandResult.worst(res.kind, wrote.kind))
+                worst = CommandResult.worst(worst, wrote.kind)
         out.append(data)
         status = res.status
         if worst in (REFUSED, TIMEOUT):

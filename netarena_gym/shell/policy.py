@@ -16,7 +16,7 @@ from collections.abc import Callable
 from netarena_gym.shell.filters import FILTER_NAMES, operand_refusal, run_filter
 from netarena_gym.shell.parser import (
     INVALID, TIMEOUT, CommandLine, CommandResult, Executor, ShellSyntaxError, SimpleCommand,
-    parse_command_line, refused, run_command_line)
+    Writer, null_writer, parse_command_line, refused, run_command_line)
 
 __all__ = ["STEP_TIMEOUT", "LineBudget", "ParseCache", "Policy", "check_command_line",
            "filter_position_refusal", "line_budget_seconds", "parse", "refused",
@@ -77,14 +77,17 @@ class ParseCache:
         return hit
 
 
-def run_pipeline(cl: CommandLine, execute: Executor) -> CommandResult:
-    """Run ``cl``: text filters in-process on the output piped into them, every other simple
-    command through the task's ``execute(cmd, stdin)``."""
+def run_pipeline(cl: CommandLine, execute: Executor, write: Writer = null_writer) -> CommandResult:
+    """Run ``cl``: text filters in-process on the output piped into them (a filter that
+    fails printed only its error, on stderr), every other simple command through the
+    task's ``execute(cmd, stdin)``; ``>`` redirects through ``write``
+    (:data:`~netarena_gym.shell.parser.Writer`)."""
     def one(cmd: SimpleCommand, data: str) -> CommandResult:
         if cmd.argv[0] in FILTER_NAMES:
-            return run_filter(cmd.argv, data)
+            res = run_filter(cmd.argv, data)
+            return res.as_stderr() if res.status != 0 else res
         return execute(cmd, data)
-    return run_command_line(cl, one)
+    return run_command_line(cl, one, write)
 
 
 def line_budget_seconds(step_timeout: float | None, command_timeout: float) -> float:

@@ -84,3 +84,22 @@ def test_plans_only_what_they_can_answer():
                     P + "'[]' --dry-run=server", "kubectl patch pod frontend --type=json -p '[]'"):
         assert executor.plan(command, "", "default") is None
     assert executor.plan(P + "'[]'", "stdin", "default") is None
+
+
+def test_a_failed_kubectl_prints_on_stderr_on_both_backends():
+    """What 2>/dev/null drops and a pipe does not carry; ``> /dev/null`` hides stdout only."""
+    env = K8sPolicyEnv(level=1, interface="text")
+    env.reset(seed=0)
+    b = env.backend
+
+    def run(command):
+        r = _full(b, command)
+        return r.output, r.status, r.kind
+    missing = ('Error from server (NotFound): networkpolicies.networking.k8s.io "nosuch" '
+               'not found\n')
+    assert run("kubectl get networkpolicy nosuch") == (missing, 1, "error")
+    assert run("kubectl get networkpolicy nosuch 2>/dev/null") == ("", 1, "error")
+    assert run("kubectl get networkpolicy nosuch | grep -c x") == (missing + "0\n", 1, "error")
+    assert run("kubectl get networkpolicy nosuch 2>&1 | grep -c NotFound") == ("1\n", 0, "error")
+    assert run("kubectl get networkpolicies > /dev/null") == ("", 0, "ok")
+    assert run("kubectl get networkpolicy nosuch > /dev/null") == (missing, 1, "error")

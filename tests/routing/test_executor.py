@@ -87,3 +87,63 @@ def test_both_lines_of_a_two_line_command_run():
     res = b.run({"machine": "r0", "command": "ip -br addr show r0-eth1\nip link set r0-eth3 up"})
     assert (res.status, res.output) == (0, "r0-eth1@if100    UP             192.168.1.1/24 \n")
     assert "UP" in b.run({"machine": "r0", "command": "ip -br link show r0-eth3"}).output
+
+
+# ------------------------------------------------ stdout and stderr, as Mininet shows them
+# (Linux 6.18 namespaces; the same lines on both backends: test_mininet_streams.py)
+STREAMS = [  # (command on r0 of THREE, output)
+    ("traceroute -n -q 1 -w 1 -m 2 192.168.1.100 >/dev/null", ""),  # its header is stdout
+    ("traceroute -s 1.2.3.4 -n -q1 -w1 -m2 192.168.1.100 >/dev/null",
+     "\nbind: Cannot assign requested address\n"),
+    ("traceroute -s 1.2.3.4 -n -q1 -w1 -m2 192.168.1.100 | head -n 100",
+     "\nbind: Cannot assign requested address\n"
+     "traceroute to 192.168.1.100 (192.168.1.100), 2 hops max, 60 byte packets\n"),
+    ("sysctl net.ipv4.ip_forward net.bogus 2>/dev/null", "net.ipv4.ip_forward = 1\n"),
+    ("sysctl net.ipv4.ip_forward net.bogus >/dev/null",
+     "sysctl: cannot stat /proc/sys/net/bogus: No such file or directory\n"),
+    ("ping -c 1 -W 1 10.9.9.9 2>/dev/null", ""),
+    ("ping -c 1 -W 1 10.9.9.9 | wc -l", "ping: connect: Network is unreachable\n0\n"),
+    ("route -z 2>/dev/null | head -n 1",
+     "Usage: route [-nNvee] [-FC] [<AF>]           List kernel routing tables\n"),
+    ("tc qdisc help 2>/dev/null", ""),
+    ("iptables -h 2>/dev/null | head -n 1", "iptables v1.8.9 (nf_tables)\n"),
+    ("ip route show dev eth9 | grep -c .", 'Cannot find device "eth9"\n0\n'),
+    ("ip addr show nosuch 2>&1 | wc -l", "1\n"),
+    ("ip addr show nosuch 2>&1 >/dev/null | wc -l", "1\n"),
+    ("ip addr show nosuch >/dev/null 2>&1", ""),
+    ("nosuch 2>/dev/null", ""),
+]
+
+
+@pytest.mark.parametrize("command,output", STREAMS)
+def test_stdout_and_stderr_go_where_bash_sends_them(command, output):
+    from .conftest import THREE
+    b = SimBackend()
+    b.apply(scenario([], THREE))
+    assert b.run({"machine": "r0", "command": command}).output == output
+
+
+@pytest.mark.parametrize("command", ["ping", "ping -x", "route -z", "tc qdisc help",
+                                     "ip link set r0-eth1 bogus", "sysctl -x", "cat -x"])
+def test_the_kind_and_status_do_not_depend_on_the_redirections(command):
+    from .conftest import THREE
+    b = SimBackend()
+    b.apply(scenario([], THREE))
+    plain = b.run({"machine": "r0", "command": command})
+    for suffix in (" 2>/dev/null", " >/dev/null", " | head -n 1", " 2>&1 | head -n 1"):
+        r = b.run({"machine": "r0", "command": command + suffix})
+        assert r.kind == plain.kind and plain.kind in ("invalid", "error")
+        assert r.status == (plain.status if "|" not in suffix else 0)
+
+
+def test_a_redirect_target_is_opened_first_and_a_failed_command_still_shows_its_error():
+    from .conftest import THREE
+    b = SimBackend()
+    b.apply(scenario([], THREE))
+    r = b.run({"machine": "r0", "command": "ip route show dev eth9 > /proc/sys/net/ipv4/ip_forward"})
+    assert (r.output, r.status) == ('Cannot find device "eth9"\n', 1)
+    assert b.run({"machine": "r0", "command": "cat /proc/sys/net/ipv4/ip_forward"}).output == "1\n"
+    # bash cannot open the target: the command does not run
+    r = b.run({"machine": "r0", "command": "ip link set r0-eth1 down > /proc/sys/net/ipv4/nope"})
+    assert (r.output, r.status) == ("bash: /proc/sys/net/ipv4/nope: No such file or directory\n", 1)
+    assert "state UP" in b.run({"machine": "r0", "command": "ip link show r0-eth1"}).output

@@ -115,3 +115,108 @@ def test_newline_syntax_errors_use_bash_wording(line, msg):
     with pytest.raises(ShellSyntaxError, match=msg.replace("|", "\\|")):
         parse_command_line(line)
 
+
+
+# ------------------------------------------------------------------- stdout and stderr
+def _tool(cmd, stdin):
+    """``say OUT ERR``: prints OUT on stdout, then ERR on stderr, then OUT again; ``up``
+    upper-cases its stdin; ``bad``: a failure whose text is all stderr."""
+    if cmd.argv[0] == "up":
+        return CommandResult(stdin.upper(), 0, OK)
+    if cmd.argv[0] == "bad":
+        return CommandResult.stderr("bad: no such thing\n", 2, ERROR)
+    out, err = cmd.argv[1], cmd.argv[2]
+    return CommandResult.joined([(out + "\n", False), (err + "\n", True), (out + "\n", False)])
+
+
+def run(line, write=None):
+    written = []
+
+    def writer(cmd, text):
+        if text is None:  # bash opens the target before the command runs
+            if cmd.redirect[1] == "/nofile":
+                return CommandResult.stderr("bash: /nofile: No such file or directory\n")
+            return CommandResult("")
+        written.append((cmd.redirect, text))
+        if cmd.redirect[1] == "/full":
+            return CommandResult.stderr(f"bash: {cmd.argv[0]}: write error: No space left on device\n")
+        return CommandResult("")
+    r = run_command_line(parse_command_line(line), _tool, write or writer)
+    return r.output, r.status, written
+
+
+def test_results_mark_what_went_to_stderr():
+    r = _tool(parse_command_line("say a E").items[0][1].commands[0], "")
+    assert r.output == "a\nE\na\n" and r.err == ((2, 4),)
+    assert r.split() == ("a\na\n", "E\n")
+    assert CommandResult("x\n").split() == ("x\n", "")
+    assert CommandResult.by_line("ok 1\nping: oops\nok 2\n", 0, OK,
+                                 lambda ln: ln.startswith("ping:")).split() == ("ok 1\nok 2\n", "ping: oops\n")
+    assert CommandResult("x\n", 1, ERROR).as_stderr().split() == ("", "x\n")
+
+
+def test_the_terminal_shows_both_streams_in_the_order_written():
+    assert run("say a E")[0] == "a\nE\na\n"
+
+
+def test_2_to_dev_null_drops_stderr_only():
+    assert run("say a E 2>/dev/null")[0] == "a\na\n"
+    assert run("say a E 2>>/dev/null")[0] == "a\na\n"
+    assert run("bad 2>/dev/null") == ("", 2, [])  # the status stays the program's
+
+
+def test_a_pipe_carries_stdout_and_stderr_reaches_the_terminal_first():
+    assert run("say a E | up")[0] == "E\nA\nA\n"
+    assert run("bad | up")[0] == "bad: no such thing\n"
+    assert run("say a E 2>&1 | up")[0] == "A\nE\nA\n"
+    assert run("say a E 2>/dev/null | up")[0] == "A\nA\n"
+
+
+def test_a_file_redirect_takes_stdout_and_2_to_1_follows_its_place_in_the_line():
+    out, status, written = run("say a E > /proc/sys/x")
+    assert out == "E\n" and written == [((">", "/proc/sys/x"), "a\na\n")]
+    out, _, written = run("say a E 1>> /proc/sys/x")
+    assert out == "E\n" and written == [((">>", "/proc/sys/x"), "a\na\n")]
+    out, _, written = run("say a E > /proc/sys/x 2>&1")  # both into the file
+    assert out == "" and written[0][1] == "a\nE\na\n"
+    out, _, written = run("say a E 2>&1 > /proc/sys/x | up")  # stderr where stdout was: the pipe
+    assert out == "E\n" and written[0][1] == "a\na\n"
+    out, _, written = run("say a E 2>&1 > /proc/sys/x")
+    assert out == "E\n"
+
+
+def test_a_redirect_writes_even_when_the_program_fails_and_its_failure_sets_the_status():
+    out, status, written = run("bad > /proc/sys/x")
+    assert (out, status, written) == ("bad: no such thing\n", 2, [((">", "/proc/sys/x"), "")])
+    out, status, _ = run("say a E > /full")
+    assert (out, status) == ("E\nbash: say: write error: No space left on device\n", 1)
+
+
+def test_a_target_that_cannot_be_opened_means_the_command_does_not_run():
+    ran = []
+
+    def ex(cmd, stdin):
+        ran.append(cmd.argv[0])
+        return _tool(cmd, stdin)
+    r = run_command_line(parse_command_line("say a E > /nofile; say b F 2>/dev/null"), ex,
+                         lambda cmd, text: CommandResult.stderr("bash: /nofile: No such file or "
+                                                                "directory\n") if text is None
+                         else CommandResult(""))
+    assert r.output == "bash: /nofile: No such file or directory\nb\nb\n" and ran == ["say"]
+    assert run("say a E > /nofile && say b F") == ("bash: /nofile: No such file or directory\n", 1, [])
+
+
+def test_1_and_2_redirect_only_at_the_start_of_a_word():
+    cmd = parse_command_line("echo x1>/dev/null").items[0][1].commands[0]
+    assert cmd.argv == ["echo", "x1"] and cmd.redirect == (">", "/dev/null")
+    cmd = parse_command_line("echo 1 1>/dev/null").items[0][1].commands[0]
+    assert cmd.argv == ["echo", "1"] and cmd.redirect == (">", "/dev/null")
+    cmd = parse_command_line("ip a | grep x").items[0][1].commands
+    assert cmd[0].piped and not cmd[1].piped
+
+
+def test_without_a_writer_only_dev_null_is_a_target():
+    from netarena_gym.errors import NetArenaError
+    assert run_command_line(parse_command_line("say a E > /dev/null"), _tool).output == "E\n"
+    with pytest.raises(NetArenaError):
+        run_command_line(parse_command_line("say a E > /proc/sys/x"), _tool)

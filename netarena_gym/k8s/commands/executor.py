@@ -1,12 +1,14 @@
 """Runs one agent command line against a kubectl implementation: shell parse (the shared
 strict parser, cached), the allow-list, then each simple command: ``kubectl`` to the
 backend's runner, text filters in-process (:func:`netarena_gym.shell.policy.run_pipeline`).
-Shared by both backends."""
+Shared by both backends. A kubectl that failed printed its text on stderr (what
+``2>/dev/null`` drops and a pipe does not carry), on both backends alike; kubectl's
+warnings beside a success (``Warning: ...``) are taken for stdout on both."""
 from __future__ import annotations
 
 from typing import Callable
 
-from netarena_gym.shell.parser import INVALID, CommandResult
+from netarena_gym.shell.parser import INVALID, REFUSED, TIMEOUT, CommandResult
 from netarena_gym.shell.policy import ParseCache, parse as parse_line, refused, run_pipeline
 from netarena_gym.k8s.commands.allowlist import DEFAULT_VERBS, apply_refusal, check_command_line
 from netarena_gym.k8s.commands.cmdline import UsageError, parse
@@ -41,13 +43,15 @@ def run(command: str, stdin: str, namespace: str, kubectl: KubectlRunner,
                 parse(cmd.argv[1:])
             except UsageError as e:
                 verb = next((a for a in cmd.argv[1:] if not a.startswith("-")), "")
-                return CommandResult(f"error: {e}\nSee 'kubectl {verb + ' ' if verb else ''}--help' "
-                                     "for usage.\n", 1, INVALID)
+                return CommandResult.stderr(f"error: {e}\nSee 'kubectl {verb + ' ' if verb else ''}"
+                                            "--help' for usage.\n", 1, INVALID)
             res = kubectl(list(cmd.argv), feed)
         else:  # the allow-list lets nothing else through
-            return CommandResult(f"bash: {prog}: command not found\n", 127, INVALID)
-        if cmd.stderr == "null" and res.status != 0:
-            return CommandResult("", res.status, res.kind)
+            return CommandResult.stderr(f"bash: {prog}: command not found\n", 127, INVALID)
+        # a failed kubectl's text is taken for stderr on both backends alike (what
+        # 2>/dev/null drops, a pipe does not carry); a warning beside a success is not
+        if res.status != 0 and res.kind not in (REFUSED, TIMEOUT):
+            return res.as_stderr()
         return res
 
     return run_pipeline(cl, one)

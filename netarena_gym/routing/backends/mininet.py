@@ -420,7 +420,8 @@ class MininetBackend:
             return early
         pid = self._pids[machine]
         budget = LineBudget(self.step_timeout, self.command_timeout)
-        return run_pipeline(cl, lambda cmd, data: self._one(pid, cmd, budget))
+        return run_pipeline(cl, lambda cmd, data: self._one(pid, cmd, budget),
+                            lambda cmd, text: self._redirect(pid, cmd, text))
 
     def _one(self, pid: int, cmd, budget: LineBudget) -> CommandResult:
         """One allow-listed simple command (not a filter) in the node's sandbox, within
@@ -435,34 +436,39 @@ class MininetBackend:
             return not_found(prog)
         else:
             limit = budget.limit()
+            # stdout and stderr are read apart only where they go apart (the order in which
+            # a tool mixed them is kept where both reach the terminal); stderr is read even
+            # for 2>/dev/null, since the result's kind depends on the whole text
+            apart = cmd.stderr in ("null", "channel") or (cmd.stderr is None and (
+                cmd.piped or cmd.redirect is not None))
             try:
-                p = nodeexec.run_argv(pid, list(cmd.argv), limit,
-                                      drop_stderr=cmd.stderr == "null")
+                p = nodeexec.run_argv(pid, list(cmd.argv), limit, merge_stderr=not apart)
             except subprocess.TimeoutExpired as e:
                 out = e.stdout or b""
                 return budget.timed_out(limit, out.decode(errors="replace")
                                         if isinstance(out, bytes) else out)
-            res = CommandResult(p.stdout or "", p.returncode,
-                                classify(prog, p.returncode, p.stdout or ""))
-        if cmd.redirect is None or res.status != 0:
-            return res
-        return self._redirect(pid, cmd, res)
+            out, err = p.stdout or "", (p.stderr or "") if apart else ""
+            # read together, stderr (unbuffered) comes first: the kind reads it so
+            text = err + out
+            res = CommandResult(text, p.returncode, classify(prog, p.returncode, text),
+                                ((0, len(err)),) if err else ())
+        return res
 
-    def _redirect(self, pid: int, cmd, res: CommandResult) -> CommandResult:
-        """``cmd > PATH``: the resolved, allow-listed path written in the node's sandbox,
-        with bash's messages."""
+    def _redirect(self, pid: int, cmd, text: str | None) -> CommandResult:
+        """``cmd > PATH``: ``text`` written to the resolved, allow-listed path in the node's
+        sandbox, with bash's messages (on stderr); None: only opened, as bash does first."""
         path = redirect_target(cmd.redirect[1])
         if path == "/dev/null":
             return CommandResult("")
-        err = nodeexec.write_file(pid, path, res.output, cmd.redirect[0] == ">>")
+        err = nodeexec.write_file(pid, path, text or "", cmd.redirect[0] == ">>")
         if err is None:
             return CommandResult("")
         what, code = err
         if what == "open":
-            return CommandResult(f"bash: {path}: {nodeexec.strerror(code)}\n", 1, ERROR)
+            return CommandResult.stderr(f"bash: {path}: {nodeexec.strerror(code)}\n", 1, ERROR)
         prog = cmd.argv[0]
         who = f"bash: {prog}" if prog in ("echo", "printf") else prog
-        return CommandResult(f"{who}: write error: {nodeexec.strerror(code)}\n", 1, ERROR)
+        return CommandResult.stderr(f"{who}: write error: {nodeexec.strerror(code)}\n", 1, ERROR)
 
     def _fresh_neighbours(self) -> None:
         """Forget every neighbour entry before probing, so the probe sees the network's

@@ -21,6 +21,14 @@ sysctl, iputils 20221126 ping):
   ``Error: Invalid prefsrc address.``, ``Cannot find device``, ``Bad rule``).
 
 Messages of the simulator itself (``netarena: ...``) keep the kind their handler gave.
+
+Which text a tool wrote to stderr (:attr:`~netarena_gym.shell.parser.CommandResult.err`,
+what ``2>/dev/null`` drops and a pipe does not carry): ``ping``, ``traceroute``,
+``sysctl``, ``cat`` and ``route``'s usage mark it themselves (their output mixes both
+streams); every other tool here prints nothing on stdout when it fails
+(:data:`STDERR_WHEN_FAILED`; ``tc``'s usage too, :data:`USAGE_ON_STDERR`), so :func:`classified` puts such a result on stderr whole.
+The kind is read from the whole text, whatever the command line's redirections.
+Pinned against the same tools on Mininet (``tests/routing/test_mininet_streams.py``).
 """
 from __future__ import annotations
 
@@ -35,7 +43,8 @@ from netarena_gym.routing.state import Network
 
 log = logging.getLogger(__name__)
 
-__all__ = ["USAGE_MARKERS", "classified", "classify", "not_found", "precheck", "refused", "run"]
+__all__ = ["STDERR_WHEN_FAILED", "USAGE_MARKERS", "classified", "classify", "not_found",
+           "precheck", "refused", "run"]
 
 
 def _parse_and_check(command: str):
@@ -61,6 +70,12 @@ USAGE_MARKERS = (
     "need host name", "invalid regex", "Unknown command", "unknown command",
     "Argument list too long", "option requires", "Illegal", "illegal",
     "requires arguments", "Not enough information", "Host name lookup failure")
+# tools whose failures and usage complaints are all on stderr, and nothing on stdout
+STDERR_WHEN_FAILED = frozenset({"ip", "ifconfig", "route", "arp", "iptables", "iptables-save",
+                                "tc", "echo"})
+# ... and those whose usage text is on stderr even when they exit 0 (``tc qdisc help``;
+# ``iptables -h`` prints its help on stdout)
+USAGE_ON_STDERR = frozenset({"tc"})
 # exit statuses that report an answer, not a failure: ping's 1 is "no reply"
 ANSWER_STATUSES = {"ping": frozenset({1})}
 
@@ -85,16 +100,20 @@ def classify(prog: str, status: int, output: str) -> str:
 
 def classified(prog: str, res: CommandResult) -> CommandResult:
     """``res`` with the kind :func:`classify` gives (the simulator's own messages, refusals
-    and timeouts unchanged)."""
+    and timeouts unchanged), on stderr whole where ``prog`` failed or complained and is
+    one of :data:`STDERR_WHEN_FAILED`."""
     if res.kind in (REFUSED, TIMEOUT) or res.output.startswith("netarena:"):
         return res
     kind = classify(prog, res.status, res.output)
-    return res if kind == res.kind else CommandResult(res.output, res.status, kind)
+    if (prog in STDERR_WHEN_FAILED and not res.err
+            and (res.status != 0 or kind == INVALID and prog in USAGE_ON_STDERR)):
+        return CommandResult.stderr(res.output, res.status, kind)
+    return res if kind == res.kind else CommandResult(res.output, res.status, kind, res.err)
 
 
 def not_found(prog: str) -> CommandResult:
     """What bash prints for a program that is not installed (every backend)."""
-    return CommandResult(f"bash: {prog}: command not found\n", 127, INVALID)
+    return CommandResult.stderr(f"bash: {prog}: command not found\n", 127, INVALID)
 
 
 def precheck(machines, switches, machine: str, command: str):
@@ -121,15 +140,14 @@ def run(net: Network, switches, machine: str, command: str, timeout_s: float,
         if handler is None:
             return not_found(cmd.argv[0])
         try:
-            res = classified(cmd.argv[0], handler(ctx, list(cmd.argv), stdin))
+            return classified(cmd.argv[0], handler(ctx, list(cmd.argv), stdin))
         except Exception:  # a simulator bug must never crash an episode
             log.exception("simulator error running %r on %s", cmd.argv, machine)
             return CommandResult(f"netarena: simulator error running {cmd.argv[0]}\n", 1, ERROR)
-        if cmd.redirect is not None and res.status == 0:
-            from netarena_gym.routing.commands.files import write_redirect
-            w = write_redirect(ctx, redirect_target(cmd.redirect[1]), res.output,
-                               cmd.redirect[0] == ">>", prog=cmd.argv[0])
-            return CommandResult(w.output, w.status, CommandResult.worst(res.kind, w.kind))
-        return res
 
-    return run_pipeline(cl, one)
+    def write(cmd, text: str) -> CommandResult:
+        from netarena_gym.routing.commands.files import write_redirect
+        return write_redirect(ctx, redirect_target(cmd.redirect[1]), text,
+                              cmd.redirect[0] == ">>", prog=cmd.argv[0])
+
+    return run_pipeline(cl, one, write)

@@ -16,7 +16,7 @@ only their pipe (:mod:`netarena_gym.shell.filters`).
 from __future__ import annotations
 
 from netarena_gym.core.ipv4 import int_to_ip, mask_of
-from netarena_gym.shell.parser import ERROR, INVALID, CommandResult
+from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.routing import neigh
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.sysctl import proc_status, read_proc, write_proc
@@ -88,16 +88,20 @@ def read_path(ctx: CommandContext, path: str) -> tuple[str | None, str | None]:
     return None, "No such file or directory"
 
 
-def write_redirect(ctx: CommandContext, path: str, data: str, append: bool,
+def write_redirect(ctx: CommandContext, path: str, data: str | None, append: bool,
                    prog: str = "echo") -> CommandResult:
-    """Where ``prog ... > path`` (or ``>>``) puts ``data``."""
+    """Where ``prog ... > path`` (or ``>>``) puts ``data`` (None: bash's open of ``path``
+    before ``prog`` runs, which writes nothing; an empty write changes nothing either)."""
     if path == "/dev/null":
         return CommandResult("")
-    if path in ("/dev/stdout", "/dev/stderr", "/dev/tty"):
-        return CommandResult(data)
+    if path == "/dev/stdout":
+        return CommandResult(data or "")
+    if path in ("/dev/stderr", "/dev/tty"):  # past the pipe, to the terminal
+        return CommandResult.stderr(data or "", 0, OK)
     if path.startswith("/proc/sys/"):
-        return write_proc(ctx.node, path, data, prog)
-    return CommandResult(f"bash: {path}: Permission denied\n", 1, ERROR)
+        res = write_proc(ctx.node, path, data or "", prog)
+        return res.as_stderr() if res.status != 0 else res
+    return CommandResult.stderr(f"bash: {path}: Permission denied\n", 1, ERROR)
 
 
 def _cat_format(text: str, number: bool, ends: bool, tabs: bool, line_no: int) -> tuple[str, int]:
@@ -132,27 +136,27 @@ def cat_cmd(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
             ends |= a in ("--show-ends", "--show-all")
             tabs |= a in ("--show-tabs", "--show-all")
         elif a.startswith("--"):
-            return CommandResult(f"cat: unrecognized option '{a}'\n"
+            return CommandResult.stderr(f"cat: unrecognized option '{a}'\n"
                                  "Try 'cat --help' for more information.\n", 1, INVALID)
         else:
             for c in a[1:]:
                 if c not in "nETAu":
-                    return CommandResult(f"cat: invalid option -- '{c}'\n"
+                    return CommandResult.stderr(f"cat: invalid option -- '{c}'\n"
                                          "Try 'cat --help' for more information.\n", 1, INVALID)
                 number |= c == "n"
                 ends |= c in "EA"
                 tabs |= c in "TA"
-    out: list[str] = []
+    out: list[tuple[str, bool]] = []  # (text, on stderr)
     status, line_no = 0, 0
     for p in paths or ["-"]:
         text, why = (stdin, None) if p == "-" else read_path(ctx, p)
         if text is None:
-            out.append(f"cat: {p}: {why}\n")
+            out.append((f"cat: {p}: {why}\n", True))
             status = 1
             continue
         text, line_no = _cat_format(text, number, ends, tabs, line_no)
-        out.append(text)
-    return CommandResult("".join(out), status, ERROR if status else "ok")
+        out.append((text, False))
+    return CommandResult.joined(out, status, ERROR if status else OK)
 
 
 def _unescape(text: str) -> tuple[str, bool]:

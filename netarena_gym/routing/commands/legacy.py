@@ -248,16 +248,22 @@ def _route_options(args: list[str]) -> tuple[bool, CommandResult | None]:
             if ch == "n":
                 numeric = True
             elif ch in "h":
-                return numeric, CommandResult(ROUTE_USAGE_PIPED, 0, INVALID)
+                return numeric, _route_usage("")
             elif ch == "V":
                 return numeric, CommandResult("net-tools 2.10\n", 5, OK)
             elif ch in "eCN6":
                 return numeric, CommandResult(f"netarena: route -{ch} is not supported by the "
                                               "simulator\n", 1, INVALID)
             elif ch not in "vF4":
-                return numeric, CommandResult(
-                    f"route: invalid option -- '{ch}'\n{ROUTE_USAGE_PIPED}", 0, INVALID)
+                return numeric, _route_usage(f"route: invalid option -- '{ch}'\n")
     return numeric, None
+
+
+def _route_usage(complaint: str) -> CommandResult:
+    """net-tools' ``route -h`` (exit 0): the complaint and the address families on stderr,
+    the usage on stdout (so, when both are read through one pipe, stderr first)."""
+    return CommandResult.joined([(complaint + _ROUTE_AF_LIST, True),
+                                 (ROUTE_USAGE_PIPED[len(_ROUTE_AF_LIST):], False)], 0, INVALID)
 
 
 @register("route")

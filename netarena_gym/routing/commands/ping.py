@@ -49,6 +49,19 @@ from netarena_gym.routing.grader import (ICMP_ERROR_MAX, PingOutcome, echo, send
                                          walk)
 
 
+def _ping_stderr(line: str) -> bool:
+    """iputils prints every complaint through ``error()``, as ``ping: ...``, on stderr; the
+    header, replies, ICMP errors received and statistics go to stdout."""
+    return line.startswith("ping: ")
+
+
+def _stderr_unless_ok(text: str, status: int, kind: str) -> CommandResult:
+    """A command-line parse's answer: on stderr when it failed (the usage, a bad value);
+    ``-V``/``--help`` (exit 0) print on stdout."""
+    return (CommandResult.stderr(text, status, kind) if status != 0
+            else CommandResult(text, status, kind))
+
+
 def timed_out(lines: list[str], timeout_s: float) -> CommandResult:
     lines = lines + [f"netarena: command timed out after {timeout_s:g} s (killed)"]
     return CommandResult("\n".join(lines) + "\n", 124, TIMEOUT)
@@ -65,7 +78,12 @@ EMSGSIZE_MAX_DATA = 65527
 def ping(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
     opts, text, status = parse_ping(argv)
     if opts is None:
-        return CommandResult(text, status, INVALID if status == 2 else ERROR)
+        return _stderr_unless_ok(text, status, INVALID if status == 2 else ERROR)
+    res = _ping(ctx, opts)
+    return CommandResult.by_line(res.output, res.status, res.kind, _ping_stderr)
+
+
+def _ping(ctx: CommandContext, opts: PingArgs) -> CommandResult:
     pre = "".join(f"{w}\n" for w in opts.warnings)
     hosts = []
     for host in opts.hosts:
@@ -230,8 +248,10 @@ def _resolve(host: str) -> str | None:
 
 def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
     opts, text, status = parse_traceroute(argv, _resolve)
-    if opts is None:
-        return CommandResult(text, status, INVALID if "Usage:" in text else ERROR)
+    if opts is None:  # the usage goes to stderr, even where it exits 0 (no host given)
+        kind = INVALID if "Usage:" in text else ERROR
+        return CommandResult.stderr(text, status, kind) if kind == INVALID else \
+            _stderr_unless_ok(text, status, kind)
     target, max_hops, queries, wait, icmp = (opts.host, opts.max_hops, opts.queries,
                                              opts.wait, opts.icmp)
     numeric, size = opts.numeric, opts.packetlen
@@ -284,13 +304,22 @@ def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
             return timed_out(lines, ctx.timeout_s)
         if done:
             break
-    return CommandResult("\n".join(lines) + "\n", 0, OK)
+    return _traceroute_streams(lines, "", 0, OK)
 
 
 def _after_header(lines: list[str], error: str) -> CommandResult:
     """traceroute's socket failing after ``lines`` were printed (none: before the header):
     its ``error()`` starts a line of its own, exit 1."""
-    return CommandResult("\n".join(lines) + f"\n{error}\n", 1, ERROR)
+    return _traceroute_streams(lines, error, 1, ERROR)
+
+
+def _traceroute_streams(lines: list[str], error: str, status: int, kind: str) -> CommandResult:
+    """traceroute 2.1.2 prints its header and hops on stdout, each line's newline when the
+    next starts; its ``error()`` prints a newline, then the message, on stderr."""
+    text = "\n".join(lines)
+    if not error:
+        return CommandResult(text + "\n", status, kind)
+    return CommandResult.joined([(text, False), (f"\n{error}\n", True)], status, kind)
 
 
 def _origin_src(ctx: CommandContext, dst: int, oif: str | None = None) -> int:

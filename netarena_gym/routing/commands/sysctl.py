@@ -302,6 +302,16 @@ def _load(args: list[str]) -> CommandResult:
 
 @register("sysctl")
 def sysctl_cmd(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
+    """procps prints values on stdout, and its complaints (``sysctl: ...``, the usage
+    after a bad command line) on stderr."""
+    res = _sysctl(ctx, argv)
+    if res.kind == INVALID:
+        return res.as_stderr()
+    return CommandResult.by_line(res.output, res.status, res.kind,
+                                 lambda ln: ln.startswith("sysctl: "))
+
+
+def _sysctl(ctx: CommandContext, argv: list[str]) -> CommandResult:
     node = ctx.node
     try:
         flags, args, pattern = _parse_opts(argv)
