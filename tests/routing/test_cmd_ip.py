@@ -529,7 +529,7 @@ def test_objects_and_options(net):
     fails(net, "r0", "ip -x addr", 'Option "-x" is unknown, try "ip -help".\n', 255, INVALID)
     assert ok(net, "r0", "ip -s -4 -c=never route") == R0_ROUTES
     assert ok(net, "r0", "ip -color=always r") == ok(net, "r0", "ip -c -s -4 route") != R0_ROUTES
-    assert ok(net, "r0", "ip -V") == "ip utility, iproute2-6.1.0, libbpf 1.1.0\n"
+    assert ok(net, "r0", "ip -V") == "ip utility, iproute2-6.1.0, libbpf 1.1.2\n"
     res = run(net, "r0", "ip")
     assert res.output.startswith("Usage: ip [ OPTIONS ] OBJECT { COMMAND | help }\n")
     assert (res.status, res.kind) == (255, INVALID)

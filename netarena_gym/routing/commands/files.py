@@ -20,6 +20,7 @@ from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.routing import neigh
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.sysctl import proc_status, read_proc, write_proc
+from netarena_gym.routing.commands.tool_help import CAT_HELP, CAT_VERSION
 from netarena_gym.routing.state import MAIN
 
 __all__ = ["cat_cmd", "echo_cmd", "proc_net_arp", "proc_net_route", "read_path",
@@ -135,6 +136,8 @@ def cat_cmd(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
             number |= a == "--number"
             ends |= a in ("--show-ends", "--show-all")
             tabs |= a in ("--show-tabs", "--show-all")
+        elif a in ("--help", "--version"):
+            return CommandResult(CAT_HELP if a == "--help" else CAT_VERSION)
         elif a.startswith("--"):
             return CommandResult.stderr(f"cat: unrecognized option '{a}'\n"
                                  "Try 'cat --help' for more information.\n", 1, INVALID)

@@ -17,6 +17,8 @@ from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.ip_addr import (
     AddrMeta, addr_meta, broadcast_of, kernel_order, label_of, set_addr_meta)
 from netarena_gym.routing.commands.ip_common import parse_inet
+from netarena_gym.routing.commands.tool_help import (IFCONFIG_HELP_ERR, IFCONFIG_HELP_OUT,
+                                                     IFCONFIG_USAGE, IFCONFIG_VERSION)
 from netarena_gym.routing.state import Address, Interface, Node, natural_key
 
 __all__ = ["ifconfig_command", "format_interface"]
@@ -24,14 +26,7 @@ __all__ = ["ifconfig_command", "format_interface"]
 _IFF_NAMES = ((0x1, "UP"), (0x2, "BROADCAST"), (0x8, "LOOPBACK"), (0x40, "RUNNING"),
               (0x80, "NOARP"), (0x100, "PROMISC"), (0x1000, "MULTICAST"))
 _HELP = "ifconfig: `--help' gives usage information.\n"
-_USAGE = ("Usage:\n  ifconfig [-a] [-v] [-s] <interface> [[<AF>] <address>]\n"
-          "  [add <address>[/<prefixlen>]]\n  [del <address>[/<prefixlen>]]\n"
-          "  [[-]broadcast [<address>]]  [[-]pointopoint [<address>]]\n"
-          "  [netmask <address>]  [dstaddr <address>]  [tunnel <address>]\n"
-          "  [outfill <NN>] [keepalive <NN>]\n  [hw <HW> <address>]  [mtu <NN>]\n"
-          "  [[-]trailers]  [[-]arp]  [[-]allmulti]\n  [multicast]  [[-]promisc]\n"
-          "  [mem_start <NN>]  [io_addr <NN>]  [irq <NN>]  [media <type>]\n"
-          "  [txqueuelen <NN>]\n  [[-]dynamic]\n  [up|down] ...\n")
+_USAGE = IFCONFIG_USAGE  # after a command-line error: all of it on stderr, exit 3
 
 
 # ------------------------------------------------------------------------------ display
@@ -282,9 +277,10 @@ def ifconfig_command(ctx: CommandContext, argv: list[str], stdin: str) -> Comman
         elif opt == "-v":
             pass
         elif opt in ("-V", "-version", "--version"):
-            return CommandResult("net-tools 2.10\n", 5, OK)
-        elif opt in ("-?", "-h", "-help", "--help"):
-            return CommandResult(_USAGE, 4, INVALID)
+            return CommandResult(IFCONFIG_VERSION, 0, OK)
+        elif opt in ("-?", "-h", "-help", "--help"):  # the lists on stderr, read first
+            return CommandResult.joined([(IFCONFIG_HELP_ERR, True), (IFCONFIG_HELP_OUT, False)],
+                                        0, INVALID)
         elif opt == "-s":
             return CommandResult("netarena: ifconfig -s is not supported by the simulator\n",
                                  1, INVALID)

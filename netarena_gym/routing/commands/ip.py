@@ -25,7 +25,7 @@ from netarena_gym.routing.state import Node
 
 __all__ = ["ip_command"]
 
-VERSION = "ip utility, iproute2-6.1.0, libbpf 1.1.0\n"
+VERSION = "ip utility, iproute2-6.1.0, libbpf 1.1.2\n"
 
 IP_USAGE = (
     "Usage: ip [ OPTIONS ] OBJECT { COMMAND | help }\n"

@@ -34,6 +34,7 @@ from netarena_gym.routing.commands.iptables_format import (
     HELP, SAVE_DATE, chain_order, chain_refs, echo_rule, empty_table, format_rule_spec, icmp_help,
     list_chains, list_rules, save_table)
 from netarena_gym.routing.commands.iptables_match import icmp_spec, verdict
+from netarena_gym.routing.commands.tool_help import IPTABLES_SAVE_VERSION
 from netarena_gym.routing.state import BUILTIN_CHAINS, Iptables, IptRule
 
 __all__ = ["SAVE_DATE", "format_rule_spec", "icmp_spec", "iptables_cmd", "iptables_save_cmd",
@@ -298,6 +299,8 @@ def iptables_save_cmd(ctx: CommandContext, argv: list[str], stdin: str) -> Comma
         arg = argv[i]
         if arg in ("-c", "--counters"):
             counters = True
+        elif arg in ("-V", "--version"):
+            return CommandResult(IPTABLES_SAVE_VERSION)
         elif arg in ("-t", "--table") and i + 1 < len(argv):
             table, i = argv[i + 1], i + 1
         elif arg.startswith(("--table=", "-t")) and len(arg) > 2:

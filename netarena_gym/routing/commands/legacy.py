@@ -23,6 +23,8 @@ from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.ip_common import IpExit
 from netarena_gym.routing.commands.ip_route import table_routes
 from netarena_gym.routing.commands.ip_route_mod import RouteReq, build_route, delete, insert
+from netarena_gym.routing.commands.tool_help import (ARP_HELP_ERR, ARP_HELP_OUT, ARP_VERSION,
+                                                     ROUTE_VERSION)
 from netarena_gym.routing import neigh
 from netarena_gym.routing.state import MAIN, NeighEntry, Node, Route
 
@@ -250,7 +252,7 @@ def _route_options(args: list[str]) -> tuple[bool, CommandResult | None]:
             elif ch in "h":
                 return numeric, _route_usage("")
             elif ch == "V":
-                return numeric, CommandResult("net-tools 2.10\n", 5, OK)
+                return numeric, CommandResult(ROUTE_VERSION, 0, OK)
             elif ch in "eCN6":
                 return numeric, CommandResult(f"netarena: route -{ch} is not supported by the "
                                               "simulator\n", 1, INVALID)
@@ -349,6 +351,14 @@ def _arp_delete(ctx: CommandContext, args: list[str]) -> CommandResult:
     return CommandResult(f"SIOCDARP(dontpub): {why}\n", 255, ERROR)
 
 
+def _arp_help(ch: str) -> CommandResult:
+    """``arp -V`` (stdout) or ``arp -h`` (the usage on stdout, the hardware types on stderr,
+    read first), exit 0."""
+    if ch == "V":
+        return CommandResult(ARP_VERSION, 0, OK)
+    return CommandResult.joined([(ARP_HELP_ERR, True), (ARP_HELP_OUT, False)], 0, INVALID)
+
+
 @register("arp")
 def arp_command(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
     args = argv[1:]
@@ -369,12 +379,18 @@ def arp_command(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResu
         elif a in ("-s", "-f", "--set", "--file"):
             return CommandResult(f"netarena: arp {a} is not supported by the simulator\n", 1,
                                  INVALID)
+        elif a in ("--help", "--version"):
+            return _arp_help("V" if a == "--version" else "h")
         elif a.startswith("--") and a not in ("--numeric", "--verbose", "--use-device"):
             return CommandResult(f"arp: unrecognized option '{a}'\n" + _ARP_USAGE, 3, INVALID)
         elif a.startswith("-") and len(a) > 1:
             for ch in a[1:]:
                 if ch == "a":
                     bsd = True
+                elif ch in "hV":
+                    return _arp_help(ch)
+                elif ch == "?":  # in net-tools' option string: the usage alone, exit 3
+                    return CommandResult(_ARP_USAGE, 3, INVALID)
                 elif ch not in "nevD":
                     return CommandResult(f"arp: invalid option -- '{ch}'\n" + _ARP_USAGE, 3,
                                          INVALID)

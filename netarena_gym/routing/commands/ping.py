@@ -248,10 +248,8 @@ def _resolve(host: str) -> str | None:
 
 def _traceroute(ctx: CommandContext, argv: list[str]) -> CommandResult:
     opts, text, status = parse_traceroute(argv, _resolve)
-    if opts is None:  # the usage goes to stderr, even where it exits 0 (no host given)
-        kind = INVALID if "Usage:" in text else ERROR
-        return CommandResult.stderr(text, status, kind) if kind == INVALID else \
-            _stderr_unless_ok(text, status, kind)
+    if opts is None:  # all on stderr, even what exits 0 (the usage, the version)
+        return CommandResult.stderr(text, status, INVALID if "Usage:" in text else ERROR)
     target, max_hops, queries, wait, icmp = (opts.host, opts.max_hops, opts.queries,
                                              opts.wait, opts.icmp)
     numeric, size = opts.numeric, opts.packetlen

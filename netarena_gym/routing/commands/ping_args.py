@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 
+from netarena_gym.routing.commands.tool_help import PING_VERSION
 from netarena_gym.routing.grader import MAX_TTL
 
 __all__ = ["PingArgs", "parse_ping", "PING_USAGE"]
@@ -205,6 +206,10 @@ def parse_ping(argv: list[str]) -> tuple[PingArgs | None, str, int]:
                 _apply(opts, flag, val)
             elif a == "-q":
                 opts.quiet = True
+            elif a == "-V":  # printed on stdout, exit 0
+                raise _Exit(PING_VERSION.rstrip("\n"), 0)
+            elif a == "-h":  # the usage alone, on stderr, exit 2
+                raise _Exit(PING_USAGE.rstrip("\n"), 2)
             elif a in _IGNORED:
                 pass
             elif a.startswith("-") and len(a) > 1:

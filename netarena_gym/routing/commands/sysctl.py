@@ -318,7 +318,7 @@ def _sysctl(ctx: CommandContext, argv: list[str]) -> CommandResult:
     except _Usage as e:
         return CommandResult(str(e) + _USAGE, 0, INVALID)
     if "h" in flags:
-        return CommandResult(_USAGE.lstrip("\n"))
+        return CommandResult(_USAGE)  # on stdout, from its leading empty line
     if "V" in flags:
         return CommandResult("sysctl from procps-ng 4.0.2\n")
     if "p" in flags:

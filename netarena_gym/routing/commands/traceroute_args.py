@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import re
 
+from netarena_gym.routing.commands.tool_help import TRACEROUTE_VERSION
+
 __all__ = ["TraceArgs", "parse_traceroute", "TRACEROUTE_USAGE"]
 
 MAX_HOPS = 255
@@ -133,6 +135,8 @@ def _take(opts: TraceArgs, name: str, short: str, value: str, argc: int, resolve
 
 def _long(opts: TraceArgs, word: str, argc: int, resolve) -> None:
     name, eq, value = word[2:].partition("=")
+    if name in ("help", "version"):  # printed on stderr, exit 0
+        raise _Exit((TRACEROUTE_USAGE if name == "help" else TRACEROUTE_VERSION).rstrip("\n"), 0)
     short = _LONG.get(name)
     if short is None:
         raise _Exit(f"Bad option `{word}' (argc {argc})")
@@ -177,6 +181,8 @@ def parse_traceroute(argv: list[str], resolve) -> tuple[TraceArgs | None, str, i
                 while k < len(word):
                     short = word[k]
                     spec = _OPTIONS.get(short)
+                    if short == "V":
+                        raise _Exit(TRACEROUTE_VERSION.rstrip("\n"), 0)
                     if spec is None:
                         raise _Exit(f"Bad option `-{short}' (argc {i})")
                     if spec[1] is None:
