@@ -23,8 +23,8 @@ from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.ip_common import IpExit
 from netarena_gym.routing.commands.ip_route import table_routes
 from netarena_gym.routing.commands.ip_route_mod import RouteReq, build_route, delete, insert
-from netarena_gym.routing.commands.tool_help import (ARP_HELP_ERR, ARP_HELP_OUT, ARP_VERSION,
-                                                     ROUTE_VERSION)
+from netarena_gym.routing.commands.tool_help import (ARP_HELP_ERR, ARP_HELP_OUT, ARP_USAGE,
+                                                     ARP_VERSION, ROUTE_VERSION)
 from netarena_gym.routing import neigh
 from netarena_gym.routing.state import MAIN, NeighEntry, Node, Route
 
@@ -288,32 +288,7 @@ def route_command(ctx: CommandContext, argv: list[str], stdin: str) -> CommandRe
 
 # ------------------------------------------------------------------------------- arp
 # net-tools 2.10 arp: the usage text after a command-line complaint (exit 3)
-_ARP_USAGE = (
-    'Usage:\n'
-    '  arp [-vn]  [<HW>] [-i <if>] [-a] [<hostname>]             <-Display ARP cache\n'
-    '  arp [-v]          [-i <if>] -d  <host> [pub]               <-Delete ARP entry\n'
-    '  arp [-vnD] [<HW>] [-i <if>] -f  [<filename>]            <-Add entry from file\n'
-    '  arp [-v]   [<HW>] [-i <if>] -s  <host> <hwaddr> [temp]            <-Add entry\n'
-    "  arp [-v]   [<HW>] [-i <if>] -Ds <host> <if> [netmask <nm>] pub          <-''-\n"
-    '\n'
-    '        -a                       display (all) hosts in alternative (BSD) style\n'
-    '        -e                       display (all) hosts in default (Linux) style\n'
-    '        -s, --set                set a new ARP entry\n'
-    '        -d, --delete             delete a specified entry\n'
-    '        -v, --verbose            be verbose\n'
-    "        -n, --numeric            don't resolve names\n"
-    '        -i, --device             specify network interface (e.g. eth0)\n'
-    '        -D, --use-device         read <hwaddr> from given device\n'
-    '        -A, -p, --protocol       specify protocol family\n'
-    '        -f, --file               read new entries from file or from /etc/ethers\n'
-    '\n'
-    "  <HW>=Use '-H <hw>' to specify hardware address type. Default: ether\n"
-    '  List of possible hardware types (which support ARP):\n'
-    '    ash (Ash) ether (Ethernet) ax25 (AMPR AX.25) \n'
-    '    netrom (AMPR NET/ROM) rose (AMPR ROSE) arcnet (ARCnet) \n'
-    '    dlci (Frame Relay DLCI) fddi (Fiber Distributed Data Interface) hippi (HIPPI) \n'
-    '    irda (IrLAP) x25 (generic X.25) eui64 (Generic EUI-64) \n'
-)
+_ARP_USAGE = ARP_USAGE
 
 _ARP_HEADER = "Address                  HWtype  HWaddress           Flags Mask            Iface\n"
 

@@ -2,10 +2,12 @@
 host: iputils 20221126, traceroute 2.1.2, net-tools 2.10, iptables 1.8.9, GNU coreutils
 9.1 cat). ``*_OUT`` went to stdout, ``*_ERR`` to stderr; net-tools prints its lists of
 hardware types and address families on stderr, beside a usage on stdout (``--help``) or
-inside one on stderr (a command-line error: :data:`IFCONFIG_USAGE`). Pinned by
-``tests/routing/test_cmd_ifconfig_legacy.py`` and ``tests/routing/test_ping_args.py``."""
+inside one on stderr (a command-line error: :data:`IFCONFIG_USAGE`, :data:`ARP_USAGE`), so
+those are put together from their parts. Pinned by ``tests/routing/test_tool_help.py``."""
 
-__all__ = ['PING_VERSION', 'TRACEROUTE_VERSION', 'IFCONFIG_HELP_OUT', 'IFCONFIG_HELP_ERR', 'IFCONFIG_USAGE', 'IFCONFIG_VERSION', 'ROUTE_VERSION', 'ARP_HELP_OUT', 'ARP_HELP_ERR', 'ARP_VERSION', 'IPTABLES_SAVE_VERSION', 'CAT_HELP', 'CAT_VERSION']
+__all__ = ["ARP_HELP_ERR", "ARP_HELP_OUT", "ARP_USAGE", "ARP_VERSION", "CAT_HELP", "CAT_VERSION",
+           "IFCONFIG_HELP_ERR", "IFCONFIG_HELP_OUT", "IFCONFIG_USAGE", "IFCONFIG_VERSION",
+           "IPTABLES_SAVE_VERSION", "PING_VERSION", "ROUTE_VERSION", "TRACEROUTE_VERSION"]
 
 PING_VERSION = (
     'ping from iputils 20221126\n'
@@ -17,7 +19,8 @@ TRACEROUTE_VERSION = (
     'Copyright (c) 2016  Dmitry Butskoy,   License: GPL v2 or any later\n'
 )
 
-IFCONFIG_HELP_OUT = (
+# net-tools ifconfig's usage: its head, the hardware types, the address families
+_IFCONFIG_HEAD = (
     'Usage:\n'
     '  ifconfig [-a] [-v] [-s] <interface> [[<AF>] <address>]\n'
     '  [add <address>[/<prefixlen>]]\n'
@@ -36,11 +39,9 @@ IFCONFIG_HELP_OUT = (
     '\n'
     '  <HW>=Hardware Type.\n'
     '  List of possible hardware types:\n'
-    '  <AF>=Address family. Default: inet\n'
-    '  List of possible address families:\n'
 )
 
-IFCONFIG_HELP_ERR = (
+_IFCONFIG_HW = (
     '    loop (Local Loopback) slip (Serial Line IP) cslip (VJ Serial Line IP) \n'
     '    slip6 (6-bit Serial Line IP) cslip6 (VJ 6-bit Serial Line IP) adaptive (Adaptive Serial Line IP) \n'
     '    ash (Ash) ether (Ethernet) ax25 (AMPR AX.25) \n'
@@ -50,47 +51,21 @@ IFCONFIG_HELP_ERR = (
     '    sit (IPv6-in-IPv4) fddi (Fiber Distributed Data Interface) hippi (HIPPI) \n'
     '    irda (IrLAP) ec (Econet) x25 (generic X.25) \n'
     '    eui64 (Generic EUI-64) \n'
+)
+
+_IFCONFIG_AF_HEAD = '  <AF>=Address family. Default: inet\n  List of possible address families:\n'
+_IFCONFIG_AF = (
     '    unix (UNIX Domain) inet (DARPA Internet) inet6 (IPv6) \n'
     '    ax25 (AMPR AX.25) netrom (AMPR NET/ROM) rose (AMPR ROSE) \n'
     '    ipx (Novell IPX) ddp (Appletalk DDP) ec (Econet) \n'
     '    ash (Ash) x25 (CCITT X.25) \n'
 )
 
-IFCONFIG_USAGE = (
-    'Usage:\n'
-    '  ifconfig [-a] [-v] [-s] <interface> [[<AF>] <address>]\n'
-    '  [add <address>[/<prefixlen>]]\n'
-    '  [del <address>[/<prefixlen>]]\n'
-    '  [[-]broadcast [<address>]]  [[-]pointopoint [<address>]]\n'
-    '  [netmask <address>]  [dstaddr <address>]  [tunnel <address>]\n'
-    '  [outfill <NN>] [keepalive <NN>]\n'
-    '  [hw <HW> <address>]  [mtu <NN>]\n'
-    '  [[-]trailers]  [[-]arp]  [[-]allmulti]\n'
-    '  [multicast]  [[-]promisc]\n'
-    '  [mem_start <NN>]  [io_addr <NN>]  [irq <NN>]  [media <type>]\n'
-    '  [txqueuelen <NN>]\n'
-    '  [name <newname>]\n'
-    '  [[-]dynamic]\n'
-    '  [up|down] ...\n'
-    '\n'
-    '  <HW>=Hardware Type.\n'
-    '  List of possible hardware types:\n'
-    '    loop (Local Loopback) slip (Serial Line IP) cslip (VJ Serial Line IP) \n'
-    '    slip6 (6-bit Serial Line IP) cslip6 (VJ 6-bit Serial Line IP) adaptive (Adaptive Serial Line IP) \n'
-    '    ash (Ash) ether (Ethernet) ax25 (AMPR AX.25) \n'
-    '    netrom (AMPR NET/ROM) rose (AMPR ROSE) tunnel (IPIP Tunnel) \n'
-    '    ppp (Point-to-Point Protocol) hdlc ((Cisco)-HDLC) lapb (LAPB) \n'
-    '    arcnet (ARCnet) dlci (Frame Relay DLCI) frad (Frame Relay Access Device) \n'
-    '    sit (IPv6-in-IPv4) fddi (Fiber Distributed Data Interface) hippi (HIPPI) \n'
-    '    irda (IrLAP) ec (Econet) x25 (generic X.25) \n'
-    '    eui64 (Generic EUI-64) \n'
-    '  <AF>=Address family. Default: inet\n'
-    '  List of possible address families:\n'
-    '    unix (UNIX Domain) inet (DARPA Internet) inet6 (IPv6) \n'
-    '    ax25 (AMPR AX.25) netrom (AMPR NET/ROM) rose (AMPR ROSE) \n'
-    '    ipx (Novell IPX) ddp (Appletalk DDP) ec (Econet) \n'
-    '    ash (Ash) x25 (CCITT X.25) \n'
-)
+# --help: the usage on stdout, the lists on stderr
+IFCONFIG_HELP_OUT = _IFCONFIG_HEAD + _IFCONFIG_AF_HEAD
+IFCONFIG_HELP_ERR = _IFCONFIG_HW + _IFCONFIG_AF
+# after a command-line error: all of it, the lists in place, on stderr
+IFCONFIG_USAGE = _IFCONFIG_HEAD + _IFCONFIG_HW + _IFCONFIG_AF_HEAD + _IFCONFIG_AF
 
 IFCONFIG_VERSION = (
     'net-tools 2.10\n'
@@ -182,3 +157,6 @@ CAT_VERSION = (
     '\n'
     'Written by Torbjorn Granlund and Richard M. Stallman.\n'
 )
+
+# the usage after a command-line error (exit 3): all of it on stderr
+ARP_USAGE = ARP_HELP_OUT + ARP_HELP_ERR
