@@ -13,9 +13,13 @@ refused with a note that the simulator lacks them.
 Non-contiguous dotted masks are refused as invalid masks. Only the filter table holds rules:
 listing ``nat``/``mangle``/``raw``/``security`` shows their empty built-in chains, and writing
 to them fails with ``table 'nat' does not exist`` (exit 3). Renaming a built-in chain is refused.
-``iptables-save`` prints the filter table only when it differs from the pristine state (nft
-creates the table on first write) and uses the fixed date :data:`SAVE_DATE`, which the
-differential harness normalises. A negated ICMP type is stored as ``icmp_type="!8"``.
+``iptables-save`` prints the filter table, which every node has with its three built-in
+chains, as on the Mininet backend, whose baseline makes them (``iptables-restore``) before
+every episode. (A new Linux namespace has no table until a write makes it, and makes
+built-in chains one by one: there ``iptables-save`` prints nothing and ``-D FORWARD 1``
+says ``No chain/target/match by that name``; the simulator follows the backend it is
+compared with.) It uses the fixed date :data:`SAVE_DATE`, which the differential harness
+normalises. A negated ICMP type is stored as ``icmp_type="!8"``.
 
 The family: this module runs the commands on the node's filter table; argv parsing is in
 :mod:`~netarena_gym.routing.commands.iptables_args`, ICMP types, rule matching and
@@ -144,6 +148,8 @@ def _exec(ipt: Iptables, a: Args, cmd: str) -> tuple[str, bool]:
         changed = False
         if "Z" in a.cmds:
             changed = _zero(ipt, chains, None)
+            if verbose:  # after the listing, as -Z -v alone says it
+                out += "".join(f"Zeroing chain `{ch}'\n" for ch in chains)
         return out, changed
     if cmd in ("A", "I", "R"):
         rules = _need_chain(ipt, c)
@@ -287,11 +293,6 @@ def iptables_cmd(ctx: CommandContext, argv: list[str], stdin: str) -> CommandRes
     return CommandResult(out)
 
 
-def _is_pristine(ipt: Iptables) -> bool:
-    return (all(p == "ACCEPT" for p in ipt.policies.values()) and set(ipt.chains) <= set(
-        BUILTIN_CHAINS) and not any(ipt.chains.values()))
-
-
 @register("iptables-save", "iptables-nft-save")
 def iptables_save_cmd(ctx: CommandContext, argv: list[str], stdin: str) -> CommandResult:
     counters, table, i = False, None, 1
@@ -318,6 +319,4 @@ def iptables_save_cmd(ctx: CommandContext, argv: list[str], stdin: str) -> Comma
         empty = {c: "ACCEPT" for c in _TABLES[table]}
         return CommandResult(save_table(table, Iptables(policies=empty, chains={
             c: [] for c in empty}), list(empty), counters))
-    if _is_pristine(ipt):
-        return CommandResult("")
     return CommandResult(save_table("filter", ipt, chain_order(ipt), counters))

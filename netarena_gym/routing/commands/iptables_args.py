@@ -198,7 +198,8 @@ def _apply(a: Args, opt: str, arg, inv: bool, argv, i: int, has_arg) -> int:
             check_chain_name(arg)
         if arg is None and opt in "LSFZX" and has_arg():
             arg, i = argv[i], i + 1
-        a.chain = arg
+        if arg is not None or opt not in "LSZ":  # -L CHAIN -Z: one chain, listed and zeroed
+            a.chain = arg
         nxt = argv[i] if i < len(argv) and argv[i][:1] not in ("-", "!") else None
         if nxt is not None and (opt in "RI" or (opt in "DLSZ" and arg is not None)):
             a.rulenum, i = _rulenum(nxt), i + 1
@@ -352,4 +353,6 @@ def post_check(a: Args) -> str:
             raise param_error(f"Can't use -i with {a.chain}\n")
         if "o" in a.opts and a.chain in ("INPUT", "PREROUTING"):
             raise param_error(f"Can't use -o with {a.chain}\n")
+    if len(keys) > 1:  # -Z with -L or -S, in either order: a listing that zeroes
+        return next(k for k in keys if k in ("L", "S"))
     return keys[0]
