@@ -103,3 +103,22 @@ def test_a_failed_kubectl_prints_on_stderr_on_both_backends():
     assert run("kubectl get networkpolicy nosuch 2>&1 | grep -c NotFound") == ("1\n", 0, "error")
     assert run("kubectl get networkpolicies > /dev/null") == ("", 0, "ok")
     assert run("kubectl get networkpolicy nosuch > /dev/null") == (missing, 1, "error")
+
+
+def test_beside_a_success_kubectl_warns_and_finds_nothing_on_stderr():
+    """kubectl 1.32 against kube-apiserver 1.20 (compared through both backends): ``get``'s
+    ``No resources found`` and the short-name warning are stderr, ``delete``'s is stdout."""
+    env = K8sPolicyEnv(level=1, interface="text")
+    env.reset(seed=0)
+    b = env.backend
+
+    def run(command):
+        return _full(b, command).output
+    none = "No resources found in default namespace.\n"
+    warn = 'Warning: short name "ev" could also match lower priority resource events.events.k8s.io\n'
+    assert run("kubectl get pods -l app=zzz | wc -l") == none + "0\n"
+    assert run("kubectl get pods -l app=zzz 2>/dev/null") == ""
+    assert run("kubectl get ev > /dev/null") == warn + none
+    assert run("kubectl get ev 2>/dev/null | wc -l") == "0\n"
+    assert run("kubectl delete networkpolicy -l app=zzz 2>/dev/null") == "No resources found\n"
+    assert run("kubectl get networkpolicy | wc -l") == "13\n"

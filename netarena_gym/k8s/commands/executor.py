@@ -2,8 +2,9 @@
 strict parser, cached), the allow-list, then each simple command: ``kubectl`` to the
 backend's runner, text filters in-process (:func:`netarena_gym.shell.policy.run_pipeline`).
 Shared by both backends. A kubectl that failed printed its text on stderr (what
-``2>/dev/null`` drops and a pipe does not carry), on both backends alike; kubectl's
-warnings beside a success (``Warning: ...``) are taken for stdout on both."""
+``2>/dev/null`` drops and a pipe does not carry), on both backends alike; beside a success,
+its ``Warning: ...`` lines and ``get``'s ``No resources found ...`` are stderr too, the
+rest stdout (:func:`kubectl_streams`)."""
 from __future__ import annotations
 
 from typing import Callable
@@ -17,7 +18,7 @@ from netarena_gym.k8s.commands.kubectl import JsonPatchPlan, plan_json_patch
 KubectlRunner = Callable[[list, str], CommandResult]
 _PARSED = ParseCache(parse_line, 4096)  # command line -> (parsed, early result), read-only
 
-__all__ = ["KubectlRunner", "plan", "refused", "run"]
+__all__ = ["KubectlRunner", "kubectl_streams", "plan", "refused", "run"]
 
 
 def run(command: str, stdin: str, namespace: str, kubectl: KubectlRunner,
@@ -40,7 +41,7 @@ def run(command: str, stdin: str, namespace: str, kubectl: KubectlRunner,
             feed = "" if fed[0] else stdin
             fed[0] = True
             try:  # both backends answer usage errors from the same parser
-                parse(cmd.argv[1:])
+                verb = parse(cmd.argv[1:]).verb
             except UsageError as e:
                 verb = next((a for a in cmd.argv[1:] if not a.startswith("-")), "")
                 return CommandResult.stderr(f"error: {e}\nSee 'kubectl {verb + ' ' if verb else ''}"
@@ -48,13 +49,24 @@ def run(command: str, stdin: str, namespace: str, kubectl: KubectlRunner,
             res = kubectl(list(cmd.argv), feed)
         else:  # the allow-list lets nothing else through
             return CommandResult.stderr(f"bash: {prog}: command not found\n", 127, INVALID)
-        # a failed kubectl's text is taken for stderr on both backends alike (what
-        # 2>/dev/null drops, a pipe does not carry); a warning beside a success is not
-        if res.status != 0 and res.kind not in (REFUSED, TIMEOUT):
-            return res.as_stderr()
-        return res
+        return kubectl_streams(res, verb)
 
     return run_pipeline(cl, one)
+
+
+def kubectl_streams(res: CommandResult, verb: str | None) -> CommandResult:
+    """``res`` with kubectl's stderr marked, by one rule on both backends: all of a failed
+    kubectl's text; beside a success, its ``Warning: ...`` lines and ``get``'s ``No
+    resources found ...`` (so ``kubectl get networkpolicy | wc -l`` counts 0 lines where
+    there are none; ``delete``'s ``No resources found`` is stdout), as kubectl 1.32 prints
+    them."""
+    if res.kind in (REFUSED, TIMEOUT):
+        return res
+    if res.status != 0:
+        return res.as_stderr()
+    found = "No resources found" if verb == "get" else "\0"
+    return CommandResult.by_line(res.output, res.status, res.kind,
+                                 lambda ln: ln.startswith(("Warning: ", found)))
 
 
 def plan(command: str, stdin: str, namespace: str, verbs=DEFAULT_VERBS) -> JsonPatchPlan | None:
