@@ -28,12 +28,15 @@ def patch_assembly(asm: tuple, reps: list[int], seconds: list[int], stale, get
     k = len(reps)
     at = {rep: a for a, rep in enumerate(old_reps)}
     was = [at.get(rep, -1) for rep in reps]
-    kept = [a for a in range(k) if was[a] >= 0]
-    r = np.ones((k, k), dtype=bool)
     intra = np.ones(k, dtype=bool)
-    if kept:
-        old = [was[a] for a in kept]
-        r[np.ix_(kept, kept)] = old_r[np.ix_(old, old)]
+    if k == len(old_reps) and was == list(range(k)):  # the same classes: a plain copy
+        r = old_r.copy()
+    else:
+        r = np.ones((k, k), dtype=bool)
+        kept = [a for a in range(k) if was[a] >= 0]
+        if kept:
+            old = [was[a] for a in kept]
+            r[np.ix_(kept, kept)] = old_r[np.ix_(old, old)]
     for a in range(k):
         ra = reps[a]
         if was[a] < 0:
@@ -81,9 +84,7 @@ class ReachabilityOracle:
         self._cache_size = cache_size
         self._last_version = -1
         self._last: np.ndarray | None = None
-        # with one router every probe but a host's own reads it: no dependencies to track
-        self.pairs = PairStore(net, self._nodes, self._dst, timeout_s, base,
-                               track=len(net.routers()) > 1)
+        self.pairs = PairStore(net, self._nodes, self._dst, timeout_s, base)
         self._seen: list[int] | None = None  # state ids the pair store reflects
         self._prefixes: dict[int, frozenset] = {}  # state id -> long prefixes
         self._asm = None  # (reps, seconds, r, intra) of the last assembly
@@ -139,7 +140,7 @@ class ReachabilityOracle:
             # a fresh store trusts only its base, whose nodes are the pristine ones
             changed = [i for i, s in enumerate(key) if s >= 0]
             # routers' pristine content, to tell what changed (a base has it)
-            if self.pairs.track and self.pairs.base is None:
+            if self.pairs.base is None:
                 self._pristine_fps = {i: n.fingerprint() for i, n in enumerate(self._nodes)
                                       if n.kind == "router" and key[i] < 0}
         else:
@@ -156,7 +157,7 @@ class ReachabilityOracle:
         asm = self._asm
         if asm is None and seen is None and self.pairs.base is not None:
             asm = self.pairs.base.asm  # the pristine network's, patched below
-        if stale is not None and asm is not None:
+        if asm is not None:
             r, intra = patch_assembly(asm, reps, seconds, stale, get)
         else:
             r = np.ones((k, k), dtype=bool)

@@ -243,24 +243,17 @@ class PairStore:
     has to scan when it runs again after the (paused) computation."""
 
     __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "rdeps", "base", "dead",
-                 "track", "src", "log", "fps", "asm", "n", "memo", "fast", "nbrs")
+                 "src", "log", "fps", "asm", "n", "memo", "fast", "nbrs")
 
     def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
-                 base: "PairStore | None" = None, track: bool = True):
-        """``track=False``: no dependencies are recorded and any change forgets every
-        probe (cheaper where every probe reads the same node, as with one router)."""
+                 base: "PairStore | None" = None):
         self.net, self.nodes, self.dsts, self.timeout_s = net, nodes, dsts, timeout_s
-        self.track = track
         self.log: list[tuple[str, str]] = []  # (node, interface) of each resolution
         self.fps: list | None = None  # routers' fingerprints, once frozen
         self.asm: tuple | None = None  # the assembled class matrix, once frozen
         self.n = n = len(nodes)
-        self.seg = segment_deps(net, {x.name: i for i, x in enumerate(nodes)}) if track else {}
-        near: list[set[int]] = [set() for _ in nodes]  # the other nodes on its segments
-        for idx in set(self.seg.values()):
-            for i in idx[:-1]:
-                near[i].update(idx[:-1])
-        self.nbrs = [sorted(s - {i}) for i, s in enumerate(near)]
+        self.seg = segment_deps(net, {x.name: i for i, x in enumerate(nodes)})
+        self.nbrs: list[list[int]] | None = None  # :meth:`neighbours`, made on first use
         self.res: dict[int, bool] = {}
         self.src: dict[int, int | None] = {}  # the request's source address
         # per key (nodes, then segments), the pairs that read it
@@ -276,15 +269,10 @@ class PairStore:
         """The ints it holds (results and dependencies): a measure of its memory."""
         return len(self.res) + sum(map(len, self.rdeps))
 
-    def invalidate(self, changed) -> set[tuple[int, int]] | None:
-        """Forget every pair a change may affect; returns them (None: every pair).
+    def invalidate(self, changed) -> set[tuple[int, int]]:
+        """Forget every pair a change may affect; returns them.
         ``changed``: (node index, :class:`NodeChange`, or None for any change) pairs;
         :func:`node_change` says which pairs a change reaches."""
-        if not self.track:
-            if changed:
-                self.res.clear()
-                return None
-            return set()
         out: set[tuple[int, int]] = set()
         for i, ch in changed:
             if ch is None:
@@ -297,11 +285,21 @@ class PairStore:
                 idx = self.seg.get((name, itf))
                 self._forget(i if idx is None else idx[-1], None, -1, out)
             if ch.addrs:
-                for x in self.nbrs[i]:
+                for x in self.neighbours()[i]:
                     test = gateway_test(self.nodes[x], ch.addrs)
                     if test is not None:
                         self._forget(x, test, -1, out)
         return out
+
+    def neighbours(self) -> list[list[int]]:
+        """Per node index, the other nodes on its segments (sorted)."""
+        if self.nbrs is None:
+            near: list[set[int]] = [set() for _ in range(self.n)]
+            for idx in set(self.seg.values()):
+                for i in idx[:-1]:
+                    near[i].update(idx[:-1])
+            self.nbrs = [sorted(s - {i}) for i, s in enumerate(near)]
+        return self.nbrs
 
     def _forget(self, key: int, test: AddressTest | None, own: int, out: set) -> None:
         """Forget the pairs that read ``key`` (with a ``test``: only those whose
@@ -357,14 +355,6 @@ class PairStore:
                 memo = self.memo = ForwardingMemo(net, self.seg)
         else:
             memo = None
-        if not self.track:
-            if memo is not None:
-                ok = memo.probe(self.nodes[i], self.dsts[j], self.timeout_s, None, None)[0]
-            else:
-                from netarena_gym.routing.grader import pair_ok
-                ok = pair_ok(net, self.nodes[i], self.dsts[j], self.timeout_s)
-            self.res[i * self.n + j] = ok
-            return ok
         log = self.log
         log.clear()
         deps = {i}
@@ -409,7 +399,7 @@ class PairStore:
         self.rdeps = [tuple(ps) for ps in self.rdeps]
         self.fps = [n.fingerprint() if n.kind == "router" else None for n in self.nodes]
         self.net = self.nodes = self.memo = None
-        self.seg, self.log, self.nbrs = {}, [], []
+        self.seg, self.log, self.nbrs = {}, [], None
         return self
 
 

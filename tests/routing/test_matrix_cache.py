@@ -141,6 +141,34 @@ def test_a_route_change_walks_again_only_probes_to_or_from_its_prefix(monkeypatc
         assert in_prefix(store.dsts[j], net, 24) or in_prefix(store.source(i, j) or 0, net, 24)
 
 
+def test_one_router_walks_again_only_probes_to_or_from_a_changed_prefix(monkeypatch):
+    """Every probe reads the one router, yet a change of one prefix's route there walks
+    again only the probes to or from that prefix (as at level 1 and 2)."""
+    from netarena_gym.core.scenario import Scenario
+    from netarena_gym.core.ipv4 import in_prefix, ip_to_int
+    from netarena_gym.routing.matrix_cache import PairStore
+    from netarena_gym.routing.topology import TopologySpec
+    walked = []
+    real = PairStore._probe
+    monkeypatch.setattr(PairStore, "_probe", lambda self, i, j: walked.append((i, j)) or real(self, i, j))
+    b = SimBackend()
+    b.apply(Scenario(task="routing", level=1, params={"topology": TopologySpec.uniform(4, 2).to_dict()},
+                     faults=(), seed=None))
+    assert b.observe().all()
+    first = len(walked)  # 5 classes (4 subnets, the router): 20 probes between, 4 within
+    walked.clear()
+    b.run({"machine": "r0", "command": "ip route add blackhole 192.168.3.0/25"})
+    m = b.observe()
+    store, oracle = b.state.oracle.pairs, b.state.oracle
+    net = ip_to_int("192.168.3.0")
+    inside = [i for i, d in enumerate(store.dsts) if in_prefix(d, net, 25)]
+    assert inside and not m[np.ix_([oracle.index["h1"]], inside)].any()
+    assert walked and len(walked) <= first // 2
+    for i, j in walked:
+        assert in_prefix(store.dsts[j], net, 25) or in_prefix(store.source(i, j) or 0, net, 25)
+    assert (m == brute(oracle)).all()
+
+
 # r0: eth1 -> s1 (h1 .1.100), eth2 -> s2 (h2 .2.100, h3 .2.101), eth3 -> s3 (h4 .3.100);
 # one sequence per rule of the packet engine the incremental matrix must keep: its
 # commands, then pairs (a, b, reachable) that show the rule at work
