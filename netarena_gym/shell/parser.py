@@ -2,20 +2,24 @@
 
 Agents type shell command lines. We never hand them to a real shell: this module tokenises
 them (quotes, escapes, ``;`` ``&&`` ``||`` ``|``, newlines, comments and output
-redirects (``>``, ``>>``, ``1>``, ``2>/dev/null``, ``2>&1``), as bash 5.2 reads them: a newline ends a command like ``;``, except on a blank
-line or after ``|``, ``&&``, ``||``; backslash-newline joins lines), refuses what an
-operator task has no business doing (command substitution, variables, background jobs,
-subshells, input redirects), and runs the result through a task-supplied executor for each
-simple command. Both backends (simulator and real system) use the same parse and the same
-allow-list, so a command is refused or accepted identically on both.
+redirects (``>``, ``>>``, ``1>``, ``2>/dev/null``, ``2>&1``, ``>&2``, ``&>``, ``&>>``,
+``>& FILE``, read left to right, before or after the command's words), as bash 5.2 reads
+them: a newline ends a command like ``;``, except on a blank line or after ``|``, ``&&``,
+``||``; backslash-newline joins lines), refuses what an operator task has no business doing
+(command substitution, variables, background jobs, subshells, input redirects, file
+descriptors other than 1 and 2, closing one, stdout and stderr into two different files),
+and runs the result through a task-supplied executor for each simple command. Both
+backends (simulator and real system) use the same parse and the same allow-list, so a
+command is refused or accepted identically on both.
 
 Standard output and standard error go where bash sends them. A program's result
 (:class:`CommandResult`) marks the parts of its text it wrote to stderr
 (:attr:`CommandResult.err`); :func:`run_command_line` then sends stdout down the pipe (or
 into the ``>`` file, through the executor's writer) and stderr to the terminal, drops it
 for ``2>/dev/null`` and merges it for ``2>&1`` (before a ``>``: into the pipe; after: into
-the file). A result that marks nothing is all stdout. The terminal shows, in order, each
-piped command's stderr as it ran, then the last command's output.
+the file); ``>&2`` sends stdout where stderr goes (the terminal, past the pipe). A result
+that marks nothing is all stdout. The terminal shows, in order, each piped command's
+stderr as it ran, then the last command's output.
 """
 from __future__ import annotations
 
@@ -114,6 +118,12 @@ class SimpleCommand:
     # into the pipe, or the terminal, where stdout went before it was redirected)
     stderr: str | None = None
     piped: bool = False  # its stdout feeds the next command of the pipeline
+    # where stdout goes when not its channel or a file: "terminal" (``>&2`` while stderr
+    # is on the terminal, past the pipe)
+    stdout: str | None = None
+    # bash's message for a redirection that fails before the command runs (``2>&x``:
+    # ambiguous redirect); the command is not run, its status is 1
+    redirect_error: str | None = None
 
 
 @dataclass(slots=True)
@@ -130,7 +140,24 @@ class CommandLine:
             yield from p.commands
 
 
-_OPS = ("&&", "||", ">>", "2>&1", ";", "|", ">", "<", "&", "(", ")")
+_OPS = ("&&", "||", ";", "|", "<", "&", "(", ")")
+
+
+def _redirect_token(line: str, i: int, fd, start: int) -> tuple[tuple[str, tuple], int] | None:
+    """The output redirection operator at ``line[i]`` (``>``, ``>>``, ``>&``, after the fd
+    ``fd``: None when no number was written, "&" for ``&>``/``&>>``): ``(("r", (fd, mode,
+    raw)), end)``, ``raw`` its text from ``start``; None if there is none."""
+    if not line.startswith(">", i):
+        return None
+    if line.startswith(">>", i):
+        mode, j = ">>", i + 2
+        if line.startswith("&", j):
+            raise ShellSyntaxError("bash: syntax error near unexpected token `&'")
+    elif line.startswith(">&", i) and fd != "&":
+        mode, j = ">&", i + 2
+    else:
+        mode, j = ">", i + 1
+    return ("r", (fd, mode, line[start:j])), j
 
 
 def _tokenize(line: str) -> list[tuple[str, str]]:
@@ -187,18 +214,25 @@ def _tokenize(line: str) -> list[tuple[str, str]]:
                 toks.append(("op", "\n"))
             i += 1
             continue
-        if c in "12" and not have_word and line.startswith(">", i + 1):
-            if line.startswith("2>&1", i):
-                toks.append(("op", "2>&1"))
-                i += 4
-            elif c == "1":  # 1> and 1>> are > and >>
-                op = ">>" if line.startswith("1>>", i) else ">"
-                toks.append(("op", op))
-                i += 1 + len(op)
-            else:  # 2>> appends: the same as 2> for the only target allowed, /dev/null
-                toks.append(("op", "2>"))
-                i += 3 if line.startswith("2>>", i) else 2
-            continue
+        if c.isdigit() and not have_word:  # N> N>> N>&: a redirection of fd N
+            j = i
+            while j < n and line[j].isdigit():
+                j += 1
+            tok = _redirect_token(line, j, int(line[i:j]), i)
+            if tok is not None:
+                toks.append(tok[0])
+                i = tok[1]
+                continue
+        if c in ">&":
+            tok = (_redirect_token(line, i, None, i) if c == ">" else
+                   _redirect_token(line, i + 1, "&", i) if line.startswith("&>", i) else None)
+            if tok is not None:
+                if have_word:
+                    toks.append(("w", "".join(buf)))
+                    buf, have_word = [], False
+                toks.append(tok[0])
+                i = tok[1]
+                continue
         op = None
         if c in ";&|><()":
             for o in _OPS:
@@ -240,38 +274,32 @@ def parse_command_line(line: str) -> CommandLine:
     connector = ""
     pipe = Pipeline()
     cur: SimpleCommand | None = None
+    fds: list = []  # where fd 1 and fd 2 of ``cur`` go so far (see :func:`_redirect`)
     i = 0
     while i < len(toks):
         kind, text = toks[i]
-        if kind == "w":
+        if kind != "op":  # a word or a redirection: part of the current simple command
             if cur is None:
                 cur = SimpleCommand(argv=[])
                 pipe.commands.append(cur)
-            cur.argv.append(text)
-            i += 1
+                fds = ["chan", "term"]
+            if kind == "w":
+                cur.argv.append(text)
+                i += 1
+                continue
+            if i + 1 >= len(toks) or toks[i + 1][0] != "w":
+                nxt = toks[i + 1] if i + 1 < len(toks) else ("op", "\n")
+                nxt = nxt[1][2] if nxt[0] == "r" else "newline" if nxt[1] == "\n" else nxt[1]
+                raise ShellSyntaxError(f"bash: syntax error near unexpected token `{nxt}'")
+            _redirect(cur, fds, text, toks[i + 1][1])
+            i += 2
             continue
         if text in ("&", "(", ")", "<"):
             what = {"&": "background jobs", "(": "subshells", ")": "subshells",
                     "<": "input redirection"}[text]
             raise ShellSyntaxError(f"netarena: {what} are not allowed", True)
-        if text in (">", ">>", "2>"):
-            if cur is None or not cur.argv:
-                raise ShellSyntaxError(f"bash: syntax error near unexpected token `{text}'")
-            if i + 1 >= len(toks) or toks[i + 1][0] != "w":
-                nxt = toks[i + 1][1] if i + 1 < len(toks) else "newline"
-                nxt = "newline" if nxt == "\n" else nxt
-                raise ShellSyntaxError(f"bash: syntax error near unexpected token `{nxt}'")
-            target = toks[i + 1][1]
-            if text == "2>":
-                if target != "/dev/null":
-                    raise ShellSyntaxError("netarena: writing files is not allowed", True)
-                cur.stderr = "null"
-            else:
-                cur.redirect = (text, target)
-                if cur.stderr == "stdout":  # 2>&1 first: stderr keeps stdout's old place
-                    cur.stderr = "channel"
-            i += 2
-            continue
+        if cur is not None:
+            _settle(cur, fds)
         if text == "\n":
             # a newline ends a command like ';'; a blank line, or one after '|', '&&', '||'
             # or ';', continues the command line
@@ -280,14 +308,8 @@ def parse_command_line(line: str) -> CommandLine:
                 connector, pipe, cur = ";", Pipeline(), None
             i += 1
             continue
-        if text == "2>&1":
-            if cur is None:
-                raise ShellSyntaxError("bash: syntax error near unexpected token `2>&1'")
-            cur.stderr = "stdout"
-            i += 1
-            continue
         # connectors and pipes
-        if cur is None or not cur.argv:
+        if cur is None:
             raise ShellSyntaxError(f"bash: syntax error near unexpected token `{text}'")
         if text == "|":
             cur.piped = True
@@ -299,6 +321,8 @@ def parse_command_line(line: str) -> CommandLine:
         i += 1
     if pipe.commands and cur is None:  # a pipe into nothing
         raise ShellSyntaxError("bash: syntax error: unexpected end of file")
+    if cur is not None:
+        _settle(cur, fds)
     if pipe.commands:
         cl.items.append((connector, pipe))
     elif connector in ("&&", "||"):
@@ -306,15 +330,70 @@ def parse_command_line(line: str) -> CommandLine:
     return cl
 
 
+_FDS_REFUSED = "file descriptors other than 1 and 2 are not allowed"
+
+
+def _redirect(cmd: SimpleCommand, fds: list, op: tuple, word: str) -> None:
+    """Apply one redirection ``op`` (``(fd, mode, raw)`` of :func:`_redirect_token`) to
+    ``word`` to ``fds``, where fd 1 and fd 2 go so far, as bash does from left to right:
+    "chan" (the command's stdout channel: the pipe, or the terminal), "term" (the
+    terminal), "null" (``/dev/null`` on fd 2) or ``(mode, path)`` (a file)."""
+    fd, mode, _raw = op
+    if mode == ">&":
+        if word.isdigit():  # N>&M: fd N becomes a copy of fd M
+            src, to = (1 if fd is None else fd), int(word)
+            if src not in (1, 2) or to not in (1, 2):
+                raise ShellSyntaxError(f"netarena: {_FDS_REFUSED}", True)
+            fds[src - 1] = fds[to - 1]
+            return
+        if word == "-":
+            raise ShellSyntaxError("netarena: closing file descriptors is not allowed", True)
+        if fd is not None:  # 2>&name: bash names the word and does not run the command
+            cmd.redirect_error = f"bash: {word}: ambiguous redirect\n"
+            return
+        fd, mode = "&", ">"  # >&name is &>name
+    if fd == "&":  # &>name, &>>name: both into the file
+        fds[0] = fds[1] = (mode, word)
+    elif fd is None or fd == 1:
+        fds[0] = (mode, word)
+    elif fd == 2:
+        if word != "/dev/null":
+            raise ShellSyntaxError("netarena: writing files is not allowed", True)
+        fds[1] = "null"
+    else:
+        raise ShellSyntaxError(f"netarena: {_FDS_REFUSED}", True)
+
+
+def _settle(cmd: SimpleCommand, fds: list) -> None:
+    """Set ``cmd``'s ``redirect``, ``stdout`` and ``stderr`` from where its redirections
+    left fd 1 and fd 2 (:func:`_redirect`). A command must have a name."""
+    if not cmd.argv:
+        raise ShellSyntaxError("netarena: a redirection needs a command", True)
+    one, two = fds
+    if isinstance(two, tuple) and two != one:  # a file fd 1 left (> a 2>&1 > b)
+        if two[1] != "/dev/null":
+            raise ShellSyntaxError("netarena: stdout and stderr into two different files "
+                                   "are not allowed", True)
+        two = "null"
+    if one == "term":  # >&2 with stderr on the terminal
+        cmd.stdout = "terminal"
+    elif one == "null":  # 2>/dev/null >&2
+        cmd.redirect = (">", "/dev/null")
+    elif one != "chan":
+        cmd.redirect = one
+    cmd.stderr = (None if two == "term" else "null" if two == "null" else
+                  "stdout" if two == one or one == "chan" else "channel")
+
+
 Executor = Callable[[SimpleCommand, str], CommandResult]
 # writer(cmd, text): put ``text`` where ``cmd.redirect`` names, as bash's ``>``/``>>`` do;
 # its result's stdout part stays on the command's stdout (``/dev/stdout``), the rest
 # (bash's error message, ``/dev/stderr``) goes to the terminal. ``text=None``: only open
 # the target, before the command runs (bash's open: a failure means it does not run)
-Writer = Callable[[SimpleCommand, str], CommandResult]
+Writer = Callable[[SimpleCommand, str | None], CommandResult]
 
 
-def null_writer(cmd: SimpleCommand, text: str) -> CommandResult:
+def null_writer(cmd: SimpleCommand, text: str | None) -> CommandResult:
     """The writer of a task whose allow-list lets only ``/dev/null`` be a target."""
     if cmd.redirect[1] != "/dev/null":
         from netarena_gym.errors import NetArenaError
@@ -322,11 +401,14 @@ def null_writer(cmd: SimpleCommand, text: str) -> CommandResult:
     return CommandResult("")
 
 
-def streams(cmd: SimpleCommand, res: CommandResult, write: Writer) -> tuple[str, str, CommandResult | None]:
+def streams(cmd: SimpleCommand, res: CommandResult,
+            write: Writer) -> tuple[str, str, CommandResult | None]:
     """Where ``res`` goes after ``cmd``'s redirections: ``(text on its stdout channel, text
     for the terminal, the writer's result or None)``. The stdout channel is the pipe, or
     the terminal for the last command of a pipeline."""
     err = cmd.stderr
+    if cmd.stdout == "terminal":  # >&2: stdout goes where stderr goes, the terminal
+        return "", (res.split()[0] if err == "null" else res.output), None
     if not res.err or err in ("stdout", "channel") and cmd.redirect is None:
         out, errtext = res.output, ""  # one stream (2>&1, or nothing on stderr)
     else:
@@ -365,6 +447,11 @@ def run_command_line(cl: CommandLine, execute: Executor,
         data = ""
         res = CommandResult("", 0)
         for cmd in pipe.commands:
+            if cmd.redirect_error is not None:  # bash does not run the command
+                res, data = CommandResult.stderr(cmd.redirect_error, 1, ERROR), ""
+                out.append(res.output)
+                worst = CommandResult.worst(worst, res.kind)
+                continue
             if cmd.redirect is not None:
                 opened = write(cmd, None)
                 if opened.status != 0:  # bash could not open the target: no command runs
@@ -381,7 +468,8 @@ def run_command_line(cl: CommandLine, execute: Executor,
             if shown:
                 out.append(shown)
             if wrote is not None and wrote.status != 0:
-                res = CommandResult(res.output, wrote.status, CommandResult.worst(res.kind, wrote.kind))
+                res = CommandResult(res.output, wrote.status,
+                                    CommandResult.worst(res.kind, wrote.kind))
                 worst = CommandResult.worst(worst, wrote.kind)
         out.append(data)
         status = res.status

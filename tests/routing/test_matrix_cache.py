@@ -152,8 +152,9 @@ def test_one_router_walks_again_only_probes_to_or_from_a_changed_prefix(monkeypa
     real = PairStore._probe
     monkeypatch.setattr(PairStore, "_probe", lambda self, i, j: walked.append((i, j)) or real(self, i, j))
     b = SimBackend()
-    b.apply(Scenario(task="routing", level=1, params={"topology": TopologySpec.uniform(4, 2).to_dict()},
-                     faults=(), seed=None))
+    spec = TopologySpec.uniform(4, 2)
+    b.apply(Scenario(task="routing", level=1, params={"topology": spec.to_dict()}, faults=(),
+                     seed=None))
     assert b.observe().all()
     first = len(walked)  # 5 classes (4 subnets, the router): 20 probes between, 4 within
     walked.clear()

@@ -1,7 +1,7 @@
 """Standard output and standard error on both routing backends: each command runs plain,
 with ``2>/dev/null`` (stdout alone), ``>/dev/null`` (stderr alone), into a pipe (stderr
-first, past the filter), with ``2>&1`` into a pipe and with ``2>&1 >/dev/null`` (stderr
-alone, through the pipe). The simulator must print what the real tools print on Mininet
+first, past the filter), with ``2>&1`` into a pipe, with ``2>&1 >/dev/null`` (stderr
+alone, through the pipe), with ``>&2`` into a pipe (both past it) and with ``&>/dev/null``. The simulator must print what the real tools print on Mininet
 (Linux 6.18, iproute2 6.1.0, iptables 1.8.9, net-tools 2.10, procps-ng 4.0.2, iputils
 20221126, traceroute 2.1.2), with the same status and kind. Needs root and Mininet (CI
 runs it as root); the simulator's own pins of these outputs are in test_executor.py.
@@ -39,7 +39,7 @@ COMMANDS = [  # (machine, command): failures, mixed streams and usage texts of e
     ("r0", "nosuchprog"),
 ]
 SUFFIXES = ("", " 2>/dev/null", " >/dev/null", " | head -n 100", " 2>&1 | head -n 100",
-            " 2>&1 >/dev/null | head -n 100")
+            " 2>&1 >/dev/null | head -n 100", " >&2 | head -n 100", " &>/dev/null")
 
 
 @pytest.fixture(scope="module")

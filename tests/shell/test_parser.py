@@ -28,12 +28,24 @@ def test_redirects():
     assert e.value.refused
 
 
-@pytest.mark.parametrize("line", ["echo $(id)", "echo `id`", "echo $HOME", "sleep 1 &",
-                                  "(ip a)", "cat < /etc/passwd", 'echo "$x"'])
-def test_refused_shell_features(line):
+SUBST = "variables and command substitution"
+FDS = "file descriptors other than 1 and 2"
+
+
+@pytest.mark.parametrize("line,msg", [
+    ("echo $(id)", SUBST), ("echo `id`", SUBST), ("echo $HOME", SUBST), ('echo "$x"', SUBST),
+    ("sleep 1 &", "background jobs"), ("(ip a)", "subshells"),
+    ("cat < /etc/passwd", "input redirection"),
+    ("say a E 3>/dev/null", FDS), ("say a E 12>/dev/null", FDS), ("say a E 2>&3", FDS),
+    ("say a E >&-", "closing file descriptors"),
+    ("say a E > /proc/sys/x 2>&1 > /proc/sys/y", "two different files"),
+    ("> /proc/sys/x", "a redirection needs a command"),
+    ("say a E &>> /tmp/x 2> /tmp/y", "writing files is not allowed"),
+])
+def test_refused_shell_features_name_what_is_refused(line, msg):
     with pytest.raises(ShellSyntaxError) as e:
         parse_command_line(line)
-    assert e.value.refused
+    assert e.value.refused and msg in str(e.value)
 
 
 @pytest.mark.parametrize("line,msg", [
@@ -41,6 +53,10 @@ def test_refused_shell_features(line):
     ("| grep x", "syntax error near unexpected token `|'"),
     ("echo 'open", "unexpected EOF"),
     ("ip a &&", "unexpected end of file"),
+    ("say a E >>&2", "syntax error near unexpected token `&'"),  # bash 5.2's words
+    ("say a E &>", "syntax error near unexpected token `newline'"),
+    ("say a E >&", "syntax error near unexpected token `newline'"),
+    ("say a E > >&2", "syntax error near unexpected token `>&'"),
 ])
 def test_syntax_errors_use_bash_wording(line, msg):
     with pytest.raises(ShellSyntaxError) as e:
@@ -220,3 +236,41 @@ def test_without_a_writer_only_dev_null_is_a_target():
     assert run_command_line(parse_command_line("say a E > /dev/null"), _tool).output == "E\n"
     with pytest.raises(NetArenaError):
         run_command_line(parse_command_line("say a E > /proc/sys/x"), _tool)
+
+
+# bash 5.2 on the project's machine gave each expectation below (say a E: a, E, a)
+def test_stdout_to_stderr_reaches_the_terminal_past_the_pipe():
+    assert run("say a E >&2")[0] == "a\nE\na\n"
+    assert run("say a E 1>&2 | up")[0] == "a\nE\na\n"  # the pipe carries nothing
+    assert run("say a E >& 2 | up")[0] == "a\nE\na\n"
+    assert run("say a E >&2 2>/dev/null")[0] == "a\na\n"  # fd 1 took the terminal first
+    assert run("say a E 2>/dev/null >&2")[0] == ""  # fd 1 follows fd 2 into /dev/null
+    assert run("say a E 2>&1 >&2 | up")[0] == "A\nE\nA\n"  # both into the pipe
+    assert run("say a E >&1 2>&2 | up")[0] == "E\nA\nA\n"  # copies of themselves
+
+
+def test_both_streams_into_one_file():
+    for line in ("say a E &> /proc/sys/x", "say a E >& /proc/sys/x", "say a E &>/proc/sys/x"):
+        out, _, written = run(line)
+        assert out == "" and written == [((">", "/proc/sys/x"), "a\nE\na\n")], line
+    out, _, written = run("say a E &>> /proc/sys/x")
+    assert out == "" and written == [((">>", "/proc/sys/x"), "a\nE\na\n")]
+    assert run("bad &>/dev/null || say x y")[0] == "x\ny\nx\n"
+
+
+def test_redirections_may_come_before_the_command():
+    cmd = parse_command_line("2>/dev/null > /proc/sys/x say a E").items[0][1].commands[0]
+    assert cmd.argv == ["say", "a", "E"] and cmd.redirect == (">", "/proc/sys/x")
+    assert cmd.stderr == "null"
+    assert run("2>/dev/null say a E")[0] == "a\na\n"
+
+
+def test_an_ambiguous_redirect_fails_that_command_only():
+    out, status, _ = run("say a E 2>&x; say b F")
+    assert out == "bash: x: ambiguous redirect\nb\nF\nb\n" and status == 0
+    assert run("say a E 1>&1x")[:2] == ("bash: 1x: ambiguous redirect\n", 1)
+
+
+def test_a_dev_null_file_on_fd_2_left_behind_by_fd_1_drops_stderr():
+    out, _, written = run("say a E > /dev/null 2>&1 > /proc/sys/x")
+    assert out == "" and written == [((">", "/proc/sys/x"), "a\na\n")]

@@ -439,8 +439,9 @@ class MininetBackend:
             # stdout and stderr are read apart only where they go apart (the order in which
             # a tool mixed them is kept where both reach the terminal); stderr is read even
             # for 2>/dev/null, since the result's kind depends on the whole text
-            apart = cmd.stderr in ("null", "channel") or (cmd.stderr is None and (
-                cmd.piped or cmd.redirect is not None))
+            apart = cmd.stderr in ("null", "channel") or (
+                cmd.stderr is None and cmd.stdout is None
+                and (cmd.piped or cmd.redirect is not None))
             try:
                 p = nodeexec.run_argv(pid, list(cmd.argv), limit, merge_stderr=not apart)
             except subprocess.TimeoutExpired as e:
