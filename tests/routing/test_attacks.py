@@ -42,6 +42,13 @@ FILE_WRITES = [
     "ip a | sort -ro/tmp/{f}",
     "ip a | uniq - /tmp/{f}",
     "ip a | grep -c x > /tmp/{f}",
+    "ip a &> /tmp/{f}",  # the spellings of both streams into a file
+    "ip a &>> /proc/sys/net/../../../tmp/{f}",
+    "ip a >& /tmp/{f}",
+    "> /tmp/{f} ip a",  # before the command
+    "ip a 1>&2 > /tmp/{f}",
+    "ip a 2>/dev/null 1> /tmp/{f}",
+    "ip a 3> /tmp/{f}",  # another file descriptor
 ]
 READS = [
     "ip a | grep -h root /etc/shadow", "ip a | grep root - /etc/shadow",
