@@ -141,6 +141,7 @@ class CommandLine:
 
 
 _OPS = ("&&", "||", ";", "|", "<", "&", "(", ")")
+_DIGITS = "0123456789"  # bash reads only these as a file descriptor (not "²" or "٣")
 
 
 def _redirect_token(line: str, i: int, fd, start: int) -> tuple[tuple[str, tuple], int] | None:
@@ -214,9 +215,9 @@ def _tokenize(line: str) -> list[tuple[str, str]]:
                 toks.append(("op", "\n"))
             i += 1
             continue
-        if c.isdigit() and not have_word:  # N> N>> N>&: a redirection of fd N
+        if c in _DIGITS and not have_word:  # N> N>> N>&: a redirection of fd N
             j = i
-            while j < n and line[j].isdigit():
+            while j < n and line[j] in _DIGITS:
                 j += 1
             tok = _redirect_token(line, j, int(line[i:j]), i)
             if tok is not None:
@@ -340,7 +341,7 @@ def _redirect(cmd: SimpleCommand, fds: list, op: tuple, word: str) -> None:
     terminal), "null" (``/dev/null`` on fd 2) or ``(mode, path)`` (a file)."""
     fd, mode, _raw = op
     if mode == ">&":
-        if word.isdigit():  # N>&M: fd N becomes a copy of fd M
+        if word.isascii() and word.isdigit():  # N>&M: fd N becomes a copy of fd M
             src, to = (1 if fd is None else fd), int(word)
             if src not in (1, 2) or to not in (1, 2):
                 raise ShellSyntaxError(f"netarena: {_FDS_REFUSED}", True)

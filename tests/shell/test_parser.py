@@ -274,3 +274,14 @@ def test_an_ambiguous_redirect_fails_that_command_only():
 def test_a_dev_null_file_on_fd_2_left_behind_by_fd_1_drops_stderr():
     out, _, written = run("say a E > /dev/null 2>&1 > /proc/sys/x")
     assert out == "" and written == [((">", "/proc/sys/x"), "a\na\n")]
+
+
+def test_only_ascii_digits_name_a_file_descriptor():
+    # str.isdigit() holds for "²" and "٣", which int() rejects or reads as 3; bash reads
+    # them as words (a crash through env.step before)
+    cmd = parse_command_line("say ²>/dev/null").items[0][1].commands[0]
+    assert cmd.argv == ["say", "²"] and cmd.redirect == (">", "/dev/null")
+    cmd = parse_command_line("say ٣>/dev/null").items[0][1].commands[0]
+    assert cmd.argv == ["say", "٣"] and cmd.redirect == (">", "/dev/null")
+    cmd = parse_command_line("say a E >&²").items[0][1].commands[0]
+    assert cmd.redirect == (">", "²") and cmd.stderr == "stdout"  # >&name is &>name
