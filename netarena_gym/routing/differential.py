@@ -317,7 +317,7 @@ def grammar_commands(scenario: Scenario, n: int, seed: int) -> list[tuple[str, s
             lambda: f"ifconfig{pick(['', ' -a', f' {itf}', f' {itf} up', f' {itf} down', f' {itf} {gw} netmask 255.255.255.0', f' {itf} mtu 1500', ' eth9', f' {itf} bogus'])}",
             lambda: f"route{pick([' -n', '', f' add -net {net[:-3]} netmask 255.255.255.0 dev {itf}', f' del -net {net[:-3]} netmask 255.255.255.0', f' add default gw {gw}', ' -z'])}",
             lambda: f"arp{pick([' -n', ' -a', '', f' -d {host}', f' -n {host}', ' -x'])}",
-            lambda: f"sysctl {pick(['net.ipv4.ip_forward', '-w net.ipv4.ip_forward=1', '-w net.ipv4.ip_forward=0', f'net.ipv4.conf.{itf}.forwarding', '-w net.ipv4.conf.all.forwarding=1', 'net.ipv4.icmp_echo_ignore_all', 'net.bogus', '-q -w net.ipv4.ip_forward=1', ''])}",
+            lambda: f"sysctl {pick(['net.ipv4.ip_forward', '-w net.ipv4.ip_forward=1', '-w net.ipv4.ip_forward=0', '-w net.ipv4.ip_forward=2', f'net.ipv4.conf.{itf}.forwarding', '-w net.ipv4.conf.all.forwarding=1', 'net.ipv4.icmp_echo_ignore_all', 'net.bogus', '-q -w net.ipv4.ip_forward=1', ''])}",
             lambda: f"iptables {pick(['-S', '-L', '-L -n', '-L -n -v', '-L FORWARD -n', '-t nat -S', '-F', '-X', '-P FORWARD ACCEPT', '-P FORWARD DROP', '-P INPUT ACCEPT', f'-A FORWARD -s {net} -j DROP', f'-D FORWARD -s {net} -j DROP', f'-I INPUT -s {net} -j REJECT', f'-D INPUT -s {net} -j DROP', '-D FORWARD 1', '-A FORWARD -j BOGUS', '-Z', '--bogus', '-L NOCHAIN'])}",
             lambda: pick(["iptables-save", "tc qdisc show", f"tc qdisc show dev {itf}", f"tc qdisc del dev {itf} root",
                           "tc qdisc", "tc qdisc help", f"tc qdisc add dev {itf} root pfifo", "tc filter show", "tc"]),

@@ -179,7 +179,7 @@ class Node:
     # ------------------------------------------------------------------ properties
     @property
     def ip_forward(self) -> bool:
-        return self.sysctl.get("net.ipv4.ip_forward", "0") == "1"
+        return self.sysctl.get("net.ipv4.ip_forward", "0") != "0"
 
     @ip_forward.setter
     def ip_forward(self, on: bool) -> None:
@@ -200,7 +200,7 @@ class Node:
         sysctl = self.sysctl
         v = sysctl.get("net.ipv4.conf." + ifname + ".forwarding")
         if v is None:
-            return sysctl.get("net.ipv4.ip_forward", "0") == "1"  # ip_forward, inlined
+            return sysctl.get("net.ipv4.ip_forward", "0") != "0"  # ip_forward, inlined
         return v != "0"
 
     def local_ips(self) -> frozenset[int]:

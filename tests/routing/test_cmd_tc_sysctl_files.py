@@ -207,7 +207,14 @@ def test_sysctl_read_write_alias(ctx):
     assert ok(ctx, "sysctl net.ipv4.ip_forward=1") == "net.ipv4.ip_forward = 1\n"
     assert ok(ctx, "sysctl net.ipv4.conf.all.forwarding") == "net.ipv4.conf.all.forwarding = 1\n"
     assert ok(ctx, "sysctl -w net.ipv4.ip_forward=2") == "net.ipv4.ip_forward = 2\n"
-    assert node.sysctl["net.ipv4.ip_forward"] == "1"  # any non-zero value means on
+    # Linux stores any integer and reads it back; non-zero is on, for every device too
+    assert node.sysctl["net.ipv4.ip_forward"] == "2" and node.ip_forward
+    assert ok(ctx, "sysctl -w net.ipv4.ip_forward=-3") == "net.ipv4.ip_forward = -3\n"
+    assert ok(ctx, "cat /proc/sys/net/ipv4/ip_forward") == "-3\n"
+    assert ok(ctx, "sysctl -n net.ipv4.conf.r0-eth1.forwarding") == "-3\n"
+    assert node.ip_forward and node.forwards_on("r0-eth1")
+    assert ok(ctx, "sysctl -q -w net.ipv4.ip_forward=0x1") == ""
+    assert ok(ctx, "sysctl -n net.ipv4.ip_forward") == "1\n"
     v = node.version
     assert ok(ctx, "sysctl -q -w net.ipv4.ip_forward=0x1") == ""
     assert node.version == v  # unchanged value: no touch

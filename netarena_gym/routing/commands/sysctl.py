@@ -7,8 +7,9 @@ lists these, not the hundreds of other keys of a real ``/proc/sys``).
 Values are parsed like the kernel's ``proc_dointvec``: an optional ``-``, then decimal, ``0x``
 hex or ``0`` octal digits that fit an int, then whitespace or the end (``1 2`` sets 1; ``+1``,
 ``08``, ``abc`` and the empty string are ``Invalid argument``). ``icmp_echo_ignore_all`` only
-takes 0 or 1. Linux stores any integer in ``ip_forward`` and treats non-zero as on; the
-simulator stores ``1`` for every non-zero value (reads then show 1, not e.g. 2).
+takes 0 or 1. Like every ``forwarding`` key, ``ip_forward`` stores any integer, and a non-zero
+one is on: after ``sysctl -w net.ipv4.ip_forward=5`` (or ``-3``) reads show ``5``, and every
+device's ``forwarding`` with it (checked on Linux 6.18).
 
 ``sysctl -p`` reads Debian 12's stock ``/etc/sysctl.conf``, which has only comments: it prints
 nothing. Other files cannot be opened. Exit statuses and messages are procps 4.0.2's (an
@@ -35,7 +36,6 @@ __all__ = [
 
 ALIASES = {"net.ipv4.conf.all.forwarding": "net.ipv4.ip_forward"}
 _MINMAX = {"net.ipv4.icmp_echo_ignore_all": (0, 1)}
-_BOOLEAN_ON = {"net.ipv4.ip_forward"}  # stored as 0/1 (see module doc)
 _INT = re.compile(r"[ \t\n]*(-?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)(?=[ \t\n]|$)")
 _CONF_FILES = ("/etc/sysctl.conf", "/etc/sysctl.d/99-sysctl.conf")
 _USAGE = """
@@ -140,8 +140,6 @@ def _store(node, key: str, text: str) -> str | None:
     lo, hi = _MINMAX.get(key, (-2 ** 31, 2 ** 31))
     if not lo <= v <= hi:
         return _EINVAL
-    if key in _BOOLEAN_ON:
-        v = 1 if v else 0
     if (dev_name is not None and dev_name[1] in conf.UNMODELLED
             and str(v) != conf.conf_value(node, *dev_name)):
         return (f"netarena: changing {key.replace(chr(0), '/')} is not supported by the "
