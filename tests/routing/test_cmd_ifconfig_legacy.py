@@ -8,6 +8,7 @@ from netarena_gym.routing.commands import REGISTRY, CommandContext
 from netarena_gym.routing.commands import ifconfig as _ifconfig  # noqa: F401  (registers)
 from netarena_gym.routing.commands import ip as _ip  # noqa: F401
 from netarena_gym.routing.commands import legacy as _legacy  # noqa: F401
+from netarena_gym.routing.commands.tool_help import IFCONFIG_USAGE
 from netarena_gym.routing.topology import TopologySpec, build_network
 
 SPEC = TopologySpec(hosts=((1, 2), (1,)), parents=(0,))
@@ -84,6 +85,63 @@ def test_ifconfig_sets_address_classful_and_brings_up(net):
         net, "r0", "ip addr show r0-eth2")
     ok(net, "r0", "ifconfig r0-eth2 0.0.0.0")
     assert "inet " not in ok(net, "r0", "ip addr show r0-eth2")
+
+
+# net-tools 2.10 `ifconfig d ARGS` on a fresh veth, Linux 6.18 (x86-64), then `ip -4 -br addr`:
+# /LEN is strtoul'd and made the mask ~(0xffffffff >> LEN), the shift count taken mod 32;
+# the address is inet_aton's, and 0.x.y.z is class A since Linux 5.3
+REAL_IFCONFIG_ADDRESSES = [
+    ("10.0.0.1/33", "10.0.0.1/1"), ("10.0.0.1/32", "10.0.0.1/0"), ("10.0.0.1/0", "10.0.0.1/0"),
+    ("10.0.0.1/-1", "10.0.0.1/31"), ("10.0.0.1/", "10.0.0.1/0"), ("10.0.0.1/40", "10.0.0.1/8"),
+    ("10.0.0.1/64", "10.0.0.1/0"), ("10.0.0.1/0x18", "10.0.0.1/24"), ("10.0.0.1/010", "10.0.0.1/8"),
+    ("10.0.0.1/+24", "10.0.0.1/24"), ("10.0.0.1/99999999999999999999999", "10.0.0.1/31"),
+    ("10.0.0.1/-33", "10.0.0.1/31"), ("10.0.0.1/ 24", "0.0.0.24/0"), ("24", "0.0.0.24/8"),
+    ("10.1", "10.0.0.1/8"), ("10.1/16", "10.0.0.1/16"), ("0x0a000001/24", "10.0.0.1/24"),
+    ("0.1.2.3", "0.1.2.3/8"), ("1500", "0.0.5.220/8"), ("10.0.0.1/24 10.0.0.2/16", "10.0.0.2/16"),
+    ("10.0.0.1/24 netmask 255.0.0.0", "10.0.0.1/24"), ("192.168.1.1/33 up", "192.168.1.1/1"),
+    ("10.0.0.1 netmask 0xffffff00", "10.0.0.1/24"),
+]
+
+
+@pytest.mark.parametrize("args, shown", REAL_IFCONFIG_ADDRESSES)
+def test_ifconfig_address_and_length_are_read_as_net_tools_does(net, args, shown):
+    ok(net, "r0", f"ifconfig r0-eth1 {args}")
+    addrs = [line.split()[1] for line in ok(net, "r0", "ip -4 addr show r0-eth1").splitlines()
+             if line.startswith("    inet ")]
+    assert addrs == [shown]
+
+
+# the same, whole `ip -4 addr show` lines: SIOCSIFNETMASK makes the broadcast again only
+# when it was the old mask's and the new prefix is below /31
+REAL_IFCONFIG_BROADCASTS = [
+    (["0.1.2.3/-1"], "0.1.2.3/31 brd 0.255.255.255"),
+    (["10.0.0.1/31 netmask 255.255.255.0"], "10.0.0.1/31 brd 10.0.0.255"),
+    (["10.0.0.1 netmask 255.255.255.254"], "10.0.0.1/31 brd 10.255.255.255"),
+    (["10.0.0.1 broadcast 10.1.2.3 netmask 255.255.0.0"], "10.0.0.1/16 brd 10.1.2.3"),
+    (["10.0.0.1/32"], "10.0.0.1/0 brd 255.255.255.255"),
+    (["10.0.0.1/30 netmask 255.255.255.255"], "10.0.0.1/30 brd 10.255.255.255"),
+    (["10.0.0.1/31", "netmask 255.255.255.0"], "10.0.0.1/24 brd 10.255.255.255"),
+]
+
+
+@pytest.mark.parametrize("steps, shown", REAL_IFCONFIG_BROADCASTS)
+def test_ifconfig_netmask_keeps_or_remakes_the_broadcast_as_the_kernel_does(net, steps, shown):
+    for args in steps:
+        ok(net, "r0", f"ifconfig r0-eth1 {args}")
+    assert f"    inet {shown} scope global r0-eth1\n" in ok(net, "r0", "ip -4 addr show r0-eth1")
+
+
+@pytest.mark.parametrize("args, output, status", [
+    ("10.0.0.1/24/3", None, 3), ("10.0.0.1/08", None, 3), ("10.0.0.1/0x", None, 3),
+    ("foo/24", "foo: Unknown host\nifconfig: `--help' gives usage information.\n", 1),
+    ("10.0.0.1 netmask 255.255.255", "SIOCSIFNETMASK: Invalid argument\n", 1),
+    ("10.0.0.1 netmask 255.0.0.0/8", "255.0.0.0/8: Unknown host\n", 1),
+    ("1.2.3.4/24 default", "SIOCSIFNETMASK: Cannot assign requested address\n", 1),
+])
+def test_ifconfig_bad_lengths_and_masks(net, args, output, status):
+    res = run(net, "r0", f"ifconfig r0-eth1 {args}")
+    assert res.status == status
+    assert res.output == (output if output is not None else IFCONFIG_USAGE)
 
 
 def test_ifconfig_shows_missing_broadcast_of_ip_added_address(net):

@@ -4,6 +4,11 @@ Arguments after the interface name are processed in order, each one an ioctl as
 net-tools issues them. An address is ``SIOCSIFADDR``: it replaces the interface's first
 address with a classful prefix (and a computed broadcast) and brings the interface up;
 a ``/len`` suffix or ``netmask`` then applies ``SIOCSIFNETMASK`` to that first address.
+Addresses are read by ``inet_aton(3)`` (``10.1`` is 10.0.0.1, ``1500`` is 0.0.5.220: a
+forgotten ``mtu`` sets an address, as on Linux), and ``/len`` as net-tools' ``INET_getnetmask``
+reads it: ``strtoul`` (``0x18`` and ``030`` are 24), then the mask ``~(0xffffffff >> len)``
+with x86's 5-bit shift count, so ``/33`` is ``/1``, ``/32``, ``/64`` and ``/`` are ``/0`` and
+``/-1`` is ``/31`` (each checked with net-tools 2.10 on Linux 6.18).
 On a device the node lacks every ioctl fails with ENODEV and ifconfig goes on (``SIOCSIFMTU:
 No such device``; a flag change, which an address and ``broadcast`` also make, ``IF: ERROR
 while getting interface flags: No such device``); a failed flag change exits 255, any other
@@ -11,12 +16,14 @@ failure 1.
 """
 from __future__ import annotations
 
+import re
+
 from netarena_gym.core.ipv4 import int_to_ip, mask_of
 from netarena_gym.shell.parser import ERROR, INVALID, OK, CommandResult
 from netarena_gym.routing.commands import CommandContext, register
 from netarena_gym.routing.commands.ip_addr import (
     AddrMeta, addr_meta, broadcast_of, kernel_order, label_of, set_addr_meta)
-from netarena_gym.routing.commands.ip_common import parse_inet
+from netarena_gym.routing.commands.legacy import resolve
 from netarena_gym.routing.commands.tool_help import (IFCONFIG_HELP_ERR, IFCONFIG_HELP_OUT,
                                                      IFCONFIG_USAGE, IFCONFIG_VERSION)
 from netarena_gym.routing.state import Address, Interface, Node, natural_key
@@ -86,8 +93,9 @@ def _show(node: Node, show_all: bool, name: str | None) -> CommandResult:
 
 # ------------------------------------------------------------------------------ setting
 def _classful_len(ip: int) -> int | None:
-    """``inet_abc_len``: the classful prefix of an address (None: multicast)."""
-    if ip >> 24 == 0 or ip == 0xFFFFFFFF:
+    """``inet_abc_len``: the classful prefix of an address (None: multicast). Since Linux
+    5.3 only 0.0.0.0 is "zeronet": 0.1.2.3 is class A."""
+    if ip == 0 or ip == 0xFFFFFFFF:
         return 0
     top = ip >> 28
     if top < 8:
@@ -120,7 +128,10 @@ def _set_address(node: Node, itf: Interface, ip: int) -> str | None:
 
 
 def _set_netmask(node: Node, itf: Interface, mask: int) -> str | None:
-    """``SIOCSIFNETMASK`` on the first address (the broadcast follows a default one)."""
+    """``SIOCSIFNETMASK`` on the first address. As ``devinet_ioctl`` does, the broadcast is
+    made again for the new mask only when it was the old mask's and the new prefix is
+    shorter than 31; otherwise it stays (``/8`` to ``/31`` keeps ``brd X.255.255.255``, an
+    address that had none, such as a ``/31``, still has none). Label and scope stay."""
     inv = ~mask & 0xFFFFFFFF
     if inv & (inv + 1):
         return "Invalid argument"
@@ -131,13 +142,21 @@ def _set_netmask(node: Node, itf: Interface, mask: int) -> str | None:
     if plen == a.plen:
         return None
     meta = addr_meta(node, a)
-    old_default = a.ip | (~mask_of(a.plen) & 0xFFFFFFFF)
-    keep_brd = meta is not None and meta.brd != old_default
-    brd = meta.brd if keep_brd else None
+    brd = broadcast_of(node, itf, a)
+    remade = (not itf.loopback and plen < 31
+              and brd == a.ip | (~mask_of(a.plen) & 0xFFFFFFFF))  # IFF_BROADCAST devices
     node.del_address(itf.name, a.ip, a.plen)
     node.add_address(itf.name, a.ip, plen)
     new = node.find_address(itf.name, a.ip, plen)
-    set_addr_meta(node, AddrMeta(new, brd) if keep_brd else None, new)
+    if remade:
+        brd = new.broadcast
+    label, scope = (meta.label, meta.scope) if meta is not None else (None, None)
+    if brd == (None if itf.loopback else new.broadcast) and label is None and scope is None:
+        set_addr_meta(node, None, new)  # what a new address shows anyway
+    elif brd is None:
+        set_addr_meta(node, AddrMeta(new, label=label, scope=scope))
+    else:
+        set_addr_meta(node, AddrMeta(new, brd, label, scope))
     return None
 
 
@@ -163,12 +182,24 @@ def _mtu(node: Node, itf: Interface, value: str) -> str | None:
     return None
 
 
-def _parse_address(word: str) -> tuple[int, int | None] | None:
-    r = parse_inet(word, allow_words=False)
-    if r is None or word.partition("/")[0].count(".") != 3:
+_STRTOUL = re.compile(r"[ \t\n\v\f\r]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+
+
+def prefix_mask(text: str) -> int | None:
+    """net-tools' ``INET_getnetmask`` on the text after ``/``: the netmask, or None where
+    ``strtoul`` leaves characters over (ifconfig then prints its usage)."""
+    if text == "":
+        return 0  # strtoul converts nothing and stops at the end: /0
+    m = _STRTOUL.fullmatch(text)
+    if m is None:
         return None
-    ip, plen, given = r
-    return ip, (plen if given else None)
+    v = int(m.group(2), 16 if m.group(2)[1:2] in ("x", "X") else 8 if m.group(2)[:1] == "0"
+            else 10)
+    if v >= 2 ** 64:
+        v = 2 ** 64 - 1  # ERANGE: ULONG_MAX, whatever the sign
+    elif m.group(1) == "-":
+        v = -v
+    return ~(0xFFFFFFFF >> (v & 31)) & 0xFFFFFFFF  # int prefix; x86 shifts by count & 31
 
 
 NO_DEVICE = "No such device"  # ENODEV: every ioctl on a device the node lacks
@@ -218,17 +249,17 @@ def _configure(node: Node, name: str, args: list[str]) -> CommandResult:
             elif a in ("txqueuelen", "metric"):
                 continue
             else:
-                addr = _parse_address(value)
-                if addr is None:
+                ip = resolve(value)
+                if ip is None:
                     out.append(f"{value}: Unknown host\n")
                     err = True
                     continue
                 if itf is None:
                     e, tag = NO_DEVICE, ("SIOCSIFNETMASK" if a == "netmask" else "SIOCSIFBRDADDR")
                 elif a == "netmask":
-                    e, tag = _set_netmask(node, itf, addr[0]), "SIOCSIFNETMASK"
+                    e, tag = _set_netmask(node, itf, ip), "SIOCSIFNETMASK"
                 else:
-                    e, tag = _set_broadcast(node, itf, addr[0]), "SIOCSIFBRDADDR"
+                    e, tag = _set_broadcast(node, itf, ip), "SIOCSIFBRDADDR"
             if e is not None:
                 out.append(f"{tag}: {e}\n")
                 err = True
@@ -239,15 +270,17 @@ def _configure(node: Node, name: str, args: list[str]) -> CommandResult:
             return CommandResult(f"netarena: ifconfig {a} is not supported by the simulator\n",
                                  1, INVALID)
         else:
-            addr = _parse_address(a)
-            if addr is None:
-                if "/" in a and parse_inet(a.partition("/")[0], False) is not None:
+            host, slash, length = a.partition("/")
+            if slash:  # INET_getnetmask comes first: a bad length is a usage error
+                mask = prefix_mask(length)
+                if mask is None:
                     return CommandResult(_USAGE, 3, INVALID)
-                out.append(f"{a}: Unknown host\n{_HELP}")
+                pending_mask = mask
+            ip = resolve(host)
+            if ip is None:
+                out.append(f"{host}: Unknown host\n{_HELP}")
                 return CommandResult("".join(out), 1, INVALID)
-            if addr[1] is not None:
-                pending_mask = mask_of(addr[1])
-            e = _set_address(node, itf, addr[0]) if itf is not None else NO_DEVICE
+            e = _set_address(node, itf, ip) if itf is not None else NO_DEVICE
             if e is not None:
                 out.append(f"SIOCSIFADDR: {e}\n")
                 err = True
