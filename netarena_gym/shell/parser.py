@@ -3,7 +3,8 @@
 Agents type shell command lines. We never hand them to a real shell: this module tokenises
 them (quotes, escapes, ``;`` ``&&`` ``||`` ``|``, newlines, comments and output
 redirects (``>``, ``>>``, ``1>``, ``2>/dev/null``, ``2>&1``, ``>&2``, ``&>``, ``&>>``,
-``>& FILE``, read left to right, before or after the command's words), as bash 5.2 reads
+``>& FILE``, read left to right, before or after the command's words; every file fd 1 is
+given is opened in order before the command runs, ``> a > b`` both), as bash 5.2 reads
 them: a newline ends a command like ``;``, except on a blank line or after ``|``, ``&&``,
 ``||``; backslash-newline joins lines), refuses what an operator task has no business doing
 (command substitution, variables, background jobs, subshells, input redirects, file
@@ -23,7 +24,7 @@ stderr as it ran, then the last command's output.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 __all__ = [
@@ -124,6 +125,17 @@ class SimpleCommand:
     # bash's message for a redirection that fails before the command runs (``2>&x``:
     # ambiguous redirect); the command is not run, its status is 1
     redirect_error: str | None = None
+    # every file fd 1 is opened on, in order, before the command runs: bash opens each
+    # (``>`` truncates), ``> a > b`` both and ``> a >&2`` a, and does not run the command
+    # when one cannot be opened; ``redirect`` is the last one, unless fd 1 moved on
+    opens: tuple[tuple[str, str], ...] = ()
+
+    def targets(self) -> set[str]:
+        """The path of every file this command opens or writes (allow-lists check each)."""
+        paths = {path for _, path in self.opens}
+        if self.redirect is not None:
+            paths.add(self.redirect[1])
+        return paths
 
 
 @dataclass(slots=True)
@@ -355,8 +367,10 @@ def _redirect(cmd: SimpleCommand, fds: list, op: tuple, word: str) -> None:
         fd, mode = "&", ">"  # >&name is &>name
     if fd == "&":  # &>name, &>>name: both into the file
         fds[0] = fds[1] = (mode, word)
+        cmd.opens += ((mode, word),)
     elif fd is None or fd == 1:
         fds[0] = (mode, word)
+        cmd.opens += ((mode, word),)
     elif fd == 2:
         if word != "/dev/null":
             raise ShellSyntaxError("netarena: writing files is not allowed", True)
@@ -429,6 +443,16 @@ def streams(cmd: SimpleCommand, res: CommandResult,
     return channel, message, wrote
 
 
+def _open(cmd: SimpleCommand, write: Writer) -> CommandResult | None:
+    """bash's opens of ``cmd``'s files before it runs, in order: the failed open's result
+    (the command then does not run), or None."""
+    for target in cmd.opens or ((cmd.redirect,) if cmd.redirect is not None else ()):
+        opened = write(cmd if target == cmd.redirect else replace(cmd, redirect=target), None)
+        if opened.status != 0:
+            return opened
+    return None
+
+
 def run_command_line(cl: CommandLine, execute: Executor,
                      write: Writer = null_writer) -> CommandResult:
     """Run a parsed command line: ``execute(cmd, stdin)`` runs one simple command,
@@ -453,13 +477,12 @@ def run_command_line(cl: CommandLine, execute: Executor,
                 out.append(res.output)
                 worst = CommandResult.worst(worst, res.kind)
                 continue
-            if cmd.redirect is not None:
-                opened = write(cmd, None)
-                if opened.status != 0:  # bash could not open the target: no command runs
-                    out.append(opened.output)
-                    worst = CommandResult.worst(worst, opened.kind)
-                    res, data = opened, ""
-                    continue
+            opened = _open(cmd, write)
+            if opened is not None:  # bash could not open a target: no command runs
+                out.append(opened.output)
+                worst = CommandResult.worst(worst, opened.kind)
+                res, data = opened, ""
+                continue
             res = execute(cmd, data)
             worst = CommandResult.worst(worst, res.kind)
             if res.kind in (REFUSED, TIMEOUT):

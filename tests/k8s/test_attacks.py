@@ -57,7 +57,9 @@ def test_flags_before_the_verb_are_refused(sim, command):
     "kubectl get pods --as=system:admin", "kubectl get pods -s https://127.0.0.1:6443",
     "kubectl get pods --server=https://x", "kubectl get pods --user admin",
     "kubectl delete pod --all -n exp", "kubectl delete ns exp", "kubectl label ns exp a=b",
-    "kubectl create namespace evil", "kubectl run x --image=busybox"])
+    "kubectl create namespace evil", "kubectl run x --image=busybox",
+    "kubectl get pods > /tmp/netarena-x", "kubectl get pods > /tmp/netarena-x > /dev/null",
+    "kubectl get pods > /tmp/netarena-x >&2"])
 def test_dangerous_verbs_flags_and_reads_are_refused(sim, command):
     assert_refused(sim, command)
 

@@ -49,6 +49,8 @@ FILE_WRITES = [
     "ip a 1>&2 > /tmp/{f}",
     "ip a 2>/dev/null 1> /tmp/{f}",
     "ip a 3> /tmp/{f}",  # another file descriptor
+    "ip a > /tmp/{f} > /dev/null",  # bash opens (creates) every target, not only the last
+    "ip a > /tmp/{f} >&2",
 ]
 READS = [
     "ip a | grep -h root /etc/shadow", "ip a | grep root - /etc/shadow",

@@ -285,3 +285,33 @@ def test_only_ascii_digits_name_a_file_descriptor():
     assert cmd.argv == ["say", "٣"] and cmd.redirect == (">", "/dev/null")
     cmd = parse_command_line("say a E >&²").items[0][1].commands[0]
     assert cmd.redirect == (">", "²") and cmd.stderr == "stdout"  # >&name is &>name
+
+
+def test_every_file_fd_1_is_given_is_opened_in_order_before_the_command_runs():
+    # bash 5.2: `echo hi > a > b` empties a and writes b; `> a >&2` empties a and prints
+    # on stderr; a target that cannot be opened stops the opens and the command
+    opened = []
+
+    def writer(cmd, text):
+        if text is None:
+            opened.append(cmd.redirect)
+            if cmd.redirect[1] == "/nofile":
+                return CommandResult.stderr("bash: /nofile: No such file or directory\n")
+        return CommandResult("")
+    cmd = parse_command_line("say a E > /proc/a >> /proc/b").items[0][1].commands[0]
+    assert cmd.opens == ((">", "/proc/a"), (">>", "/proc/b")) and cmd.redirect == (">>", "/proc/b")
+    assert cmd.targets() == {"/proc/a", "/proc/b"}
+    assert run("say a E > /proc/a > /proc/b", writer)[0] == "E\n"
+    assert opened == [(">", "/proc/a"), (">", "/proc/b")]
+    opened.clear()
+    assert run("say a E > /proc/a >&2", writer)[0] == "a\nE\na\n"
+    assert opened == [(">", "/proc/a")]
+    opened.clear()
+    out, status, _ = run("say a E > /nofile > /proc/b || say b F", writer)
+    assert (out, status) == ("bash: /nofile: No such file or directory\nb\nF\nb\n", 0)
+    assert opened == [(">", "/nofile")]  # /proc/b is not opened, say a E does not run
+    opened.clear()
+    assert run("say a E > /proc/b > /nofile", writer)[:2] == (
+        "bash: /nofile: No such file or directory\n", 1)
+    assert opened == [(">", "/proc/b"), (">", "/nofile")]
+    assert parse_command_line("say 2>/dev/null >&2").items[0][1].commands[0].opens == ()

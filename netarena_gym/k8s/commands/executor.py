@@ -81,7 +81,7 @@ def plan(command: str, stdin: str, namespace: str, verbs=DEFAULT_VERBS) -> JsonP
         return None
     cmd = cl.items[0][1].commands[0]
     if (cmd.argv[0] != "kubectl" or cmd.redirect is not None or cmd.stderr is not None
-            or cmd.stdout is not None or cmd.redirect_error is not None
+            or cmd.stdout is not None or cmd.redirect_error is not None or cmd.opens
             or check_command_line(cl, namespace, verbs)):
         return None
     try:

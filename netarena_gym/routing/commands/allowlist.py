@@ -138,9 +138,9 @@ def refusal(cmd: SimpleCommand, position: int) -> str | None:
     """Why this simple command is refused, or None when it may run.
     ``position`` is its index in the pipeline (filters only after a pipe)."""
     prog = cmd.argv[0]
-    if cmd.redirect is not None and redirect_target(cmd.redirect[1]) is None:
-        return (f"writing to {cmd.redirect[1]} is not allowed (only /proc/sys/net/... and "
-                "/dev/null)")
+    for path in sorted(cmd.targets()):
+        if redirect_target(path) is None:
+            return f"writing to {path} is not allowed (only /proc/sys/net/... and /dev/null)"
     if prog in TEXT_FILTERS:
         return policy.filter_position_refusal(cmd, position, "another command")
     if prog not in OPERATOR_COMMANDS:
