@@ -247,3 +247,36 @@ def test_restore_routes_of_a_16_router_leaf_spine(real):
     assert any("; ip route replace" in c for _, c in cmds)
     rep = run_both(sc, cmds, pair)
     assert rep.agree and pair.real.backend.observe().all(), rep.diffs[:1]
+
+
+# corners where the simulator used to differ from Linux 6.18 and net-tools 2.10 (session 27):
+# any integer in ip_forward, ifconfig's strtoul'd /LEN and inet_aton addresses, the
+# broadcast SIOCSIFNETMASK keeps, and bash opening every file fd 1 is given
+EDGE_COMMANDS = [
+    ("r0", "sysctl -w net.ipv4.ip_forward=2"), ("r0", "cat /proc/sys/net/ipv4/ip_forward"),
+    ("r0", "sysctl net.ipv4.conf.r0-eth1.forwarding"), ("r0", "sysctl -w net.ipv4.ip_forward=-3"),
+    ("h1", "ifconfig h1-eth0 192.168.1.100/33"), ("h1", "ip -4 addr show dev h1-eth0"),
+    ("h1", "ifconfig h1-eth0 10.1/0x18"), ("h1", "ip -4 addr show dev h1-eth0"),
+    ("h1", "ifconfig h1-eth0 1500"), ("h1", "ip -4 addr show dev h1-eth0"),
+    ("h1", "ifconfig h1-eth0 192.168.1.100/24/3"), ("h1", "ifconfig h1-eth0 0.1.2.3/-1"),
+    ("h1", "ip -4 addr show dev h1-eth0"),
+    ("h1", "ifconfig h1-eth0 192.168.1.100 netmask 255.255.255"),
+    ("r0", "echo 1 > /proc/sys/net/ipv4/nope > /dev/null || echo failed"),
+    ("r0", "echo 0 > /proc/sys/net/ipv4/ip_forward >&2"),
+    ("r0", "echo 1 > /proc/sys/net/ipv4/ip_forward > /proc/sys/net/ipv4/nope"),
+    ("r0", "cat /proc/sys/net/ipv4/ip_forward"),
+    ("h2", "ifconfig h2-eth0 10.0.0.1/31 netmask 255.255.255.0"), ("h2", "ip -4 addr show dev h2-eth0"),
+    ("h2", "ifconfig h2-eth0 netmask 255.255.0.0"), ("h2", "ip -4 addr show dev h2-eth0"),
+    ("h2", "ifconfig h2-eth0 10.0.0.1 broadcast 10.1.2.3 netmask 255.255.0.0"),
+    ("h2", "ip -4 addr show dev h2-eth0"),
+    ("h2", "ifconfig h2-eth0 10.0.0.1/32"), ("h2", "ip -4 addr show dev h2-eth0"),
+    ("h2", "ifconfig h2-eth0 10.0.0.1/30 netmask 255.255.255.255"), ("h2", "ip -4 addr show dev h2-eth0"),
+    ("h3", "ifconfig h3-eth0 24"), ("h3", "ip -4 addr show dev h3-eth0"),
+]
+
+
+def test_differential_edge_commands_sim_vs_mininet(real):
+    sc = RoutingGenerator(1, capabilities=real.capabilities).generate(0).scenario
+    rep = run_both(sc, EDGE_COMMANDS, EnvPair(1, real))
+    assert rep.steps == len(EDGE_COMMANDS)
+    assert rep.agree, json.dumps([d.__dict__ for d in rep.diffs[:2]], indent=1)[:4000]
