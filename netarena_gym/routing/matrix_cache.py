@@ -19,6 +19,9 @@ pairs are probed again; the others keep their result:
 * any interface change: the node's own probes (their source address);
 * a gained or lost address: pairs a neighbour on one of the node's segments routes
   through it as a gateway (that ARP request may now find someone, or no one);
+* a gained or lost address: pairs that resolved on a segment the node shares with a
+  neighbour owning that address too (the node answers no ARP request sent from an
+  address it owns itself: a martian source; a loopback change reaches every pair);
 * anything else (sysctls, permanent neighbours, loopback, rules selecting no prefix,
   an MTU raised from below the probe's size): every pair reading the node.
 
@@ -289,7 +292,20 @@ class PairStore:
                     test = gateway_test(self.nodes[x], ch.addrs)
                     if test is not None:
                         self._forget(x, test, -1, out)
+                self._forget_martian(i, ch.addrs, out)
         return out
+
+    def _forget_martian(self, i: int, addrs: frozenset, out: set) -> None:
+        """Forget the pairs that resolved on a segment node ``i`` shares with a neighbour
+        owning an address in ``addrs``: ``i`` may now answer that neighbour's ARP
+        requests, or no longer (a request from an address ``i`` owns is a martian)."""
+        nodes, name = self.nodes, self.nodes[i].name
+        for x in self.neighbours()[i]:
+            if not addrs.isdisjoint(nodes[x].local_ips()):
+                for itf in nodes[i].interfaces:
+                    idx = self.seg.get((name, itf))
+                    if idx is not None and x in idx[:-1]:
+                        self._forget(idx[-1], None, -1, out)
 
     def neighbours(self) -> list[list[int]]:
         """Per node index, the other nodes on its segments (sorted)."""

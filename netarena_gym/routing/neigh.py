@@ -10,9 +10,10 @@ Entries exist only where traffic resolved them. The model is deterministic (no c
   and cached by content; configuration changes made since the round (in the same command
   line) are taken as already probed, except that taking a link down or removing its last
   address drops the device's entries (``neigh_ifdown``), as the kernel does.
-* An ARP exchange ``X`` asks for ``t`` on ``dev``: if someone answers, ``X`` holds ``t``
-  ``REACHABLE`` and the answering node learns ``X``'s sender address (``neigh_event_ns``,
-  ``STALE``); if no one answers, ``X`` holds ``t`` ``INCOMPLETE`` (``arp`` prints
+* An ARP exchange ``X`` asks for ``t`` on ``dev`` (a node owning ``t`` answers unless it
+  also owns ``X``'s sender address, a martian source for ``ip_route_input``): if someone
+  answers, ``X`` holds ``t`` ``REACHABLE`` and the answering node learns ``X``'s sender
+  address (``neigh_event_ns``, ``STALE``); if no one answers, ``X`` holds ``t`` ``INCOMPLETE`` (``arp`` prints
   ``(incomplete)``): the kernel solicits ``mcast_solicit`` (3) times ``retrans_time`` (1 s)
   apart and only then marks the entry ``FAILED``, and every command runs within those 3 s
   of the probe round that the step before ended with (measured on Mininet: ``INCOMPLETE``

@@ -116,12 +116,16 @@ class Network:
             return None
         other = None  # an owner of ``ip`` on another of its interfaces (arp_ignore=0)
         carrier = None  # one that carries ``ip`` on the segment but sends with another
+        sip = node.select_source(ifname, ip)  # the request's sender address
         for pname, pif in self.segments[seg]:
             if pname == node.name and pif == ifname:
                 continue
             peer = self.nodes[pname]
             pitf = peer.interfaces[pif]
-            if pitf.up and not pitf.noarp and ip in peer.local_ips():
+            if (pitf.up and not pitf.noarp and ip in peer.local_ips()
+                    and (sip is None or not peer.is_local(sip))):
+                # arp_process answers only when ip_route_input(ip, sender) succeeds; a
+                # sender address the peer owns is a martian source (accept_local=0)
                 if any(a.ip == ip for a in pitf.addresses):
                     # a duplicate: the node that sends with it (the address is the first
                     # of its subnet there) wins, its ARP requests overriding (neigh_event_ns)

@@ -251,7 +251,8 @@ def test_restore_routes_of_a_16_router_leaf_spine(real):
 
 # corners where the simulator used to differ from Linux 6.18 and net-tools 2.10 (session 27):
 # any integer in ip_forward, ifconfig's strtoul'd /LEN and inet_aton addresses, the
-# broadcast SIOCSIFNETMASK keeps, and bash opening every file fd 1 is given
+# broadcast SIOCSIFNETMASK keeps, bash opening every file fd 1 is given, and ARP from an
+# address the answering node owns
 EDGE_COMMANDS = [
     ("r0", "sysctl -w net.ipv4.ip_forward=2"), ("r0", "cat /proc/sys/net/ipv4/ip_forward"),
     ("r0", "sysctl net.ipv4.conf.r0-eth1.forwarding"), ("r0", "sysctl -w net.ipv4.ip_forward=-3"),
@@ -272,6 +273,9 @@ EDGE_COMMANDS = [
     ("h2", "ifconfig h2-eth0 10.0.0.1/32"), ("h2", "ip -4 addr show dev h2-eth0"),
     ("h2", "ifconfig h2-eth0 10.0.0.1/30 netmask 255.255.255.255"), ("h2", "ip -4 addr show dev h2-eth0"),
     ("h3", "ifconfig h3-eth0 24"), ("h3", "ip -4 addr show dev h3-eth0"),
+    # r0 owning h2's address answers no ARP request from it (a martian source)
+    ("r0", "ip addr add 192.168.2.101/32 dev r0-eth3"), ("r0", "ip neigh show dev r0-eth2"),
+    ("h5", "ip neigh show"), ("h4", "ip neigh show"),
 ]
 
 

@@ -478,6 +478,12 @@ REACH = {
          ("r0", "ip rule add not to 192.168.1.0/24 prohibit pref 104"), ("r0", "ip rule del pref 104"),
          ("r0", "ip rule add iif r0-eth1 prohibit pref 102")],
         [("h5", "h3", False), ("h1", "h5", False), ("r2", "r0", True)]),
+    # r0 given r1's transit address on its LAN port answers no ARP request r1 sends from
+    # it (a martian source): replies through r1 to s1 stop, although neither address of
+    # those probes changed and r0's link to r1 did not
+    "a neighbour's own address, taken": (
+        [("r0", "ip addr add 172.16.0.2/32 dev r0-eth1")],
+        [("h3", "h1", False), ("h1", "h3", False), ("h5", "h1", True)]),
     # h2 carries the gateway's address too; r0's LAN address list is then rebuilt
     "a duplicate of the gateway, then its addresses reordered": (
         [("h2", "ip addr flush dev h2-eth0"), ("h2", "ip addr add 192.168.1.1/24 dev h2-eth0"),
