@@ -344,7 +344,9 @@ class Node:
         return True
 
     def _add_connected(self, itf: Interface, a: Address) -> None:
-        if a.plen == 32 or itf.loopback:
+        """``fib_add_ifaddr``'s prefix route; none for a prefix of 0.0.0.0 (zeronet:
+        ``10.1.2.3/1``, ``0.1.2.3/8``), as on Linux 6.18."""
+        if a.plen == 32 or itf.loopback or a.net == 0:
             return
         self.tables[MAIN].append(Route(dst=a.net, plen=a.plen, dev=itf.name, proto="kernel",
                                        scope="link", src=a.ip, table=MAIN))

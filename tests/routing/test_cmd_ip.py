@@ -659,3 +659,17 @@ def test_router_taking_a_hosts_address_leaves_the_hosts_lan_traffic_alone():
     ok(net, "r0", "ip route flush table main")
     assert pair_ok(net, n["h6"], ip("192.168.3.100"), 1.0)
     assert pair_ok(net, n["h5"], ip("192.168.3.101"), 1.0)
+
+
+def test_an_address_in_0_0_0_0_slash_len_adds_no_prefix_route(net):
+    # fib_add_ifaddr adds no route for a zeronet prefix (Linux 6.18, pinned in a
+    # namespace): 10.162.0.1/1 and 0.1.2.3/8 leave `ip route` as it was, so 10.9.9.9 is
+    # unreachable from h1 once its default route goes
+    before = ok(net, "h1", "ip route")
+    ok(net, "h1", "ip addr add 10.162.0.1/1 dev h1-eth0")
+    ok(net, "h1", "ip addr add 0.1.2.3/8 dev h1-eth0")
+    assert ok(net, "h1", "ip route") == before
+    assert "local 10.162.0.1 dev h1-eth0 table local" in ok(net, "h1", "ip route show table all")
+    ok(net, "h1", "ip route del default")
+    fails(net, "h1", "ip route get 10.9.9.9", "RTNETLINK answers: Network is unreachable\n", 2,
+          ERROR)
