@@ -314,7 +314,7 @@ def grammar_commands(scenario: Scenario, n: int, seed: int) -> list[tuple[str, s
             lambda: f"ip {pick(['n', 'neigh', 'neighbour'])} {pick(['', 'show', 'flush all', f'flush dev {itf}', f'add {host} lladdr 02:00:00:00:00:01 dev {itf}', f'del {host} dev {itf}'])}",
             lambda: pick(["ip", "ip help", "ip foo", "ip route sho", "ip addr add", "ip link set", "ip -6 route",
                           "ip -j addr", "ip route add", "ip r a 10.0.0.0/8"]),
-            lambda: f"ifconfig{pick(['', ' -a', f' {itf}', f' {itf} up', f' {itf} down', f' {itf} {gw} netmask 255.255.255.0', f' {itf} mtu 1500', ' eth9', f' {itf} bogus', f' {itf} {gw}/33', f' {itf} {gw}/0x18'])}",
+            lambda: f"ifconfig{pick(['', ' -a', f' {itf}', f' {itf} up', f' {itf} down', f' {itf} {gw} netmask 255.255.255.0', f' {itf} mtu 1500', ' eth9', f' {itf} bogus', f' {itf} 10.{int(rng.integers(1, 255))}.0.1/33', f' {itf} 10.1/0x18'])}",
             lambda: f"route{pick([' -n', '', f' add -net {net[:-3]} netmask 255.255.255.0 dev {itf}', f' del -net {net[:-3]} netmask 255.255.255.0', f' add default gw {gw}', ' -z'])}",
             lambda: f"arp{pick([' -n', ' -a', '', f' -d {host}', f' -n {host}', ' -x'])}",
             lambda: f"sysctl {pick(['net.ipv4.ip_forward', '-w net.ipv4.ip_forward=1', '-w net.ipv4.ip_forward=0', '-w net.ipv4.ip_forward=2', f'net.ipv4.conf.{itf}.forwarding', '-w net.ipv4.conf.all.forwarding=1', 'net.ipv4.icmp_echo_ignore_all', 'net.bogus', '-q -w net.ipv4.ip_forward=1', ''])}",

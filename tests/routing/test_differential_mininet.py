@@ -251,8 +251,8 @@ def test_restore_routes_of_a_16_router_leaf_spine(real):
 
 # corners where the simulator used to differ from Linux 6.18 and net-tools 2.10 (session 27):
 # any integer in ip_forward, ifconfig's strtoul'd /LEN and inet_aton addresses, the
-# broadcast SIOCSIFNETMASK keeps, bash opening every file fd 1 is given, and ARP from an
-# address the answering node owns
+# broadcast SIOCSIFNETMASK keeps, bash opening every file fd 1 is given, ARP from an
+# address the answering node owns, and no prefix route for 0.0.0.0/LEN
 EDGE_COMMANDS = [
     ("r0", "sysctl -w net.ipv4.ip_forward=2"), ("r0", "cat /proc/sys/net/ipv4/ip_forward"),
     ("r0", "sysctl net.ipv4.conf.r0-eth1.forwarding"), ("r0", "sysctl -w net.ipv4.ip_forward=-3"),
@@ -276,6 +276,9 @@ EDGE_COMMANDS = [
     # r0 owning h2's address answers no ARP request from it (a martian source)
     ("r0", "ip addr add 192.168.2.101/32 dev r0-eth3"), ("r0", "ip neigh show dev r0-eth2"),
     ("h5", "ip neigh show"), ("h4", "ip neigh show"),
+    # no prefix route for an address whose prefix is 0.0.0.0 (zeronet)
+    ("r0", "ip addr add 10.162.0.1/1 dev r0-eth4"), ("r0", "ifconfig r0-eth5 10.7.0.1/33"),
+    ("r0", "ip route show"), ("r0", "ip route get 10.9.9.9"), ("r0", "ip route show table local"),
 ]
 
 
