@@ -45,8 +45,9 @@ def refusal(cmd: SimpleCommand, position: int, namespace: str,
             verbs: frozenset[str] = DEFAULT_VERBS) -> str | None:
     """Why this simple command is refused, or None when it may run."""
     prog = cmd.argv[0]
-    for path in sorted(cmd.targets() - {"/dev/null"}):
-        return f"writing to {path} is not allowed"
+    files = sorted(cmd.targets() - {"/dev/null"})
+    if files:
+        return f"writing to {files[0]} is not allowed"
     if prog in TEXT_FILTERS:
         return policy.filter_position_refusal(cmd, position, "kubectl")
     if prog != "kubectl":
