@@ -13,9 +13,13 @@ chain of plain nodes it starts: delivered (where, with the last hop's resolution
 dropped, or handed off at the first node that is not plain, with the number of forwards
 (TTL decrements), the last resolution and the nodes the resolutions read
 (:class:`~netarena_gym.routing.matrix_cache.PairStore`'s dependencies). A probe then
-runs the sender's part of each walk (:func:`~netarena_gym.routing.grader.launch`) as
-before, jumps to the chain's end, and runs the full hop-by-hop walk from a node that is
-not plain. Where the jump cannot be exact it is not taken: a forwarding loop, or a chain
+runs the sender's part of each walk (:func:`~netarena_gym.routing.grader.launch`),
+jumps to the chain's end, and runs the full hop-by-hop walk from a node that is not
+plain. The sender's part is kept too where it cannot depend on the destination: sent
+through a gateway, with an empty ``OUTPUT`` chain and no qdisc on the device, it is a
+function of the sender, the route's device, gateway and preferred source, the given
+source address and what the sender learnt from the request it answers; a host's sends
+to every other subnet, and a responder's replies, are worked out once. Where the jump cannot be exact it is not taken: a forwarding loop, or a chain
 as long as the packet's remaining TTL, walks hop by hop from the first arrival.
 
 Results are those of :func:`~netarena_gym.routing.grader.probe`, bit for bit (delays
@@ -66,7 +70,7 @@ class ForwardingMemo:
     :func:`~netarena_gym.routing.matrix_cache.segment_deps` gives (empty: no
     dependencies wanted)."""
 
-    __slots__ = ("net", "seg", "version", "memo", "plain", "segsets")
+    __slots__ = ("net", "seg", "version", "memo", "plain", "segsets", "sends")
 
     def __init__(self, net: Network, seg: dict):
         self.net = net
@@ -75,6 +79,7 @@ class ForwardingMemo:
         self.memo: dict[tuple, tuple] = {}
         self.plain: dict[Node, bool] = {}
         self.segsets: dict[tuple[str, str], frozenset] = {}
+        self.sends: dict[tuple, tuple | None] = {}
 
     def chain(self, node: Node, in_if: str, dst: int) -> tuple:
         """``(kind, node, in_if, last, forwards, deps)`` for a packet to ``dst`` arriving
@@ -142,10 +147,10 @@ class ForwardingMemo:
         if self.version != net.version:
             self.memo.clear()
             self.plain.clear()
+            self.sends.clear()
             self.version = net.version
         req = Trip(a, MAX_TTL, False)
-        first = launch(net, req, a, dst, None, PING_PACKET, False, "icmp", "echo-request",
-                       False, None, log)
+        first = self._launch(req, a, dst, None, "echo-request", None, log)
         if first is not None:
             self._travel(req, first, dst, "echo-request", log, deps)
         if not req.ok:
@@ -154,12 +159,42 @@ class ForwardingMemo:
             return True, req.src
         responder, back = req.node, req.src
         rep = Trip(responder, MAX_TTL, False)
-        first = launch(net, rep, responder, back, dst, PING_PACKET, False, "icmp",
-                       "echo-reply", False, learned_from(req), log)
+        first = self._launch(rep, responder, back, dst, "echo-reply", learned_from(req), log)
         if first is not None:
             self._travel(rep, first, back, "echo-reply", log, deps)
         return (rep.ok and rep.node is a and req.loss == 0.0 and rep.loss == 0.0
                 and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0), req.src
+
+    def _launch(self, trip: Trip, a: Node, dst: int, src: int | None, icmp_type: str,
+                learned: tuple | None, log: list) -> tuple | None:
+        """:func:`~netarena_gym.routing.grader.launch` of a default-sized probe packet.
+        A send through a gateway, with ``a``'s ``OUTPUT`` chain empty (policy ``ACCEPT``)
+        and no qdisc on the device, is a function of (sender, device, gateway, the route's
+        preferred source, the given source, ``learned``) for one network version: it is
+        worked out once and replayed."""
+        res = a.lookup(dst, src or 0, "lo")
+        gw = res.gateway
+        if gw is None or res.kind != "unicast":
+            return launch(self.net, trip, a, dst, src, PING_PACKET, False, "icmp",
+                          icmp_type, False, learned, log)
+        route = res.route
+        key = (a, res.dev, gw, None if route is None else route.src, src, learned)
+        done = self.sends.get(key)
+        if done is None:
+            first = launch(self.net, trip, a, dst, src, PING_PACKET, False, "icmp",
+                           icmp_type, False, learned, log)
+            ipt = a.iptables
+            itf = a.interfaces[res.dev]
+            keep = (first is not None and not ipt.chains["OUTPUT"]
+                    and ipt.policies["OUTPUT"] == "ACCEPT" and itf.qdisc is None)
+            self.sends[key] = (first, trip.last, trip.src) if keep else False
+            return first
+        if done is False:
+            return launch(self.net, trip, a, dst, src, PING_PACKET, False, "icmp",
+                          icmp_type, False, learned, log)
+        first, trip.last, trip.src = done
+        log.append((a.name, res.dev))
+        return first
 
     def is_plain(self, node: Node) -> bool:
         """:func:`plain`, kept per node for this network version."""

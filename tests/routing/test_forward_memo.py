@@ -110,6 +110,36 @@ def test_a_forwarding_loop_falls_back_to_the_walk():
     compare_all(net)
 
 
+def test_a_send_is_replayed_only_where_the_sender_cannot_tell_packets_apart():
+    """A host's sends through its gateway are worked out once and replayed for other
+    destinations; not where its ``OUTPUT`` chain can tell them apart (a rule for one
+    destination) or a netem qdisc delays them. Every probe is still the walk's."""
+    from netarena_gym.routing.commands import executor
+    gen = RoutingGenerator(3, topology=RING8)
+    b = SimBackend()
+    b.apply(gen.generate(2).scenario)
+    net = b.state.net
+    hosts = net.hosts()
+    filtered, delayed, target = hosts[0], hosts[3], hosts[-1]
+    ip = lambda v: ".".join(str((v >> s) & 255) for s in (24, 16, 8, 0))  # noqa: E731
+    for node, cmd in ((filtered, f"iptables -A OUTPUT -d {ip(net.probe_ip[target.name])}/32"
+                                 " -j DROP"),
+                      (delayed, f"tc qdisc add dev {delayed.name}-eth0 root netem delay 300ms")):
+        assert executor.run(net, frozenset(), node.name, cmd, 1.0).status == 0
+    names = net.probe_order()
+    memo = ForwardingMemo(net, {})
+    for a in hosts:
+        for name in names:
+            if name != a.name:
+                want = probe(net, a, net.probe_ip[name], 0.2)
+                assert memo.probe(a, net.probe_ip[name], 0.2, [], None) == want, (a.name, name)
+    kept = {key[0] for key, done in memo.sends.items() if done}
+    assert filtered not in kept and delayed not in kept
+    assert len(kept & set(hosts)) >= len(hosts) // 2  # (not a host whose first hop fails)
+    assert not probe(net, filtered, net.probe_ip[target.name], 0.2)[0]
+    assert probe(net, filtered, net.probe_ip[hosts[-2].name], 0.2)[0]
+
+
 def flat(obs):
     """An observation in full (``repr`` of a large array elides its middle)."""
     if isinstance(obs, dict):
