@@ -193,7 +193,8 @@ class ForwardingMemo:
             return launch(self.net, trip, a, dst, src, PING_PACKET, False, "icmp",
                           icmp_type, False, learned, log)
         first, trip.last, trip.src = done
-        log.append((a.name, res.dev))
+        if log is not None:
+            log.append((a.name, res.dev))
         return first
 
     def is_plain(self, node: Node) -> bool:

@@ -132,7 +132,7 @@ def test_a_send_is_replayed_only_where_the_sender_cannot_tell_packets_apart():
         for name in names:
             if name != a.name:
                 want = probe(net, a, net.probe_ip[name], 0.2)
-                assert memo.probe(a, net.probe_ip[name], 0.2, [], None) == want, (a.name, name)
+                assert memo.probe(a, net.probe_ip[name], 0.2, None, None) == want, (a.name, name)
     kept = {key[0] for key, done in memo.sends.items() if done}
     assert filtered not in kept and delayed not in kept
     assert len(kept & set(hosts)) >= len(hosts) // 2  # (not a host whose first hop fails)
