@@ -66,9 +66,11 @@ def _no_source(node: Node, toward: int) -> None:
 class ForwardingMemo:
     """Probe results of one network through memoised chains of plain hops.
 
-    ``seg``: (node name, interface) -> indices of the nodes on that segment, as
-    :func:`~netarena_gym.routing.matrix_cache.segment_deps` gives (empty: no
-    dependencies wanted)."""
+    ``seg``: (node name, interface) -> the dependency keys a resolution there reads:
+    the indices of the nodes on that segment and its key, as
+    :func:`~netarena_gym.routing.matrix_cache.segment_deps` gives, or only the
+    segment's key (:class:`~netarena_gym.routing.matrix_cache.PairStore`'s); empty: no
+    dependencies wanted."""
 
     __slots__ = ("net", "seg", "version", "memo", "plain", "segsets", "sends")
 

@@ -5,7 +5,8 @@ A probe ``pair_ok(i -> j)`` is a pure function of the configuration of the nodes
 walks touch: the sender, and for every neighbour resolution every node on that segment
 (who answers depends on all of them). :class:`PairStore` records per pair the keys it
 read: those nodes, and the segments it resolved on (from the resolutions the walks note,
-``walk(log=)``), with a reverse index per key. When nodes change, :func:`node_change`
+``walk(log=)``), with a reverse index per key (a probe notes its sender and its
+segments; a node's readers are its own probes and the readers of its segments). When nodes change, :func:`node_change`
 tells from a node's old and new fingerprints what the change can reach, and only those
 pairs are probed again; the others keep their result:
 
@@ -243,10 +244,17 @@ class PairStore:
     where it resolved a neighbour, :func:`segment_deps`) and every such segment (key
     ``n`` plus the segment's rank). Pairs are kept as ints ``i * n + j`` (``n`` nodes)
     in containers of ints: no tuple per pair to make, and nothing the cyclic collector
-    has to scan when it runs again after the (paused) computation."""
+    has to scan when it runs again after the (paused) computation.
 
-    __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "rdeps", "base", "dead",
-                 "src", "log", "fps", "asm", "n", "memo", "fast", "nbrs")
+    A probe notes only its sender and its segments (``_deps``); the nodes it read are
+    those segments' members, so a node's readers are its own probes and the readers of
+    its segments (:attr:`rdeps` lists them). That halves what each probe writes (a
+    long path reads two nodes per segment). A frozen base keeps every key's readers
+    listed out, as a base is read far more often than written."""
+
+    __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "_deps", "base", "dead",
+                 "src", "log", "fps", "asm", "n", "memo", "fast", "nbrs", "segkey", "segs_of",
+                 "frozen")
 
     def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
                  base: "PairStore | None" = None):
@@ -255,12 +263,21 @@ class PairStore:
         self.fps: list | None = None  # routers' fingerprints, once frozen
         self.asm: tuple | None = None  # the assembled class matrix, once frozen
         self.n = n = len(nodes)
-        self.seg = segment_deps(net, {x.name: i for i, x in enumerate(nodes)})
+        index = {x.name: i for i, x in enumerate(nodes)}
+        self.seg = segment_deps(net, index)
+        # what a resolution on a segment notes: the segment's key alone
+        self.segkey = {k: idx[-1:] for k, idx in self.seg.items()}
+        segs_of: list[list[int]] = [[] for _ in range(n)]
+        for (name, _itf), idx in sorted(self.seg.items()):
+            if idx[-1] not in segs_of[index[name]]:
+                segs_of[index[name]].append(idx[-1])
+        self.segs_of = [tuple(k) for k in segs_of]  # per node, the keys of its segments
+        self.frozen = False
         self.nbrs: list[list[int]] | None = None  # :meth:`neighbours`, made on first use
         self.res: dict[int, bool] = {}
         self.src: dict[int, int | None] = {}  # the request's source address
-        # per key (nodes, then segments), the pairs that read it
-        self.rdeps: list[list[int]] = [[] for _ in range(n + len(net.segments))]
+        # per key (nodes: their own probes; then segments), the pairs that noted it
+        self._deps: list[list[int]] = [[] for _ in range(n + len(net.segments))]
         self.base = base
         self.dead: set[int] = set()  # base pairs (``base.n``) no longer valid here
         self.memo = None  # the ForwardingMemo probes go through (made on first use)
@@ -270,7 +287,21 @@ class PairStore:
     @property
     def weight(self) -> int:
         """The ints it holds (results and dependencies): a measure of its memory."""
-        return len(self.res) + sum(map(len, self.rdeps))
+        return len(self.res) + sum(map(len, self._deps))
+
+    @property
+    def rdeps(self) -> list:
+        """Per key (node indices, then segments), the pairs whose probes read it: a
+        node's own probes and those that resolved on one of its segments (a pair may be
+        listed twice, and a forgotten one may still be listed)."""
+        if self.frozen:
+            return self._deps
+        deps, n = self._deps, self.n
+        out = [list(ps) for ps in deps]
+        for i in range(n):
+            for k in self.segs_of[i]:
+                out[i] += deps[k]
+        return out
 
     def invalidate(self, changed) -> set[tuple[int, int]]:
         """Forget every pair a change may affect; returns them.
@@ -322,13 +353,14 @@ class PairStore:
         destination or source address passes it, or that node ``own`` sends); adds them
         to ``out``."""
         res, src, dsts, n = self.res, self.src, self.dsts, self.n
-        mine = self.rdeps[key]
-        if test is None:
-            for q in mine:
-                if res.pop(q, None) is not None:
-                    out.add(divmod(q, n))
-            mine.clear()
-        else:
+        for k in (key, *self.segs_of[key]) if key < n else (key,):
+            mine = self._deps[k]
+            if test is None:
+                for q in mine:
+                    if res.pop(q, None) is not None:
+                        out.add(divmod(q, n))
+                mine.clear()
+                continue
             keep = []
             for q in mine:
                 if q not in res:
@@ -368,7 +400,7 @@ class PairStore:
         if self.fast and net.arp_log is None:
             if memo is None:
                 from netarena_gym.routing.forward_memo import ForwardingMemo
-                memo = self.memo = ForwardingMemo(net, self.seg)
+                memo = self.memo = ForwardingMemo(net, self.segkey)
         else:
             memo = None
         log = self.log
@@ -381,21 +413,22 @@ class PairStore:
         else:
             from netarena_gym.routing.grader import probe
             ok, self.src[q] = probe(net, self.nodes[i], self.dsts[j], self.timeout_s, log)
-        seg = self.seg
+        segkey = self.segkey
         for key in log:
-            d = seg.get(key)
+            d = segkey.get(key)
             if d is not None:
                 deps.update(d)
         self.res[q] = ok
-        rdeps = self.rdeps
+        mine = self._deps
         for d in deps:
-            rdeps[d].append(q)
+            mine[d].append(q)
         return ok
 
     def readers(self, i: int) -> set[tuple[int, int]]:
         """The pairs known here (not a base's) whose probes read node ``i``."""
-        res, n = self.res, self.n
-        return {divmod(q, n) for q in self.rdeps[i] if q in res}
+        res, n, deps = self.res, self.n, self._deps
+        keys = (i,) if self.frozen else (i, *self.segs_of[i])
+        return {divmod(q, n) for k in keys for q in deps[k] if q in res}
 
     def source(self, i: int, j: int) -> int | None:
         """The source address the request of a known probe ``i -> j`` went out with."""
@@ -412,10 +445,11 @@ class PairStore:
         :attr:`~netarena_gym.routing.grader.ReachabilityOracle.assembly`), letting the
         network go."""
         self.asm = asm
-        self.rdeps = [tuple(ps) for ps in self.rdeps]
+        self._deps = [tuple(dict.fromkeys(ps)) for ps in self.rdeps]
+        self.frozen = True
         self.fps = [n.fingerprint() if n.kind == "router" else None for n in self.nodes]
         self.net = self.nodes = self.memo = None
-        self.seg, self.log, self.nbrs = {}, [], None
+        self.seg, self.segkey, self.log, self.nbrs = {}, {}, [], None
         return self
 
 

@@ -324,11 +324,13 @@ def check_store(oracle, sample: int | None = None, rng=None) -> int:
     held: dict[int, tuple] = {}
     base = store.base
     if base is not None:
+        base_rdeps = base.rdeps
         for q, ok in base.res.items():
             if q not in store.dead:
-                held[q] = (ok, base.src[q], base.rdeps)
+                held[q] = (ok, base.src[q], base_rdeps)
+    rdeps = store.rdeps  # listed out once (a store notes segments only)
     for q, ok in store.res.items():
-        held[q] = (ok, store.src[q], store.rdeps)
+        held[q] = (ok, store.src[q], rdeps)
     todo = sorted(held)
     if sample is not None and sample < len(todo):
         todo = sorted(rng.choice(todo, sample, replace=False).tolist())
