@@ -11,8 +11,10 @@ or resolved to the next ``(node, in_if)``. :class:`ForwardingMemo` works that de
 out once per ``(node, in_if, dst)`` and keeps, for every such arrival, the end of the
 chain of plain nodes it starts: delivered (where, with the last hop's resolution),
 dropped, or handed off at the first node that is not plain, with the number of forwards
-(TTL decrements), the last resolution and the nodes the resolutions read
-(:class:`~netarena_gym.routing.matrix_cache.PairStore`'s dependencies). A probe then
+(TTL decrements), the last resolution and the keys the resolutions read
+(:class:`~netarena_gym.routing.pair_store.PairStore`'s dependencies, as a bit mask:
+an int with bit ``k`` set for key ``k``, so that joining a chain's keys to a probe's
+is one ``|``). A probe then
 runs the sender's part of each walk (:func:`~netarena_gym.routing.grader.launch`),
 jumps to the chain's end, and runs the full hop-by-hop walk from a node that is not
 plain. The sender's part is kept too where it cannot depend on the destination: sent
@@ -32,13 +34,13 @@ from __future__ import annotations
 
 from netarena_gym.routing.grader import (BASE_MS, HOP_MS, MAX_TTL, PING_PACKET, Trip, carry,
                                          launch, learned_from)
+from netarena_gym.routing.matrix_cache import key_mask
 from netarena_gym.routing.state import Network, Node
 
 __all__ = ["ForwardingMemo", "plain"]
 
 DELIVER, DROP, HANDOFF, LOOP = 0, 1, 2, 3
-_EMPTY: frozenset = frozenset()
-_LOOP = (LOOP, None, None, None, 0, _EMPTY)
+_LOOP = (LOOP, None, None, None, 0, 0)
 
 
 def plain(node: Node) -> bool:
@@ -66,11 +68,10 @@ def _no_source(node: Node, toward: int) -> None:
 class ForwardingMemo:
     """Probe results of one network through memoised chains of plain hops.
 
-    ``seg``: (node name, interface) -> the dependency keys a resolution there reads:
-    the indices of the nodes on that segment and its key, as
-    :func:`~netarena_gym.routing.matrix_cache.segment_deps` gives, or only the
-    segment's key (:class:`~netarena_gym.routing.matrix_cache.PairStore`'s); empty: no
-    dependencies wanted."""
+    ``seg``: (node name, interface) -> the dependency keys a resolution there reads (the
+    indices of the nodes on that segment and its key), as
+    :func:`~netarena_gym.routing.matrix_cache.segment_deps` gives (empty: no
+    dependencies wanted)."""
 
     __slots__ = ("net", "seg", "version", "memo", "plain", "segsets", "sends")
 
@@ -80,14 +81,15 @@ class ForwardingMemo:
         self.version = -1
         self.memo: dict[tuple, tuple] = {}
         self.plain: dict[Node, bool] = {}
-        self.segsets: dict[tuple[str, str], frozenset] = {}
+        self.segsets: dict[tuple[str, str], int] = {}  # (node, device) -> key mask
         self.sends: dict[tuple, tuple | None] = {}
 
     def chain(self, node: Node, in_if: str, dst: int) -> tuple:
         """``(kind, node, in_if, last, forwards, deps)`` for a packet to ``dst`` arriving
         at ``node`` on ``in_if``: DELIVER at ``node``/``in_if``, DROP, HANDOFF at the
         first node that is not plain (arriving on ``in_if``), or LOOP. ``last`` is the
-        last resolution ``(sender, device, next hop)`` (None: none made)."""
+        last resolution ``(sender, device, next hop)`` (None: none made); ``deps`` the
+        mask of the keys its resolutions read."""
         memo = self.memo
         key = (node, in_if, dst)
         o = memo.get(key)
@@ -101,22 +103,22 @@ class ForwardingMemo:
             if p is None:
                 p = plains[node] = plain(node)
             if not p:
-                o = (HANDOFF, node, in_if, None, 0, _EMPTY)
+                o = (HANDOFF, node, in_if, None, 0, 0)
                 break
             res = node.lookup(dst, 0, in_if)
             kind = res.kind
             if kind == "local":
-                o = (DELIVER, node, in_if, None, 0, _EMPTY)
+                o = (DELIVER, node, in_if, None, 0, 0)
                 break
             if not node.forwards_on(in_if) or kind != "unicast":
-                o = (DROP, None, None, None, 0, _EMPTY)
+                o = (DROP, None, None, None, 0, 0)
                 break
             dev, gw = res.dev, res.gateway
             nh = gw if gw is not None else dst
             sk = (node.name, dev)
             d = segsets.get(sk)
             if d is None:
-                d = segsets[sk] = frozenset(self.seg.get(sk, ()))
+                d = segsets[sk] = key_mask(self.seg.get(sk, ()))
             hop = net.neighbor(node, dev, nh)
             if hop is None:  # the TTL was decremented before the resolution failed
                 o = (DROP, None, None, None, 1, d)
@@ -140,11 +142,11 @@ class ForwardingMemo:
             memo[key] = o
         return o
 
-    def probe(self, a: Node, dst: int, timeout_s: float, log: list | None,
-              deps: set | None) -> tuple[bool, int | None]:
-        """:func:`~netarena_gym.routing.grader.probe` (same result and source address).
-        Resolutions walked hop by hop go to ``log``; the nodes read by the jumped ones
-        are added to ``deps``."""
+    def probe(self, a: Node, dst: int, timeout_s: float,
+              log: list | None) -> tuple[bool, int | None, int]:
+        """:func:`~netarena_gym.routing.grader.probe` (same result and source address),
+        and the mask of the keys the jumped resolutions read. Resolutions made hop by hop
+        go to ``log``."""
         net = self.net
         if self.version != net.version:
             self.memo.clear()
@@ -153,19 +155,18 @@ class ForwardingMemo:
             self.version = net.version
         req = Trip(a, MAX_TTL, False)
         first = self._launch(req, a, dst, None, "echo-request", None, log)
-        if first is not None:
-            self._travel(req, first, dst, "echo-request", log, deps)
+        reads = 0 if first is None else self._travel(req, first, dst, "echo-request", log)
         if not req.ok:
-            return False, req.src
+            return False, req.src, reads
         if req.node is a:
-            return True, req.src
+            return True, req.src, reads
         responder, back = req.node, req.src
         rep = Trip(responder, MAX_TTL, False)
         first = self._launch(rep, responder, back, dst, "echo-reply", learned_from(req), log)
         if first is not None:
-            self._travel(rep, first, back, "echo-reply", log, deps)
+            reads |= self._travel(rep, first, back, "echo-reply", log)
         return (rep.ok and rep.node is a and req.loss == 0.0 and rep.loss == 0.0
-                and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0), req.src
+                and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0), req.src, reads
 
     def _launch(self, trip: Trip, a: Node, dst: int, src: int | None, icmp_type: str,
                 learned: tuple | None, log: list) -> tuple | None:
@@ -206,21 +207,22 @@ class ForwardingMemo:
             p = self.plain[node] = plain(node)
         return p
 
-    def _travel(self, trip: Trip, first: tuple, dst: int, icmp_type: str, log, deps) -> None:
+    def _travel(self, trip: Trip, first: tuple, dst: int, icmp_type: str, log) -> int:
         """:func:`~netarena_gym.routing.grader.carry` from the first arrival ``first``:
-        jumps along chains of plain nodes, hop by hop through the others."""
+        jumps along chains of plain nodes, hop by hop through the others. Returns the
+        mask of the keys the jumped resolutions read."""
         net = self.net
         node, in_if, src, size = first
+        reads = 0
         while True:
             kind, at, at_if, last, fwd, read = self.chain(node, in_if, dst)
             if kind == LOOP or fwd >= trip.ttl:  # a loop, or the TTL may run out: hop by hop
                 carry(net, trip, node, in_if, dst, src, size, "icmp", icmp_type, False,
                       _no_source, log)
-                return
-            if deps is not None and read:
-                deps |= read
+                return reads
+            reads |= read
             if kind == DROP:
-                return
+                return reads
             trip.ttl -= fwd
             delay = trip.delay_ms
             for _ in range(fwd + (kind == DELIVER)):  # one HOP_MS per arrival, as carry adds
@@ -231,9 +233,9 @@ class ForwardingMemo:
             if kind == DELIVER:
                 trip.ok, trip.node = True, at
                 trip.last += (at_if,)
-                return
+                return reads
             nxt = carry(net, trip, at, at_if, dst, src, size, "icmp", icmp_type, False,
                         _no_source, log, self.is_plain)
             if nxt is None:
-                return
+                return reads
             node, in_if, size = nxt

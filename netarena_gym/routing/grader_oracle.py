@@ -2,7 +2,7 @@
 packet engine's probes (:func:`~netarena_gym.routing.grader.probe`).
 
 Two caches keep it affordable: whole matrices keyed by every node's content, and single
-probes with what they read (:class:`~netarena_gym.routing.matrix_cache.PairStore`);
+probes with what they read (:class:`~netarena_gym.routing.pair_store.PairStore`);
 the matrix is assembled over classes of interchangeable hosts
 (:func:`~netarena_gym.routing.matrix_cache.host_classes`) and patched from the last
 assembly where only some probes changed (:func:`patch_assembly`).
@@ -13,7 +13,8 @@ import numpy as np
 
 from netarena_gym.core.collector import paused_gc
 from netarena_gym.routing.matrix_cache import (
-    NodeChange, PairStore, host_classes, long_prefixes, node_change)
+    NodeChange, host_classes, long_prefixes, node_change)
+from netarena_gym.routing.pair_store import PairStore
 from netarena_gym.routing.state import Network
 
 __all__ = ["ReachabilityOracle", "patch_assembly"]
@@ -66,7 +67,7 @@ class ReachabilityOracle:
 
     Two caches: whole matrices keyed by every node's content (a step that changes
     nothing, or returns to a state seen before, costs a dictionary lookup), and single
-    probes with the nodes they read (:class:`~netarena_gym.routing.matrix_cache.PairStore`):
+    probes with the nodes they read (:class:`~netarena_gym.routing.pair_store.PairStore`):
     when a node changes, only the probes that read it are walked again. ``base``: the
     probes of the same network in its pristine state, shared read-only."""
 

@@ -3,10 +3,9 @@ and the host equivalence classes, both kept across steps.
 
 A probe ``pair_ok(i -> j)`` is a pure function of the configuration of the nodes its two
 walks touch: the sender, and for every neighbour resolution every node on that segment
-(who answers depends on all of them). :class:`PairStore` records per pair the keys it
-read: those nodes, and the segments it resolved on (from the resolutions the walks note,
-``walk(log=)``), with a reverse index per key (a probe notes its sender and its
-segments; a node's readers are its own probes and the readers of its segments). When nodes change, :func:`node_change`
+(who answers depends on all of them). :class:`~netarena_gym.routing.pair_store.PairStore`
+records per pair the keys it read: those nodes, and the segments it resolved on (from the
+resolutions the walks note, ``walk(log=)``). When nodes change, :func:`node_change`
 tells from a node's old and new fingerprints what the change can reach, and only those
 pairs are probed again; the others keep their result:
 
@@ -49,8 +48,8 @@ import numpy as np
 from netarena_gym.core.ipv4 import mask_of
 from netarena_gym.routing.state import Network, Node
 
-__all__ = ["PairStore", "NodeChange", "AddressTest", "node_change", "gateway_test",
-           "host_classes", "long_prefixes", "segment_deps", "route_changes",
+__all__ = ["NodeChange", "AddressTest", "node_change", "gateway_test",
+           "host_classes", "long_prefixes", "segment_deps", "key_mask", "route_changes",
            "FAST_PROBES", "MEMO_ROUTERS"]
 
 # probes go through :class:`~netarena_gym.routing.forward_memo.ForwardingMemo` (False:
@@ -152,7 +151,7 @@ def node_change(old: tuple, new: tuple, min_mtu: int) -> NodeChange | None:
     node's addresses), if it is the node's own (``own``: the node picks its source
     address from its interfaces), or if a neighbour on one of the node's segments routes
     it via an address in ``addrs`` (whether anyone answers that ARP request may
-    differ). :meth:`PairStore.invalidate` applies this;
+    differ). :meth:`~netarena_gym.routing.pair_store.PairStore.invalidate` applies this;
     ``tests/routing/test_matrix_cache.py`` checks it against walks from scratch."""
     if old[3] != new[3] or old[5] != new[5]:
         return None
@@ -224,6 +223,14 @@ def gateway_test(node: Node, via: frozenset) -> AddressTest | None:
     return AddressTest(routed)
 
 
+def key_mask(keys) -> int:
+    """The bit mask of dependency keys ``keys`` (bit ``k`` for key ``k``)."""
+    m = 0
+    for k in keys:
+        m |= 1 << k
+    return m
+
+
 def segment_deps(net: Network, index: dict[str, int]) -> dict[tuple[str, str], tuple[int, ...]]:
     """For every attached (node, interface): the indices of every node on its segment,
     then the segment's own key (``len(index)`` plus the segment's rank by name)."""
@@ -235,222 +242,6 @@ def segment_deps(net: Network, index: dict[str, int]) -> dict[tuple[str, str], t
         for m in members:
             out[m] = idx
     return out
-
-
-class PairStore:
-    """``pair_ok`` results by (source index, destination index) with their dependencies.
-
-    A pair depends on keys: every node it read (its sender and every node on a segment
-    where it resolved a neighbour, :func:`segment_deps`) and every such segment (key
-    ``n`` plus the segment's rank). Pairs are kept as ints ``i * n + j`` (``n`` nodes)
-    in containers of ints: no tuple per pair to make, and nothing the cyclic collector
-    has to scan when it runs again after the (paused) computation.
-
-    A probe notes only its sender and its segments (``_deps``); the nodes it read are
-    those segments' members, so a node's readers are its own probes and the readers of
-    its segments (:attr:`rdeps` lists them). That halves what each probe writes (a
-    long path reads two nodes per segment). A frozen base keeps every key's readers
-    listed out, as a base is read far more often than written."""
-
-    __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "res", "_deps", "base", "dead",
-                 "src", "log", "fps", "asm", "n", "memo", "fast", "nbrs", "segkey", "segs_of",
-                 "frozen")
-
-    def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
-                 base: "PairStore | None" = None):
-        self.net, self.nodes, self.dsts, self.timeout_s = net, nodes, dsts, timeout_s
-        self.log: list[tuple[str, str]] = []  # (node, interface) of each resolution
-        self.fps: list | None = None  # routers' fingerprints, once frozen
-        self.asm: tuple | None = None  # the assembled class matrix, once frozen
-        self.n = n = len(nodes)
-        index = {x.name: i for i, x in enumerate(nodes)}
-        self.seg = segment_deps(net, index)
-        # what a resolution on a segment notes: the segment's key alone
-        self.segkey = {k: idx[-1:] for k, idx in self.seg.items()}
-        segs_of: list[list[int]] = [[] for _ in range(n)]
-        for (name, _itf), idx in sorted(self.seg.items()):
-            if idx[-1] not in segs_of[index[name]]:
-                segs_of[index[name]].append(idx[-1])
-        self.segs_of = [tuple(k) for k in segs_of]  # per node, the keys of its segments
-        self.frozen = False
-        self.nbrs: list[list[int]] | None = None  # :meth:`neighbours`, made on first use
-        self.res: dict[int, bool] = {}
-        self.src: dict[int, int | None] = {}  # the request's source address
-        # per key (nodes: their own probes; then segments), the pairs that noted it
-        self._deps: list[list[int]] = [[] for _ in range(n + len(net.segments))]
-        self.base = base
-        self.dead: set[int] = set()  # base pairs (``base.n``) no longer valid here
-        self.memo = None  # the ForwardingMemo probes go through (made on first use)
-        # paths across one to four routers are too short for the memo to pay
-        self.fast = FAST_PROBES and len(net.routers()) >= MEMO_ROUTERS
-
-    @property
-    def weight(self) -> int:
-        """The ints it holds (results and dependencies): a measure of its memory."""
-        return len(self.res) + sum(map(len, self._deps))
-
-    @property
-    def rdeps(self) -> list:
-        """Per key (node indices, then segments), the pairs whose probes read it: a
-        node's own probes and those that resolved on one of its segments (a pair may be
-        listed twice, and a forgotten one may still be listed)."""
-        if self.frozen:
-            return self._deps
-        deps, n = self._deps, self.n
-        out = [list(ps) for ps in deps]
-        for i in range(n):
-            for k in self.segs_of[i]:
-                out[i] += deps[k]
-        return out
-
-    def invalidate(self, changed) -> set[tuple[int, int]]:
-        """Forget every pair a change may affect; returns them.
-        ``changed``: (node index, :class:`NodeChange`, or None for any change) pairs;
-        :func:`node_change` says which pairs a change reaches."""
-        out: set[tuple[int, int]] = set()
-        for i, ch in changed:
-            if ch is None:
-                self._forget(i, None, -1, out)
-                continue
-            if ch.prefixes or ch.own:
-                self._forget(i, AddressTest(ch.prefixes), i if ch.own else -1, out)
-            name = self.nodes[i].name
-            for itf in ch.links:
-                idx = self.seg.get((name, itf))
-                self._forget(i if idx is None else idx[-1], None, -1, out)
-            if ch.addrs:
-                for x in self.neighbours()[i]:
-                    test = gateway_test(self.nodes[x], ch.addrs)
-                    if test is not None:
-                        self._forget(x, test, -1, out)
-                self._forget_martian(i, ch.addrs, out)
-        return out
-
-    def _forget_martian(self, i: int, addrs: frozenset, out: set) -> None:
-        """Forget the pairs that resolved on a segment node ``i`` shares with a neighbour
-        owning an address in ``addrs``: ``i`` may now answer that neighbour's ARP
-        requests, or no longer (a request from an address ``i`` owns is a martian)."""
-        nodes, name = self.nodes, self.nodes[i].name
-        for x in self.neighbours()[i]:
-            if not addrs.isdisjoint(nodes[x].local_ips()):
-                for itf in nodes[i].interfaces:
-                    idx = self.seg.get((name, itf))
-                    if idx is not None and x in idx[:-1]:
-                        self._forget(idx[-1], None, -1, out)
-
-    def neighbours(self) -> list[list[int]]:
-        """Per node index, the other nodes on its segments (sorted)."""
-        if self.nbrs is None:
-            near: list[set[int]] = [set() for _ in range(self.n)]
-            for idx in set(self.seg.values()):
-                for i in idx[:-1]:
-                    near[i].update(idx[:-1])
-            self.nbrs = [sorted(s - {i}) for i, s in enumerate(near)]
-        return self.nbrs
-
-    def _forget(self, key: int, test: AddressTest | None, own: int, out: set) -> None:
-        """Forget the pairs that read ``key`` (with a ``test``: only those whose
-        destination or source address passes it, or that node ``own`` sends); adds them
-        to ``out``."""
-        res, src, dsts, n = self.res, self.src, self.dsts, self.n
-        for k in (key, *self.segs_of[key]) if key < n else (key,):
-            mine = self._deps[k]
-            if test is None:
-                for q in mine:
-                    if res.pop(q, None) is not None:
-                        out.add(divmod(q, n))
-                mine.clear()
-                continue
-            keep = []
-            for q in mine:
-                if q not in res:
-                    continue  # forgotten already (a stale entry)
-                if q // n == own or test(dsts[q % n]) or test(src[q]):
-                    del res[q]
-                    out.add(divmod(q, n))
-                else:
-                    keep.append(q)
-            mine[:] = keep
-        base = self.base
-        if base is not None:
-            bn, dead, bsrc = base.n, self.dead, base.src
-            for q in base.rdeps[key]:
-                if q not in dead and (test is None or q // bn == own or test(dsts[q % bn])
-                                      or test(bsrc[q])):
-                    dead.add(q)
-                    out.add(divmod(q, bn))
-
-    def get(self, i: int, j: int) -> bool:
-        """The probe ``i -> j`` (computed, with the nodes it read, when not known)."""
-        r = self.res.get(i * self.n + j)
-        if r is not None:
-            return r
-        base = self.base
-        if base is not None:
-            q = i * base.n + j
-            if q not in self.dead:
-                r = base.res.get(q)
-                if r is not None:
-                    return r
-        return self._probe(i, j)
-
-    def _probe(self, i: int, j: int) -> bool:
-        net = self.net
-        memo = self.memo
-        if self.fast and net.arp_log is None:
-            if memo is None:
-                from netarena_gym.routing.forward_memo import ForwardingMemo
-                memo = self.memo = ForwardingMemo(net, self.segkey)
-        else:
-            memo = None
-        log = self.log
-        log.clear()
-        deps = {i}
-        q = i * self.n + j
-        if memo is not None:
-            ok, self.src[q] = memo.probe(self.nodes[i], self.dsts[j], self.timeout_s, log,
-                                         deps)
-        else:
-            from netarena_gym.routing.grader import probe
-            ok, self.src[q] = probe(net, self.nodes[i], self.dsts[j], self.timeout_s, log)
-        segkey = self.segkey
-        for key in log:
-            d = segkey.get(key)
-            if d is not None:
-                deps.update(d)
-        self.res[q] = ok
-        mine = self._deps
-        for d in deps:
-            mine[d].append(q)
-        return ok
-
-    def readers(self, i: int) -> set[tuple[int, int]]:
-        """The pairs known here (not a base's) whose probes read node ``i``."""
-        res, n, deps = self.res, self.n, self._deps
-        keys = (i,) if self.frozen else (i, *self.segs_of[i])
-        return {divmod(q, n) for k in keys for q in deps[k] if q in res}
-
-    def source(self, i: int, j: int) -> int | None:
-        """The source address the request of a known probe ``i -> j`` went out with."""
-        return self.src[i * self.n + j]
-
-    def release(self) -> None:
-        """Drop the forwarding memo (it holds for one network version only): its many
-        small records die young instead of aging through the cyclic collector."""
-        self.memo = None
-
-    def freeze(self, asm: tuple | None = None) -> "PairStore":
-        """Become a read-only base: keep only what a base needs (results, dependencies,
-        source addresses, the routers' fingerprints and ``asm``, the oracle's
-        :attr:`~netarena_gym.routing.grader.ReachabilityOracle.assembly`), letting the
-        network go."""
-        self.asm = asm
-        self._deps = [tuple(dict.fromkeys(ps)) for ps in self.rdeps]
-        self.frozen = True
-        self.fps = [n.fingerprint() if n.kind == "router" else None for n in self.nodes]
-        self.net = self.nodes = self.memo = None
-        self.seg, self.segkey, self.log, self.nbrs = {}, {}, [], None
-        return self
 
 
 def long_prefixes(node: Node) -> frozenset[tuple[int, int]]:

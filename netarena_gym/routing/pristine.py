@@ -7,7 +7,7 @@ is kept, unless the caller knows it recurs (``recurring=True``: a fixed topology
 a named shape of fixed sizes); from the second time on (a recurring one: from the first),
 the probe results of its healthy network, with the nodes each probe read, become the
 read-only base of every new episode's
-:class:`~netarena_gym.routing.matrix_cache.PairStore`. After the faults are injected only
+:class:`~netarena_gym.routing.pair_store.PairStore`. After the faults are injected only
 the probes that read a faulted node are walked again. Networks drawn once (level 1's random
 sizes) cost nothing extra; a fixed topology reuses its base on every reset from the first
 (at 64 routers of 8 subnets of 4 hosts, 2,112 nodes, the healthy probes take seconds:
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from netarena_gym.routing.matrix_cache import PairStore
+from netarena_gym.routing.pair_store import PairStore
 from netarena_gym.routing.topology import TopologySpec, build_network
 
 __all__ = ["base_for", "clear", "weight"]

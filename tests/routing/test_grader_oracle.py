@@ -2,7 +2,7 @@
 it equals the brute force's matrix and looks up only the probes walked again."""
 from netarena_gym.core.scenario import Scenario
 from netarena_gym.routing.backends.sim import SimBackend
-from netarena_gym.routing.matrix_cache import PairStore
+from netarena_gym.routing.pair_store import PairStore
 from netarena_gym.routing.shapes import shape_spec
 from tests.routing.test_matrix_cache import brute, fmt
 

@@ -85,7 +85,7 @@ def test_incremental_matrix_equals_brute_force(level, seeds, topology):
 
 
 def test_unchanged_pairs_are_not_walked_again(monkeypatch):
-    from netarena_gym.routing.matrix_cache import PairStore
+    from netarena_gym.routing.pair_store import PairStore
     walked = []
     real = PairStore._probe
     monkeypatch.setattr(PairStore, "_probe", lambda self, i, j: walked.append((i, j)) or real(self, i, j))
@@ -114,7 +114,7 @@ def test_unchanged_pairs_are_not_walked_again(monkeypatch):
 def test_a_route_change_walks_again_only_probes_to_or_from_its_prefix(monkeypatch):
     from netarena_gym.core.scenario import Scenario
     from netarena_gym.core.ipv4 import in_prefix, ip_to_int
-    from netarena_gym.routing.matrix_cache import PairStore
+    from netarena_gym.routing.pair_store import PairStore
     from netarena_gym.routing.shapes import shape_spec
     spec = shape_spec("ring", [(2,)] * 5)
     sc = Scenario(task="routing", level=3, params={"topology": spec.to_dict()}, faults=(),
@@ -146,7 +146,7 @@ def test_one_router_walks_again_only_probes_to_or_from_a_changed_prefix(monkeypa
     again only the probes to or from that prefix (as at level 1 and 2)."""
     from netarena_gym.core.scenario import Scenario
     from netarena_gym.core.ipv4 import in_prefix, ip_to_int
-    from netarena_gym.routing.matrix_cache import PairStore
+    from netarena_gym.routing.pair_store import PairStore
     from netarena_gym.routing.topology import TopologySpec
     walked = []
     real = PairStore._probe
@@ -328,7 +328,7 @@ def check_store(oracle, sample: int | None = None, rng=None) -> int:
         for q, ok in base.res.items():
             if q not in store.dead:
                 held[q] = (ok, base.src[q], base_rdeps)
-    rdeps = store.rdeps  # listed out once (a store notes segments only)
+    rdeps = store.rdeps  # listed out once
     for q, ok in store.res.items():
         held[q] = (ok, store.src[q], rdeps)
     todo = sorted(held)
@@ -402,7 +402,7 @@ def test_a_change_walks_again_only_the_probes_it_can_affect(monkeypatch):
     only probes to or from the subtree behind it."""
     from netarena_gym.core.ipv4 import in_prefix
     from netarena_gym.core.scenario import Scenario
-    from netarena_gym.routing.matrix_cache import PairStore
+    from netarena_gym.routing.pair_store import PairStore
     from netarena_gym.routing.shapes import shape_spec
     spec = shape_spec("tree", [(2, 2)] * 16)
     sc = Scenario(task="routing", level=3, params={"topology": spec.to_dict()}, faults=(),
