@@ -50,6 +50,7 @@ def patch_assembly(asm: tuple, reps: list[int], seconds: list[int], stale, get
             intra[a] = (old_intra[was[a]] if was[a] >= 0 and seconds[a] == old_seconds[was[a]]
                         else get(ra, seconds[a]))
     pos = {rep: a for a, rep in enumerate(reps)}
+    rows, cols, vals = [], [], []  # set at once: numpy's per-item assignment is slow
     for i, j in stale:
         a = pos.get(i)
         if a is None:
@@ -58,7 +59,11 @@ def patch_assembly(asm: tuple, reps: list[int], seconds: list[int], stale, get
             intra[a] = get(i, j)
         b = pos.get(j)
         if b is not None and b != a:
-            r[a, b] = get(i, j)
+            rows.append(a)
+            cols.append(b)
+            vals.append(get(i, j))
+    if rows:
+        r[rows, cols] = vals
     return r, intra
 
 

@@ -210,6 +210,16 @@ class AddressTest:
             self.seen[ip] = hit
         return hit
 
+    def hits(self, ips: np.ndarray) -> np.ndarray:
+        """``test`` of each address of an int64 array (-1: None) at once."""
+        if self.node is not None:
+            return np.fromiter((self(None if ip < 0 else ip) for ip in ips.tolist()),
+                               dtype=bool, count=len(ips))
+        out = np.zeros(len(ips), dtype=bool)
+        for m, nets in self.by_len:
+            out |= np.isin(ips & m, np.fromiter(nets, dtype=np.int64, count=len(nets)))
+        return out & (ips >= 0)
+
 
 def gateway_test(node: Node, via: frozenset) -> AddressTest | None:
     """The addresses ``node`` forwards to a gateway in ``via`` (None: none). Where its

@@ -6,9 +6,9 @@ The store keeps each result with its *keys*: its sender, every node on a segment
 resolved a neighbour, and every such segment
 (:func:`~netarena_gym.routing.matrix_cache.segment_deps`), as one bit mask per probe
 (bit ``k`` for key ``k``). A probe through the forwarding memo joins the masks of the
-chains it jumped with one ``|`` each and writes one row: its pair and its mask, also as
-fixed-width words in a byte buffer. Forgetting the readers of a key tests one bit of each
-row, in numpy over the buffer once there are many rows. Listing every key's readers
+chains it jumped with one ``|`` each and writes one row: its pair and its mask. Forgetting
+the readers of a key tests one bit of each row: in Python while there are few rows, else
+in numpy over the masks written out as fixed-width words (:meth:`PairStore.matrix`). Listing every key's readers
 instead costs about two dozen list appends for each probe on a 64-router path: most of
 what the memo had saved.
 
@@ -42,7 +42,8 @@ class PairStore:
 
     __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "segmask", "res", "base", "dead",
                  "src", "log", "fps", "asm", "n", "memo", "fast", "nbrs", "nkeys", "width",
-                 "rows_q", "rows_m", "buf", "latest", "frozen_deps")
+                 "rows_q", "rows_m", "buf", "latest", "frozen_deps", "frozen_arrays",
+                 "frozen_src", "dead_flags", "dst_arr")
 
     def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
                  base: "PairStore | None" = None):
@@ -60,11 +61,16 @@ class PairStore:
         self.width = 8 * ((self.nkeys + 63) // 64)  # bytes of a row's mask in ``buf``
         self.rows_q: list[int] = []  # per row, its pair
         self.rows_m: list[int] = []  # per row, the mask of its keys
-        self.buf = bytearray()  # the masks again, ``width`` little-endian bytes each
+        self.buf = bytearray()  # the first rows' masks, ``width`` little-endian bytes each
         self.latest: dict[int, int] = {}  # pair -> its newest row
         self.frozen_deps: list[tuple[int, ...]] | None = None  # per key, once frozen
+        self.frozen_arrays: list[np.ndarray] | None = None  # the same as arrays
+        self.frozen_src: list[np.ndarray] | None = None  # and their source addresses (-1)
+        self.dst_arr: np.ndarray | None = None  # ``dsts`` as an array (made on first use)
         self.base = base
         self.dead: set[int] = set()  # base pairs (``base.n``) no longer valid here
+        # the same as flags by pair (made on first use)
+        self.dead_flags: np.ndarray | None = None
         self.memo = None  # the ForwardingMemo probes go through (made on first use)
         # paths across one to four routers are too short for the memo to pay
         self.fast = (matrix_cache.FAST_PROBES
@@ -73,8 +79,8 @@ class PairStore:
     @property
     def weight(self) -> int:
         """The ints it holds (results and dependencies): a measure of its memory."""
-        if self.frozen_deps is not None:
-            return len(self.res) + sum(map(len, self.frozen_deps))
+        if self.frozen_deps is not None:  # a pair, and an address, per key's reader
+            return len(self.res) + 2 * sum(map(len, self.frozen_deps))
         return len(self.res) + len(self.rows_q) * (self.width // 8 + 2)
 
     @property
@@ -87,12 +93,20 @@ class PairStore:
         live = [r for r, q in enumerate(self.rows_q) if self.latest.get(q) == r]
         if not live:
             return out
-        mat = np.frombuffer(self.buf, dtype="<u8").reshape(len(self.rows_q), self.width // 8)[live]
+        mat = self.matrix()[live]
         qs = np.array([self.rows_q[r] for r in live], dtype=np.int64)
         for k in range(self.nkeys):
             hit = (mat[:, k >> 6] >> np.uint64(k & 63)) & np.uint64(1)
             out[k] = qs[hit.astype(bool)].tolist()
         return out
+
+    def matrix(self) -> np.ndarray:
+        """The rows' masks as an array of ``uint64`` words, a row per row (a view of
+        :attr:`buf`, written out up to the last row first: drop it before the next)."""
+        width, done = self.width, len(self.buf) // self.width
+        if done < len(self.rows_m):
+            self.buf += b"".join([m.to_bytes(width, "little") for m in self.rows_m[done:]])
+        return np.frombuffer(self.buf, dtype="<u8").reshape(len(self.rows_m), width // 8)
 
     def _rows_with(self, key: int) -> list[int]:
         """The rows whose mask has ``key``."""
@@ -100,7 +114,7 @@ class PairStore:
         if len(rows_m) < SCAN_ROWS:
             bit = 1 << key
             return [r for r, m in enumerate(rows_m) if m & bit]
-        mat = np.frombuffer(self.buf, dtype="<u8").reshape(len(rows_m), self.width // 8)
+        mat = self.matrix()
         hit = np.flatnonzero(mat[:, key >> 6] & np.uint64(1 << (key & 63))).tolist()
         del mat  # the buffer may grow again
         return hit
@@ -169,23 +183,32 @@ class PairStore:
                 out.add(divmod(q, n))
         base = self.base
         if base is not None:
-            bn, dead, bsrc = base.n, self.dead, base.src
-            for q in base.frozen_deps[key]:
-                if q not in dead and (test is None or q // bn == own or test(dsts[q % bn])
-                                      or test(bsrc[q])):
-                    dead.add(q)
-                    out.add(divmod(q, bn))
+            bn, dead = base.n, self.dead
+            flags = self.dead_flags
+            if flags is None:
+                flags = self.dead_flags = np.zeros(bn * bn, dtype=bool)
+                flags[list(dead)] = True
+            arr = base.frozen_arrays[key]
+            alive = ~flags[arr]
+            new = arr[alive]
+            if test is not None and new.size:  # the same tests, on arrays
+                if self.dst_arr is None:
+                    self.dst_arr = np.array(dsts, dtype=np.int64)
+                hit = (test.hits(self.dst_arr[new % bn])
+                       | test.hits(base.frozen_src[key][alive]) | (new // bn == own))
+                new = new[hit]
+            if new.size:
+                flags[new] = True
+                dead.update(new.tolist())
+                out.update(zip((new // bn).tolist(), (new % bn).tolist()))
 
     def _compact(self) -> None:
         """Drop the rows of pairs forgotten or probed again since."""
         res, latest = self.res, self.latest
         keep = [r for r, q in enumerate(self.rows_q) if latest[q] == r and q in res]
-        mat = np.frombuffer(self.buf, dtype="<u8").reshape(len(self.rows_q), self.width // 8)
-        buf = bytearray(mat[keep].tobytes())
-        del mat
         self.rows_q = [self.rows_q[r] for r in keep]
         self.rows_m = [self.rows_m[r] for r in keep]
-        self.buf = buf
+        self.buf = bytearray()
         self.latest = {q: r for r, q in enumerate(self.rows_q)}
 
     def get(self, i: int, j: int) -> bool:
@@ -231,7 +254,6 @@ class PairStore:
         self.latest[q] = len(self.rows_q)
         self.rows_q.append(q)
         self.rows_m.append(m)
-        self.buf += m.to_bytes(self.width, "little")
         return ok
 
     def readers(self, i: int) -> set[tuple[int, int]]:
@@ -259,6 +281,10 @@ class PairStore:
         letting the network go."""
         self.asm = asm
         self.frozen_deps = [tuple(ps) for ps in self.rdeps]
+        self.frozen_arrays = [np.array(ps, dtype=np.int64) for ps in self.frozen_deps]
+        src = self.src
+        self.frozen_src = [np.array([-1 if src[q] is None else src[q] for q in ps],
+                                    dtype=np.int64) for ps in self.frozen_deps]
         self.rows_q, self.rows_m, self.buf, self.latest = [], [], bytearray(), {}
         self.fps = [n.fingerprint() if n.kind == "router" else None for n in self.nodes]
         self.net = self.nodes = self.memo = None

@@ -511,3 +511,26 @@ def test_finer_dependencies_see_every_way_a_change_reaches_a_probe(name):
     idx = b.state.oracle.index
     for a, c, reachable in expect:
         assert bool(m[idx[a], idx[c]]) is reachable, (a, c)
+
+
+def test_address_test_on_arrays_is_the_test_of_each_address():
+    """``AddressTest.hits`` (a base's forgetting, on arrays) agrees with the test of each
+    address, None (-1) included, for prefixes and for a gateway test."""
+    from netarena_gym.routing.matrix_cache import AddressTest, gateway_test
+    rng = np.random.default_rng(0)
+    ips = np.concatenate([rng.integers(0, 2**32, 300), [-1, 0, 2**32 - 1],
+                          0xC0A80100 + rng.integers(0, 512, 200)]).astype(np.int64)
+    for prefixes in ([(0xC0A80100, 24)], [(0xC0A80105, 32), (0x0A000000, 8), (0, 1)], []):
+        test = AddressTest(prefixes)
+        want = [test(None if ip < 0 else ip) for ip in ips.tolist()]
+        assert test.hits(ips).tolist() == want
+        assert any(want) or not prefixes
+    b = SimBackend()
+    b.apply(RoutingGenerator(1).generate(0).scenario)
+    net = b.state.net
+    host = net.hosts()[0]
+    gw = {rt.next_hop for routes in host.tables.values() for rt in routes if rt.next_hop}
+    test = gateway_test(host, frozenset(gw))
+    addrs = np.array(list(net.probe_ip.values()) + [-1], dtype=np.int64)
+    want = [test(None if ip < 0 else ip) for ip in addrs.tolist()]
+    assert test.hits(addrs).tolist() == want and any(want)
