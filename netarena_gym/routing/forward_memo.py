@@ -73,7 +73,8 @@ class ForwardingMemo:
     :func:`~netarena_gym.routing.matrix_cache.segment_deps` gives (empty: no
     dependencies wanted)."""
 
-    __slots__ = ("net", "seg", "version", "memo", "plain", "segsets", "sends")
+    __slots__ = ("net", "seg", "version", "memo", "plain", "segsets", "sends", "gates",
+                 "hops")
 
     def __init__(self, net: Network, seg: dict):
         self.net = net
@@ -83,6 +84,10 @@ class ForwardingMemo:
         self.plain: dict[Node, bool] = {}
         self.segsets: dict[tuple[str, str], int] = {}  # (node, device) -> key mask
         self.sends: dict[tuple, tuple | None] = {}
+        # (node, in_if) -> (plain, forwards on in_if); (node, device, next hop) ->
+        # (the neighbour that answers, the keys that resolution reads)
+        self.gates: dict[tuple, tuple[bool, bool]] = {}
+        self.hops: dict[tuple, tuple] = {}
 
     def chain(self, node: Node, in_if: str, dst: int) -> tuple:
         """``(kind, node, in_if, last, forwards, deps)`` for a packet to ``dst`` arriving
@@ -95,14 +100,15 @@ class ForwardingMemo:
         o = memo.get(key)
         if o is not None:
             return o
-        net, plains, segsets = self.net, self.plain, self.segsets
+        gates, hops = self.gates, self.hops
         steps = []
         on_chain = set()
         while True:
-            p = plains.get(node)
-            if p is None:
-                p = plains[node] = plain(node)
-            if not p:
+            g = gates.get((node, in_if))
+            if g is None:
+                p = self.is_plain(node)
+                g = gates[(node, in_if)] = (p, p and node.forwards_on(in_if))
+            if not g[0]:
                 o = (HANDOFF, node, in_if, None, 0, 0)
                 break
             res = node.lookup(dst, 0, in_if)
@@ -110,16 +116,16 @@ class ForwardingMemo:
             if kind == "local":
                 o = (DELIVER, node, in_if, None, 0, 0)
                 break
-            if not node.forwards_on(in_if) or kind != "unicast":
+            if not g[1] or kind != "unicast":
                 o = (DROP, None, None, None, 0, 0)
                 break
             dev, gw = res.dev, res.gateway
             nh = gw if gw is not None else dst
-            sk = (node.name, dev)
-            d = segsets.get(sk)
-            if d is None:
-                d = segsets[sk] = key_mask(self.seg.get(sk, ()))
-            hop = net.neighbor(node, dev, nh)
+            h = hops.get((node, dev, nh))
+            if h is None:
+                h = hops[(node, dev, nh)] = (self.net.neighbor(node, dev, nh),
+                                             self.keys_of(node.name, dev))
+            hop, d = h
             if hop is None:  # the TTL was decremented before the resolution failed
                 o = (DROP, None, None, None, 1, d)
                 break
@@ -152,6 +158,8 @@ class ForwardingMemo:
             self.memo.clear()
             self.plain.clear()
             self.sends.clear()
+            self.gates.clear()
+            self.hops.clear()
             self.version = net.version
         req = Trip(a, MAX_TTL, False)
         first = self._launch(req, a, dst, None, "echo-request", None, log)
@@ -199,6 +207,14 @@ class ForwardingMemo:
         if log is not None:
             log.append((a.name, res.dev))
         return first
+
+    def keys_of(self, name: str, dev: str) -> int:
+        """The mask of the keys a resolution on ``name``'s ``dev`` reads."""
+        sk = (name, dev)
+        d = self.segsets.get(sk)
+        if d is None:
+            d = self.segsets[sk] = key_mask(self.seg.get(sk, ()))
+        return d
 
     def is_plain(self, node: Node) -> bool:
         """:func:`plain`, kept per node for this network version."""
