@@ -42,8 +42,8 @@ class PairStore:
 
     __slots__ = ("net", "nodes", "dsts", "timeout_s", "seg", "segmask", "res", "base", "dead",
                  "src", "log", "fps", "asm", "n", "memo", "fast", "nbrs", "nkeys", "width",
-                 "rows_q", "rows_m", "buf", "latest", "frozen_deps", "frozen_arrays",
-                 "frozen_src", "dead_flags", "dst_arr")
+                 "rows_q", "rows_m", "buf", "latest", "frozen_arrays", "frozen_src",
+                 "dead_flags", "dst_arr")
 
     def __init__(self, net: Network, nodes: list[Node], dsts: list[int], timeout_s: float,
                  base: "PairStore | None" = None):
@@ -63,9 +63,10 @@ class PairStore:
         self.rows_m: list[int] = []  # per row, the mask of its keys
         self.buf = bytearray()  # the first rows' masks, ``width`` little-endian bytes each
         self.latest: dict[int, int] = {}  # pair -> its newest row
-        self.frozen_deps: list[tuple[int, ...]] | None = None  # per key, once frozen
-        self.frozen_arrays: list[np.ndarray] | None = None  # the same as arrays
-        self.frozen_src: list[np.ndarray] | None = None  # and their source addresses (-1)
+        # once frozen, per key: its readers, and their requests' source addresses (-1:
+        # none), as arrays
+        self.frozen_arrays: list[np.ndarray] | None = None
+        self.frozen_src: list[np.ndarray] | None = None
         self.dst_arr: np.ndarray | None = None  # ``dsts`` as an array (made on first use)
         self.base = base
         self.dead: set[int] = set()  # base pairs (``base.n``) no longer valid here
@@ -79,16 +80,16 @@ class PairStore:
     @property
     def weight(self) -> int:
         """The ints it holds (results and dependencies): a measure of its memory."""
-        if self.frozen_deps is not None:  # a pair, and an address, per key's reader
-            return len(self.res) + 2 * sum(map(len, self.frozen_deps))
+        if self.frozen_arrays is not None:  # a pair, and an address, per key's reader
+            return len(self.res) + 2 * sum(map(len, self.frozen_arrays))
         return len(self.res) + len(self.rows_q) * (self.width // 8 + 2)
 
     @property
     def rdeps(self) -> list:
         """Per key (node indices, then segments), the pairs whose newest probe read it,
         in the order they were probed."""
-        if self.frozen_deps is not None:
-            return self.frozen_deps
+        if self.frozen_arrays is not None:
+            return [a.tolist() for a in self.frozen_arrays]
         out: list[list[int]] = [[] for _ in range(self.nkeys)]
         live = [r for r, q in enumerate(self.rows_q) if self.latest.get(q) == r]
         if not live:
@@ -259,8 +260,8 @@ class PairStore:
     def readers(self, i: int) -> set[tuple[int, int]]:
         """The pairs known here (not a base's) whose probes read node ``i``."""
         res, n = self.res, self.n
-        if self.frozen_deps is not None:
-            return {divmod(q, n) for q in self.frozen_deps[i] if q in res}
+        if self.frozen_arrays is not None:
+            return {divmod(q, n) for q in self.frozen_arrays[i].tolist() if q in res}
         rows_q, latest = self.rows_q, self.latest
         return {divmod(rows_q[r], n) for r in self._rows_with(i)
                 if latest[rows_q[r]] == r and rows_q[r] in res}
@@ -280,11 +281,11 @@ class PairStore:
         oracle's :attr:`~netarena_gym.routing.grader.ReachabilityOracle.assembly`),
         letting the network go."""
         self.asm = asm
-        self.frozen_deps = [tuple(ps) for ps in self.rdeps]
-        self.frozen_arrays = [np.array(ps, dtype=np.int64) for ps in self.frozen_deps]
         src = self.src
+        readers = self.rdeps
+        self.frozen_arrays = [np.array(ps, dtype=np.int32) for ps in readers]
         self.frozen_src = [np.array([-1 if src[q] is None else src[q] for q in ps],
-                                    dtype=np.int64) for ps in self.frozen_deps]
+                                    dtype=np.int64) for ps in readers]
         self.rows_q, self.rows_m, self.buf, self.latest = [], [], bytearray(), {}
         self.fps = [n.fingerprint() if n.kind == "router" else None for n in self.nodes]
         self.net = self.nodes = self.memo = None

@@ -14,9 +14,10 @@ sizes) cost nothing extra; a fixed topology reuses its base on every reset from 
 they are paid once, not twice).
 
 At most :data:`MAX_TOPOLOGIES` topologies are remembered, and the kept bases together hold
-at most :data:`MAX_BASE_WEIGHT` ints (:attr:`PairStore.weight`; about 11 bytes each): a base
-of 64 routers x 8 subnets x 4 hosts holds 8-14 million (90-160 MB), one of 64 x 2 x 2
-under 1.5 million. The least recently used go first; the one just made always stays.
+at most :data:`MAX_BASE_WEIGHT` ints (:attr:`PairStore.weight`, a pair and its request's
+source address per key it read; about 9 bytes each): a ring of 64 routers x 8 subnets x 4
+hosts holds about 29 million (260 MB; building it peaks near 1.1 GB), one of 64 x 2 x 2
+about 2.8 million. The least recently used go first; the one just made always stays.
 """
 from __future__ import annotations
 
