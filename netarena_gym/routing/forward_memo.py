@@ -12,17 +12,21 @@ out once per ``(node, in_if, dst)`` and keeps, for every such arrival, the end o
 chain of plain nodes it starts: delivered (where, with the last hop's resolution),
 dropped, or handed off at the first node that is not plain, with the number of forwards
 (TTL decrements), the last resolution and the keys the resolutions read
-(:class:`~netarena_gym.routing.pair_store.PairStore`'s dependencies, as a bit mask:
-an int with bit ``k`` set for key ``k``, so that joining a chain's keys to a probe's
-is one ``|``). A probe then
-runs the sender's part of each walk (:func:`~netarena_gym.routing.grader.launch`),
-jumps to the chain's end, and runs the full hop-by-hop walk from a node that is not
-plain. The sender's part is kept too where it cannot depend on the destination: sent
-through a gateway, with an empty ``OUTPUT`` chain and no qdisc on the device, it is a
-function of the sender, the route's device, gateway and preferred source, the given
-source address and what the sender learnt from the request it answers; a host's sends
-to every other subnet, and a responder's replies, are worked out once. Where the jump cannot be exact it is not taken: a forwarding loop, or a chain
-as long as the packet's remaining TTL, walks hop by hop from the first arrival.
+(:class:`~netarena_gym.routing.pair_store.PairStore`'s dependencies, as a bit mask: an
+int with bit ``k`` set for key ``k``, so that joining a chain's keys to a probe's is one
+``|``). A probe then runs the sender's part of each walk
+(:func:`~netarena_gym.routing.grader.launch`), jumps to the chain's end, and runs the full
+hop-by-hop walk from a node that is not plain. Where the jump cannot be exact it is not
+taken: a forwarding loop, or a chain as long as the packet's remaining TTL, walks hop by
+hop from the first arrival.
+
+The sender's part is kept too where it cannot depend on the destination: sent through a
+gateway, with an empty ``OUTPUT`` chain and no qdisc on the device, it is a function of
+the sender, the route's device, gateway and preferred source, the given source address
+and what the sender learnt from the request it answers; a host's sends to every other
+subnet, and a responder's replies, are worked out once. Per (node, incoming interface)
+the memo keeps whether the node is plain and forwards there, and per (node, device, next
+hop) who answers and the keys that reads.
 
 Results are those of :func:`~netarena_gym.routing.grader.probe`, bit for bit (delays
 are summed hop by hop in the same order); ``tests/routing/test_forward_memo.py``
@@ -83,7 +87,7 @@ class ForwardingMemo:
         self.memo: dict[tuple, tuple] = {}
         self.plain: dict[Node, bool] = {}
         self.segsets: dict[tuple[str, str], int] = {}  # (node, device) -> key mask
-        self.sends: dict[tuple, tuple | None] = {}
+        self.sends: dict[tuple, tuple | bool] = {}  # False: not to be replayed
         # (node, in_if) -> (plain, forwards on in_if); (node, device, next hop) ->
         # (the neighbour that answers, the keys that resolution reads)
         self.gates: dict[tuple, tuple[bool, bool]] = {}
@@ -177,7 +181,7 @@ class ForwardingMemo:
                 and BASE_MS + req.delay_ms + rep.delay_ms < timeout_s * 1000.0), req.src, reads
 
     def _launch(self, trip: Trip, a: Node, dst: int, src: int | None, icmp_type: str,
-                learned: tuple | None, log: list) -> tuple | None:
+                learned: tuple | None, log: list | None) -> tuple | None:
         """:func:`~netarena_gym.routing.grader.launch` of a default-sized probe packet.
         A send through a gateway, with ``a``'s ``OUTPUT`` chain empty (policy ``ACCEPT``)
         and no qdisc on the device, is a function of (sender, device, gateway, the route's
