@@ -47,6 +47,19 @@ DELIVER, DROP, HANDOFF, LOOP = 0, 1, 2, 3
 _LOOP = (LOOP, None, None, None, 0, 0)
 
 
+def _arrivals() -> list[float]:
+    """A trip's delay after ``k`` arrivals from none, ``HOP_MS`` added one at a time as
+    :func:`~netarena_gym.routing.grader.carry` adds it (the same floats, bit for bit)."""
+    out, d = [0.0], 0.0
+    for _ in range(MAX_TTL + 1):
+        d += HOP_MS
+        out.append(d)
+    return out
+
+
+_ARRIVALS = _arrivals()
+
+
 def plain(node: Node) -> bool:
     """Is every forwarding decision at ``node`` a function of (incoming interface,
     destination) for a default-sized probe? See the module docstring."""
@@ -245,8 +258,11 @@ class ForwardingMemo:
                 return reads
             trip.ttl -= fwd
             delay = trip.delay_ms
-            for _ in range(fwd + (kind == DELIVER)):  # one HOP_MS per arrival, as carry adds
-                delay += HOP_MS
+            if delay == 0.0:  # the same sums, made once
+                delay = _ARRIVALS[fwd + (kind == DELIVER)]
+            else:
+                for _ in range(fwd + (kind == DELIVER)):  # one HOP_MS per arrival, as carry adds
+                    delay += HOP_MS
             trip.delay_ms = delay
             if last is not None:
                 trip.last = last
