@@ -24,9 +24,14 @@ from netarena_gym.routing import matrix_cache
 from netarena_gym.routing.matrix_cache import AddressTest, gateway_test, key_mask, segment_deps
 from netarena_gym.routing.state import Network, Node
 
-__all__ = ["PairStore", "SCAN_ROWS"]
+__all__ = ["PairStore", "SCAN_ROWS", "has_key"]
 
 SCAN_ROWS = 1024  # from this many rows on, a key's readers are found in numpy
+
+
+def has_key(mat: np.ndarray, key: int) -> np.ndarray:
+    """Per row of a mask matrix (:meth:`PairStore.matrix`), whether it has ``key``."""
+    return (mat[:, key >> 6] & np.uint64(1 << (key & 63))) != 0
 
 
 class PairStore:
@@ -98,8 +103,7 @@ class PairStore:
         mat = self.matrix()[live]
         qs = np.array([self.rows_q[r] for r in live], dtype=np.int64)
         for k in range(self.nkeys):
-            hit = (mat[:, k >> 6] >> np.uint64(k & 63)) & np.uint64(1)
-            out[k] = qs[hit.astype(bool)].tolist()
+            out[k] = qs[has_key(mat, k)].tolist()
         return out
 
     def matrix(self) -> np.ndarray:
@@ -117,7 +121,7 @@ class PairStore:
             bit = 1 << key
             return [r for r, m in enumerate(rows_m) if m & bit]
         mat = self.matrix()
-        hit = np.flatnonzero(mat[:, key >> 6] & np.uint64(1 << (key & 63))).tolist()
+        hit = np.flatnonzero(has_key(mat, key)).tolist()
         del mat  # the buffer may grow again
         return hit
 
